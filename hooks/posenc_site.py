@@ -1,0 +1,163 @@
+"""MkDocs hooks: build-time figures, local math assets, and notebook plumbing.
+
+* Figures: every figure registered in ``posenc.figures`` is rendered (light and dark) into
+  ``.cache/figures`` by ``python -m posenc.figures._render`` and added to the site as generated
+  files under ``figures/``. A page embeds one with a line ``[[figure NAME]]`` (optionally
+  ``[[figure NAME | caption]]``). Nothing generated is written into ``docs/``.
+* Speed: the manifest is cached under a fingerprint of the posenc sources and library versions,
+  so a rebuild with nothing changed starts no process and draws nothing; an edit to posenc
+  re-runs the renderer, which redraws only the figures whose inputs changed.
+* Math: KaTeX comes from ``node_modules`` (installed by ``make``) and is served from the site.
+* Notebooks: mkdocs-jupyter's cache is keyed by the notebook only, so we put it under a folder
+  named by the posenc fingerprint (editing posenc re-executes the notebooks); its MathJax loader
+  (a CDN script) is removed so the site's KaTeX renders notebook math; and each notebook is
+  offered as a downloadable ``.ipynb``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+import logging
+import posixpath
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.exceptions import PluginError
+from mkdocs.structure.files import File, Files
+from mkdocs.structure.pages import Page
+
+log = logging.getLogger("mkdocs.hooks.posenc_site")
+
+ROOT = Path(__file__).resolve().parents[1]
+CACHE = ROOT / ".cache"
+FIGURE_LINE = re.compile(r"^\[\[figure\s+(?P<name>[a-z0-9-]+)\s*(?:\|\s*(?P<caption>.+?))?\s*\]\]\s*$", re.MULTILINE)
+KATEX_FILES = ("katex.min.js", "katex.min.css", "contrib/auto-render.min.js")
+NOTEBOOK_MATHJAX = re.compile(r"<!-- Load mathjax -->.*?<!-- End of mathjax configuration -->", re.DOTALL)
+NOTEBOOK_MERMAID = re.compile(r"<script type=\"module\">\s*import mermaid.*?</script>", re.DOTALL)
+
+_manifest: dict[str, Any] = {}
+_fingerprint = ""
+
+
+def fingerprint() -> str:
+    """Hash of every posenc source file and the library versions figures depend on."""
+    digest = hashlib.sha256()
+    for path in sorted((ROOT / "posenc").rglob("*.py")):
+        digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes())
+    for dist in ("matplotlib", "numpy", "torch"):
+        digest.update(f"{dist}={importlib.metadata.version(dist)}".encode())
+    return digest.hexdigest()[:16]
+
+
+def load_manifest() -> dict[str, Any]:
+    global _manifest, _fingerprint
+    current = fingerprint()
+    if current == _fingerprint:
+        return _manifest
+    stored = CACHE / "figures" / f"manifest-{current}.json"
+    if not stored.exists():
+        log.info("posenc sources changed: drawing the figures whose inputs changed")
+        command = [sys.executable, "-m", "posenc.figures._render", "--cache-dir", str(CACHE / "figures")]
+        result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+        if result.returncode:
+            raise PluginError(f"drawing the figures failed:\n{result.stderr}")
+        manifest = json.loads(result.stdout)  # refuse to store anything that is not a manifest
+        for old in stored.parent.glob("manifest-*.json"):
+            old.unlink(missing_ok=True)
+        stored.write_text(result.stdout)
+    else:
+        manifest = json.loads(stored.read_text())
+    _manifest, _fingerprint = manifest, current
+    return _manifest
+
+
+def figure_uri(name: str, variant: str, extension: str) -> str:
+    return f"figures/{name}-{variant}.{extension}"
+
+
+def on_config(config: MkDocsConfig) -> MkDocsConfig:
+    jupyter = config.plugins.get("mkdocs-jupyter")
+    if jupyter is not None:
+        jupyter.config["cache_dir"] = str(CACHE / "notebooks" / fingerprint())
+    return config
+
+
+def on_files(files: Files, config: MkDocsConfig) -> Files:
+    for name, entry in load_manifest().items():
+        for variant, path in entry["files"].items():
+            files.append(File.generated(config, figure_uri(name, variant, entry["extension"]), abs_src_path=path))
+    katex = ROOT / "node_modules" / "katex" / "dist"
+    if not katex.is_dir():
+        raise PluginError("node_modules/katex is missing: run `make install` (npm ci) first")
+    for relative in KATEX_FILES:
+        files.append(File.generated(config, f"assets/katex/{relative}", abs_src_path=str(katex / relative)))
+    for font in sorted((katex / "fonts").glob("*.woff2")):
+        files.append(File.generated(config, f"assets/katex/fonts/{font.name}", abs_src_path=str(font)))
+    files.append(File.generated(config, "api.md", content=api_reference()))
+    for notebook in sorted(Path(config.docs_dir, "notebooks").glob("*.py")):
+        files.append(File.generated(config, f"notebooks/{notebook.stem}.ipynb", content=_as_ipynb(notebook)))
+    return files
+
+
+def api_reference() -> str:
+    """The API reference page: one mkdocstrings section per public posenc module."""
+    modules = sorted(
+        path.stem for path in (ROOT / "posenc").glob("*.py") if not path.stem.startswith("_")
+    )
+    sections = [
+        "# API reference",
+        "",
+        "Generated from the docstrings of the `posenc` package; every `>>>` example below is run by the tests.",
+        "The names listed in `posenc.__all__` can be imported from `posenc` directly.",
+        "",
+    ]
+    sections += [f"::: posenc.{name}\n" for name in modules]
+    sections += ["::: posenc.figures", "    options:", "      members: [figure, FigureSpec]", ""]
+    return "\n".join(sections)
+
+
+def _as_ipynb(source: Path) -> str:
+    import jupytext
+
+    return str(jupytext.writes(jupytext.read(source), fmt="ipynb"))
+
+
+def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:
+    manifest = load_manifest()
+    page_dir = posixpath.dirname(page.file.src_uri)
+
+    def embed(match: re.Match[str]) -> str:
+        name, caption = match["name"], match["caption"]
+        if name not in manifest:
+            raise PluginError(f"{page.file.src_uri}: no figure named {name!r} is registered in posenc.figures")
+        entry = manifest[name]
+        alt = entry["alt"].replace("]", ")").replace("[", "(")
+        images = [
+            f"![{alt}]({posixpath.relpath(figure_uri(name, variant, entry['extension']), page_dir or '.')}#only-{variant})"
+            for variant in ("light", "dark")
+        ]
+        caption_html = f"\n<figcaption>{caption}</figcaption>" if caption else ""
+        return f'<figure class="posenc-figure" id="figure-{name}" markdown="span">\n' + "\n".join(images) + f"{caption_html}\n</figure>"
+
+    return FIGURE_LINE.sub(embed, markdown)
+
+
+def on_post_page(output: str, page: Page, config: MkDocsConfig) -> str:
+    if page.file.src_uri.startswith("notebooks/") and page.file.src_uri.endswith(".py"):
+        output = NOTEBOOK_MERMAID.sub("", NOTEBOOK_MATHJAX.sub("", output))
+        name = Path(page.file.src_uri).stem
+        link = (f'<p class="posenc-download"><a href="../{name}.ipynb" download>Download this notebook '
+                f"({name}.ipynb)</a>: it runs as is once posenc is installed.</p>")
+        output = output.replace('<article class="md-content__inner md-typeset">', '<article class="md-content__inner md-typeset">' + link, 1)
+    return output
+
+
+def on_serve(server: Any, config: MkDocsConfig, builder: Any) -> Any:
+    server.watch(str(ROOT / "posenc"))
+    return server

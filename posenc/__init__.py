@@ -1,0 +1,68 @@
+"""posenc: positional encodings for transformers, each checked against its published formula.
+
+The public API is re-exported here. Importing ``posenc`` is cheap: each name is imported from its
+module on first use, so ``import posenc`` does not load torch until you touch a method.
+
+>>> import posenc
+>>> posenc.sinusoidal_encoding(3, 4).shape
+torch.Size([3, 4])
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+# Public name -> module that defines it. One line per name; the figure cache reads this table
+# to know which module a `from posenc import name` depends on.
+_EXPORTS: dict[str, str] = {
+    "scaled_dot_product_attention": "posenc.attention",
+    "SelfAttention": "posenc.attention",
+    "sinusoidal_encoding": "posenc.sinusoidal",
+    "SinusoidalPositionalEncoding": "posenc.sinusoidal",
+    "offset_matrix": "posenc.sinusoidal",
+    "LearnedPositionalEmbedding": "posenc.learned",
+    "relative_positions": "posenc.relative",
+    "ShawRelativeAttention": "posenc.relative",
+    "t5_relative_position_bucket": "posenc.relative",
+    "T5RelativeBias": "posenc.relative",
+    "alibi_slopes": "posenc.alibi",
+    "alibi_bias": "posenc.alibi",
+    "rope_inverse_frequencies": "posenc.rope",
+    "apply_rope": "posenc.rope",
+    "RotaryEmbedding": "posenc.rope",
+    "PositionalEmbedding": "posenc.model",
+    "TinyTransformer": "posenc.model",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module_name = _EXPORTS.get(name)
+    if module_name is None:
+        raise AttributeError(f"module 'posenc' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module_name), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from posenc.alibi import alibi_bias, alibi_slopes
+    from posenc.attention import SelfAttention, scaled_dot_product_attention
+    from posenc.learned import LearnedPositionalEmbedding
+    from posenc.model import PositionalEmbedding, TinyTransformer
+    from posenc.relative import (
+        ShawRelativeAttention,
+        T5RelativeBias,
+        relative_positions,
+        t5_relative_position_bucket,
+    )
+    from posenc.rope import RotaryEmbedding, apply_rope, rope_inverse_frequencies
+    from posenc.sinusoidal import SinusoidalPositionalEncoding, offset_matrix, sinusoidal_encoding

@@ -1,0 +1,120 @@
+"""The one place for figure colours, sizes and fonts, in a light and a dark palette.
+
+Every figure is drawn twice, once per palette, and the page shows the one matching the reader's
+theme. Colours are chosen to stay distinguishable on both backgrounds (and for colour-blind
+readers: the categorical cycle is the Okabe-Ito palette).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display: figures are only ever rendered to files
+
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+
+@dataclass(frozen=True)
+class Palette:
+    name: str
+    background: str
+    foreground: str
+    muted: str
+    grid: str
+    cycle: tuple[str, ...]
+    sequential: str  # colormap for magnitudes
+    diverging: str  # colormap for signed values centred on zero
+
+
+OKABE_ITO_LIGHT = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
+OKABE_ITO_DARK = ("#56B4E9", "#E69F00", "#009E73", "#CC79A7", "#F0E442", "#FF8C5A", "#FFFFFF")
+
+PALETTES = {
+    "light": Palette("light", "#ffffff", "#1f2328", "#57606a", "#d0d7de", OKABE_ITO_LIGHT, "viridis", "RdBu_r"),
+    "dark": Palette("dark", "#1e2129", "#e6edf3", "#9aa5b1", "#3a404c", OKABE_ITO_DARK, "viridis", "RdBu_r"),
+}
+
+#: Figure width in inches; the content column of the site is about 700 px wide.
+WIDTH = 7.2
+
+
+def rc_params(palette: Palette) -> dict[str, Any]:
+    return {
+        "figure.facecolor": palette.background,
+        "axes.facecolor": palette.background,
+        "savefig.facecolor": palette.background,
+        "text.color": palette.foreground,
+        "axes.labelcolor": palette.foreground,
+        "axes.edgecolor": palette.muted,
+        "axes.titlecolor": palette.foreground,
+        "xtick.color": palette.muted,
+        "ytick.color": palette.muted,
+        "xtick.labelcolor": palette.foreground,
+        "ytick.labelcolor": palette.foreground,
+        "grid.color": palette.grid,
+        "legend.facecolor": palette.background,
+        "legend.edgecolor": palette.grid,
+        "legend.labelcolor": palette.foreground,
+        "axes.prop_cycle": matplotlib.cycler(color=list(palette.cycle)),
+        "axes.grid": True,
+        "axes.axisbelow": True,
+        "axes.spines.top": False,
+        "axes.spines.right": False,
+        "font.family": "DejaVu Sans",
+        "font.size": 10.5,
+        "axes.titlesize": 11.5,
+        "axes.labelsize": 10.5,
+        "legend.fontsize": 9.5,
+        "lines.linewidth": 1.8,
+        "image.cmap": palette.sequential,
+        # Deterministic SVG: fixed ids, no date, text kept as text (smaller, selectable).
+        "svg.hashsalt": "posenc",
+        "svg.fonttype": "none",
+        "path.simplify": True,
+    }
+
+
+_current: Palette = PALETTES["light"]
+
+
+@contextmanager
+def use_palette(name: str) -> Iterator[Palette]:
+    """Draw under a palette: sets matplotlib's rcParams and what :func:`palette` returns."""
+    global _current
+    previous = _current
+    _current = PALETTES[name]
+    try:
+        with plt.rc_context(rc_params(_current)):
+            yield _current
+    finally:
+        _current = previous
+
+
+def palette() -> Palette:
+    """The palette being drawn under, for colours that rcParams cannot set (annotations, maps)."""
+    return _current
+
+
+def new_figure(nrows: int = 1, ncols: int = 1, *, height: float = 3.6, width: float = WIDTH,
+               **subplot_kw: Any) -> tuple[Figure, Any]:
+    """A figure sized for the content column, with constrained layout so nothing is clipped."""
+    fig = plt.figure(figsize=(width, height), layout="constrained")
+    axes = fig.subplots(nrows, ncols, **subplot_kw)
+    return fig, axes
+
+
+def label_heatmap_cells(ax: Any, values: Any, fmt: str = "{:.2f}", *, threshold: float | None = None) -> None:
+    """Write each value of a small heatmap in its cell, in a colour readable on the cell."""
+    import numpy as np
+
+    data = np.asarray(values)
+    cut = float(np.nanmean(data)) if threshold is None else threshold
+    for (row, col), value in np.ndenumerate(data):
+        ax.text(col, row, fmt.format(value), ha="center", va="center", fontsize=8.5,
+                color="#000000" if value > cut else "#ffffff")

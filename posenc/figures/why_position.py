@@ -1,0 +1,58 @@
+"""Figures for chapter 1, "Why position matters"."""
+
+from __future__ import annotations
+
+import torch
+from matplotlib.figure import Figure
+
+from posenc.attention import SelfAttention
+from posenc.figures import figure
+from posenc.figures._style import new_figure, palette
+from posenc.sinusoidal import sinusoidal_encoding
+from posenc.toy import sentence_embeddings
+
+SENTENCES = ("dog bites man", "man bites dog")
+DIM = 16
+
+
+def attention_maps(sentence: str, *, with_positions: bool, seed: int = 0) -> torch.Tensor:
+    """Attention weights ``[seq, seq]`` of one freshly seeded single-head layer on ``sentence``."""
+    torch.manual_seed(seed)
+    layer = SelfAttention(DIM, num_heads=1)
+    x = sentence_embeddings(sentence, DIM)
+    if with_positions:
+        x = x + sinusoidal_encoding(x.shape[1], DIM)
+    with torch.no_grad():
+        _, weights = layer(x)
+    return weights[0, 0]
+
+
+@figure(
+    "attention-word-order",
+    alt=(
+        "Four 3-by-3 attention-weight heatmaps. Top row, no positional encoding: the maps for "
+        "'dog bites man' and 'man bites dog' hold the same numbers with rows and columns swapped. "
+        "Bottom row, with sinusoidal encoding added: the numbers themselves differ."
+    ),
+)
+def attention_word_order() -> Figure:
+    fig, axes = new_figure(2, 2, height=6.8)
+    colours = palette()
+    for row, with_positions in enumerate((False, True)):
+        for col, sentence in enumerate(SENTENCES):
+            ax = axes[row, col]
+            weights = attention_maps(sentence, with_positions=with_positions).numpy()
+            image = ax.imshow(weights, vmin=0.0, vmax=1.0, cmap="viridis")
+            words = sentence.split()
+            ax.set_xticks(range(3), words)
+            ax.set_yticks(range(3), words)
+            ax.grid(False)
+            for (i, j), value in [((i, j), weights[i, j]) for i in range(3) for j in range(3)]:
+                ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=9.5,
+                        color="#000000" if value > 0.55 else "#ffffff")
+            where = "+ sinusoidal positions" if with_positions else "no positions"
+            ax.set_title(f"“{sentence}”\n{where}", color=colours.foreground)
+            ax.set_xlabel("key (attended to)")
+            ax.set_ylabel("query")
+    fig.colorbar(image, ax=axes, shrink=0.7, label="attention weight")
+    return fig

@@ -1,0 +1,129 @@
+"""The sinusoidal encoding of "Attention Is All You Need" (Vaswani et al., 2017, section 3.5).
+
+Column ``2i`` of the table holds ``sin(pos / base^(2i/dim))`` and column ``2i + 1`` the matching
+cosine. Angles are always computed in float64 and cast at the end: in float32, ``pos * freq`` at
+large positions loses the digits that decide the sine (see the Properties chapter).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor, nn
+
+from posenc._checks import check_even_dim, check_float, check_int, check_positions, check_size, check_tensor
+
+
+def _check_dtype(dtype: object) -> torch.dtype:
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise TypeError(f"dtype must be a floating-point torch.dtype, got {dtype!r}")
+    return dtype
+
+
+# --8<-- [start:encoding]
+def inverse_frequencies(dim: int, base: float = 10000.0) -> Tensor:
+    """Angular frequency of each (sin, cos) pair, ``base^(-2i/dim)`` for i = 0 .. dim/2 - 1, float64."""
+    dim = check_even_dim("dim", dim)
+    base = check_float("base", base, positive=True)
+    exponents = torch.arange(0, dim, 2, dtype=torch.float64) / dim
+    return base ** -exponents
+
+
+def sinusoidal_encoding(
+    positions: int | Tensor, dim: int, *, base: float = 10000.0, dtype: torch.dtype = torch.float32
+) -> Tensor:
+    """The sinusoidal position table, ``[len(positions), dim]``.
+
+    Args:
+        positions: an int ``n`` (positions 0 .. n-1) or a 1-D tensor of positions, which may be
+            large or fractional.
+        dim: model width, a positive even integer.
+        base: the constant 10000 of the paper; wavelengths run from 2π to base·2π.
+        dtype: dtype of the result; the angles are computed in float64 whatever it is.
+
+    >>> sinusoidal_encoding(2, 4)
+    tensor([[0.0000, 1.0000, 0.0000, 1.0000],
+            [0.8415, 0.5403, 0.0100, 0.9999]])
+    """
+    pos = check_positions("positions", positions)  # float64
+    dtype = _check_dtype(dtype)
+    angles = pos[:, None] * inverse_frequencies(dim, base)[None, :]
+    table = torch.stack((angles.sin(), angles.cos()), dim=-1)  # [len, dim/2, (sin, cos)]
+    return table.flatten(-2).to(dtype)  # interleave: sin in even columns, cos in odd ones
+# --8<-- [end:encoding]
+
+
+# --8<-- [start:offset]
+def offset_matrix(k: int | float, dim: int, *, base: float = 10000.0, dtype: torch.dtype = torch.float64) -> Tensor:
+    """The matrix ``M_k`` with ``PE[p + k] = M_k @ PE[p]`` for every position p.
+
+    It is block diagonal: pair i is rotated by the angle ``k * base^(-2i/dim)``. It depends only on
+    the offset k and the fixed frequencies (nothing is learned), and k may be negative.
+
+    >>> pe = sinusoidal_encoding(torch.tensor([3.0, 8.0]), 8, dtype=torch.float64)
+    >>> torch.allclose(offset_matrix(5, 8) @ pe[0], pe[1])
+    True
+    """
+    k = check_float("k", k)
+    angles = k * inverse_frequencies(dim, base)
+    cos, sin = angles.cos(), angles.sin()
+    # [sin(a+b), cos(a+b)] = [[cos b, sin b], [-sin b, cos b]] @ [sin a, cos a]
+    blocks = torch.stack((torch.stack((cos, sin), -1), torch.stack((-sin, cos), -1)), -2)
+    return torch.block_diag(*blocks).to(_check_dtype(dtype))
+# --8<-- [end:offset]
+
+
+class SinusoidalPositionalEncoding(nn.Module):
+    """Adds the sinusoidal encoding to a batch of embeddings ``[batch, seq, dim]``.
+
+    Args:
+        dim: model width (even).
+        base: frequency base (10000 in the paper).
+        max_len: positions to precompute into a buffer (default 2048). Longer inputs still work:
+            the missing rows are computed on demand.
+        dropout: dropout applied to the sum, as in the paper (0.1 there).
+        scale_input: multiply the embeddings by sqrt(dim) before adding, as in the paper's
+            shared-embedding models.
+
+    ``forward(x, offset=0)`` encodes positions offset .. offset + seq - 1.
+
+    >>> layer = SinusoidalPositionalEncoding(4)
+    >>> layer(torch.zeros(1, 2, 4))
+    tensor([[[0.0000, 1.0000, 0.0000, 1.0000],
+             [0.8415, 0.5403, 0.0100, 0.9999]]])
+    """
+
+    table: Tensor
+
+    def __init__(
+        self, dim: int, *, base: float = 10000.0, max_len: int | None = None, dropout: float = 0.0,
+        scale_input: bool = False,
+    ) -> None:
+        super().__init__()
+        self.dim = check_even_dim("dim", dim)
+        self.base = check_float("base", base, positive=True)
+        self.max_len = 2048 if max_len is None else check_int("max_len", max_len, minimum=1)
+        check_float("dropout", dropout, minimum=0.0, maximum=1.0)
+        self.scale_input = bool(scale_input)
+        self.dropout = nn.Dropout(dropout)
+        # A buffer, not a parameter: it moves with .to() but is never trained, and it is left
+        # out of state_dict so that checkpoints do not depend on max_len.
+        table = sinusoidal_encoding(self.max_len, self.dim, base=self.base)
+        self.register_buffer("table", table, persistent=False)
+
+    def encoding(self, seq_len: int, offset: int = 0) -> Tensor:
+        """Rows offset .. offset + seq_len - 1 of the table (computed if past max_len)."""
+        end = offset + seq_len
+        if end <= self.max_len:
+            return self.table[offset:end]
+        positions = torch.arange(offset, end, dtype=torch.float64)
+        return sinusoidal_encoding(positions, self.dim, base=self.base).to(self.table.device)
+
+    def forward(self, x: Tensor, offset: int = 0) -> Tensor:
+        check_tensor("x", x, ndim=3, floating=True)
+        check_size("x", x, -1, self.dim, expected_from="the module's dim")
+        offset = check_int("offset", offset, minimum=0)
+        if self.scale_input:
+            x = x * math.sqrt(self.dim)
+        return self.dropout(x + self.encoding(x.shape[1], offset).to(x.dtype))

@@ -1,0 +1,40 @@
+"""Made-up word vectors for the examples: the same word always gets the same vector.
+
+Real models learn their embeddings; the chapters only need vectors that are fixed, distinct and
+reproducible, so that "dog" in "dog bites man" is the very same vector as "dog" in "man bites dog".
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Sequence
+
+import torch
+from torch import Tensor
+
+from posenc._checks import check_float, check_int, check_positive_int
+
+
+def word_vector(word: str, dim: int, *, seed: int = 0, std: float = 1.0) -> Tensor:
+    """A deterministic N(0, std²) vector ``[dim]`` for ``word`` (seeded by a CRC of the word)."""
+    if not isinstance(word, str) or not word:
+        raise ValueError(f"word must be a non-empty string, got {word!r}")
+    dim = check_positive_int("dim", dim)
+    seed = check_int("seed", seed, minimum=0)
+    std = check_float("std", std, positive=True)
+    generator = torch.Generator().manual_seed(zlib.crc32(word.encode()) + seed)
+    return torch.randn(dim, generator=generator) * std
+
+
+def sentence_embeddings(sentence: str | Sequence[str], dim: int, *, seed: int = 0, std: float = 1.0) -> Tensor:
+    """Stack the vectors of a sentence's words into ``[1, seq, dim]`` (a batch of one).
+
+    >>> dog_first = sentence_embeddings("dog bites man", 4)
+    >>> man_first = sentence_embeddings("man bites dog", 4)
+    >>> torch.equal(dog_first[0, 0], man_first[0, 2])
+    True
+    """
+    words = sentence.split() if isinstance(sentence, str) else list(sentence)
+    if not words:
+        raise ValueError("sentence must contain at least one word")
+    return torch.stack([word_vector(w, dim, seed=seed, std=std) for w in words]).unsqueeze(0)

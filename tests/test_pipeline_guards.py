@@ -1,0 +1,101 @@
+"""Guards of the docs pipeline: no example silently skipped, every figure registered and used."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from sybil import Sybil
+
+from tests.doc_examples import PythonFenceParser, ReasonedSkipParser, python_fences, resolve_snippet
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+PAGES = sorted(DOCS.rglob("*.md"))
+FIGURE_REFERENCE = re.compile(r"^\[\[figure\s+([a-z0-9-]+)", re.MULTILINE)
+
+
+def _collected_fence_lines(page: Path) -> set[int]:
+    """Line numbers of the fences that produced at least one Sybil example."""
+    sybil = Sybil(parsers=[PythonFenceParser(), ReasonedSkipParser()], path=str(DOCS), patterns=["**/*.md"])
+    document = sybil.parse(page)
+    text = page.read_text()
+    fence_starts = python_fences(text)
+    collected = set()
+    for example in document.examples():
+        line = text.count("\n", 0, example.start) + 1
+        # the fence whose opening line is the closest one at or above the example
+        opening = max((start for start in fence_starts if start <= line), default=None)
+        if opening is not None:
+            collected.add(opening)
+    return collected
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(DOCS)) for p in PAGES])
+def test_every_python_fence_is_collected(page: Path) -> None:
+    fences = python_fences(page.read_text())
+    assert _collected_fence_lines(page) == set(fences), (
+        f"{page.name}: Python fences at lines {fences} but Sybil collected examples from "
+        f"{sorted(_collected_fence_lines(page))}"
+    )
+
+
+def test_fence_counter_sees_every_spelling(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(
+        "```python\nx = 1\n```\n\n```py\nx = 2\n```\n\n``` python\nx = 3\n```\n\n"
+        '```python title="t.py"\nx = 4\n```\n\n```{.python .numberLines}\nx = 5\n```\n\n'
+        "```pycon\n>>> 1 + 1\n2\n```\n\n=== \"Tab\"\n\n    ```python3\n    x = 6\n    ```\n\n"
+        "```bash\necho no\n```\n\n````markdown\n```python\nnot a real fence\n```\n````\n"
+    )
+    assert len(python_fences(page.read_text())) == 7
+    sybil = Sybil(parsers=[PythonFenceParser()], path=str(tmp_path), patterns=["*.md"])
+    examples = list(sybil.parse(page).examples())
+    assert len(examples) == 7
+    for example in examples:
+        example.evaluate()
+
+
+def test_skip_without_reason_is_refused(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text("<!-- skip: next -->\n\n```python\nraise SystemExit\n```\n")
+    sybil = Sybil(parsers=[PythonFenceParser(), ReasonedSkipParser()], path=str(tmp_path), patterns=["*.md"])
+    with pytest.raises(ValueError, match="written reason"):
+        list(sybil.parse(page).examples())
+
+
+def test_snippet_sections_resolve() -> None:
+    body = resolve_snippet("posenc/sinusoidal.py:encoding")
+    assert "def sinusoidal_encoding" in body
+    with pytest.raises(AssertionError, match="not found"):
+        resolve_snippet("posenc/sinusoidal.py:no-such-section")
+
+
+def _registered() -> set[str]:
+    from posenc.figures import load_all
+
+    return set(load_all())
+
+
+def _referenced() -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for page in PAGES:
+        for name in FIGURE_REFERENCE.findall(page.read_text()):
+            found.setdefault(name, []).append(str(page.relative_to(DOCS)))
+    return found
+
+
+def test_every_referenced_figure_is_registered() -> None:
+    missing = {name: pages for name, pages in _referenced().items() if name not in _registered()}
+    assert not missing, f"pages refer to figures that posenc.figures does not register: {missing}"
+
+
+def test_every_registered_figure_is_used() -> None:
+    unused = _registered() - set(_referenced())
+    assert not unused, f"figures registered but shown on no page: {sorted(unused)}"
+
+
+def test_no_placeholder_pages() -> None:
+    stubs = [str(p.relative_to(DOCS)) for p in PAGES if "PLACEHOLDER" in p.read_text()]
+    assert not stubs, f"pages still marked as placeholders: {stubs}"
