@@ -11,9 +11,289 @@
 # ---
 
 # %% [markdown]
-# # Lab: positioning in 3D
+# # Lab: positioning in 3D (the RoPE animator)
 #
-# PLACEHOLDER: this notebook is being written.
+# A companion to [RoPE](../../rope/) and [The RoPE animator](../../rope-animator/). The tasks follow
+# one of the source tutorials; the solutions are new, use `posenc`, and correct the tutorial where
+# it went wrong (see the [errata](../../errata/#rope)).
+#
+# 1. Implement and plot the sinusoidal, learned and rotary encodings.
+# 2. Compare them side by side on real, non-zero inputs.
+# 3. Show where word order becomes visible.
+# 4. Answer the reflection questions, checking each answer by computation.
 
 # %%
-print("placeholder")
+import math
+
+import matplotlib.pyplot as plt
+import torch
+
+from posenc import (
+    LearnedPositionalEmbedding,
+    RotaryEmbedding,
+    SelfAttention,
+    apply_rope,
+    rope_inverse_frequencies,
+    sinusoidal_encoding,
+)
+from posenc.figures._style import PALETTES, rc_params
+from posenc.toy import sentence_embeddings
+
+# The site's light palette on an opaque background: readable in light and dark mode alike.
+plt.rcParams.update(rc_params(PALETTES["light"]))
+torch.manual_seed(0)
+DIM = 64
+
+# %% [markdown]
+# ## Task 1a: the sinusoidal encoding
+#
+# Column \(2i\) holds \(\sin(m/10000^{2i/d})\) and column \(2i+1\) the matching cosine. A direct
+# implementation in a few lines, checked against `posenc.sinusoidal_encoding`:
+
+# %%
+def my_sinusoidal(n_positions: int, dim: int) -> torch.Tensor:
+    position = torch.arange(n_positions, dtype=torch.float64)[:, None]
+    frequency = 10000.0 ** (-torch.arange(0, dim, 2, dtype=torch.float64) / dim)
+    table = torch.zeros(n_positions, dim, dtype=torch.float64)
+    table[:, 0::2] = torch.sin(position * frequency)
+    table[:, 1::2] = torch.cos(position * frequency)
+    return table
+
+
+pe = sinusoidal_encoding(100, DIM, dtype=torch.float64)
+print("matches posenc:", torch.allclose(my_sinusoidal(100, DIM), pe))
+
+# %%
+fig, (top, bottom) = plt.subplots(2, 1, figsize=(7.2, 5.6), layout="constrained")
+image = top.imshow(pe.T.numpy(), aspect="auto", cmap="RdBu_r", vmin=-1, vmax=1, interpolation="nearest")
+top.set(xlabel="position", ylabel="dimension", title="sinusoidal encoding, 100 positions × 64 dimensions")
+top.grid(False)
+fig.colorbar(image, ax=top, label="value")
+for column in (0, 1, 8, 16):
+    bottom.plot(pe[:, column].numpy(), label=f"dimension {column}")
+bottom.set(xlabel="position", ylabel="value", title="single columns: dimension 0 oscillates fastest")
+bottom.legend(ncols=4, loc="lower center", bbox_to_anchor=(0.5, 1.12), frameon=False)
+plt.show()
+
+# %% [markdown]
+# ## Task 1b: learned position embeddings
+#
+# A learned table is a parameter with one row per position, here initialised like BERT's (standard
+# deviation 0.02). It holds `max_len` rows and nothing past them.
+
+# %%
+learned = LearnedPositionalEmbedding(max_len=5000, dim=DIM)
+print("parameters:", sum(p.numel() for p in learned.parameters()))
+print("row std at init:", round(learned.table.std().item(), 4))
+x = torch.randn(2, 10, DIM)
+print("output shape:", tuple(learned(x).shape))
+
+# %% [markdown]
+# ## Task 1c: rotary position embedding
+#
+# RoPE rotates pairs of coordinates of each query and key by \(m\theta_i\). The important detail:
+# **both members of a pair must use the same angle.** In the interleaved layout, pair \(i\) is
+# dimensions \((2i, 2i+1)\), so each frequency must be repeated twice *next to each other*
+# (`repeat_interleave`). The source tutorial used `cat([freqs, freqs])`, which puts different
+# frequencies on the two members; its map is then not a rotation (see the
+# [errata](../../errata/#rope-lab-rotation-mixes-two-frequencies)).
+
+# %%
+def my_rope(x: torch.Tensor, base: float = 10000.0) -> torch.Tensor:
+    """Interleaved RoPE on x [..., seq, dim], positions 0 .. seq-1, in float64."""
+    seq, dim = x.shape[-2:]
+    theta = base ** (-torch.arange(0, dim, 2, dtype=torch.float64) / dim)
+    angles = torch.arange(seq, dtype=torch.float64)[:, None] * theta  # [seq, dim/2]
+    cos = angles.cos().repeat_interleave(2, dim=-1)                     # [c0, c0, c1, c1, ...]
+    sin = angles.sin().repeat_interleave(2, dim=-1)
+    x = x.double()
+    swapped = torch.stack((-x[..., 1::2], x[..., 0::2]), dim=-1).flatten(-2)  # (-x1, x0) per pair
+    return x * cos + swapped * sin
+
+
+q = torch.randn(2, 4, 10, DIM, dtype=torch.float64)
+print("matches posenc (interleaved):", torch.allclose(my_rope(q), apply_rope(q, layout="interleaved")))
+print("norms preserved:", torch.allclose(my_rope(q).norm(dim=-1), q.norm(dim=-1)))
+
+# %% [markdown]
+# To see the rotation, rotate a real 2-D vector (a head of width 2, one pair) through positions 0
+# to 7 by calling `apply_rope`, and plot the angle of several pairs of a 64-wide head against
+# position. Pair 0 turns 1 rad per position and wraps around every 6.3 positions.
+
+# %%
+fig, (left, right) = plt.subplots(1, 2, figsize=(7.2, 3.4), layout="constrained")
+vector = torch.tensor([[1.0, 0.3]]).expand(8, 2)
+rotated = apply_rope(vector, torch.arange(8) * 0.7)  # 0.7 rad per position in this toy pair
+for m, (u, v) in enumerate(rotated.tolist()):
+    left.annotate("", xy=(u, v), xytext=(0, 0), arrowprops={"arrowstyle": "->", "color": plt.cm.viridis(m / 8)})
+    left.text(1.15 * u, 1.15 * v, str(m), ha="center", va="center", fontsize=9)
+left.set(xlim=(-1.4, 1.4), ylim=(-1.4, 1.4), aspect="equal", title="one pair at positions 0-7",
+         xlabel="first coordinate", ylabel="second coordinate")
+theta = rope_inverse_frequencies(DIM)
+positions = torch.arange(60, dtype=torch.float64)
+for i in (0, 1, 4, 16):
+    right.plot(positions, torch.remainder(positions * theta[i], 2 * math.pi), label=f"pair {i}")
+right.set(xlabel="position m", ylabel="angle m·θᵢ mod 2π (rad)", title="angle per pair")
+right.legend(fontsize=8)
+plt.show()
+
+# %% [markdown]
+# ## Task 2: the three side by side, on real inputs
+#
+# The source tutorial fed zeros to all three methods. That shows the two *additive* tables, but RoPE
+# rotates its input, and a rotation of zero is zero: its panel was blank.
+
+# %%
+print("RoPE of zeros, largest entry:", apply_rope(torch.zeros(1, 50, DIM)).abs().max().item())
+
+# %% [markdown]
+# A like-for-like comparison looks at what reaches attention. Put the *same word* at 24 positions
+# (a non-zero vector) and compute the score between every pair of positions. Additive methods
+# score \((x + p_m)\cdot(x + p_n)\); RoPE scores \((R_m x)\cdot(R_n x)\). A method is *relative* if
+# the score depends only on \(n - m\), i.e. the matrix is constant along its diagonals.
+
+# %%
+n = 24
+word = sentence_embeddings("dog", DIM)[0, 0].double().expand(n, DIM)
+table = LearnedPositionalEmbedding(max_len=n, dim=DIM, init_std=0.5).table.detach().double()
+scores = {
+    "sinusoidal (added)": (word + sinusoidal_encoding(n, DIM, dtype=torch.float64)) @ (word + sinusoidal_encoding(n, DIM, dtype=torch.float64)).T,
+    "learned (added, random init)": (word + table) @ (word + table).T,
+    "RoPE (rotated)": apply_rope(word, base=100.0) @ apply_rope(word, base=100.0).T,
+}
+
+
+def spread_along_diagonals(matrix: torch.Tensor) -> float:
+    """Largest difference between two entries on the same diagonal: 0 for an offset-only score."""
+    size = matrix.shape[0]
+    return max((matrix.diagonal(o).max() - matrix.diagonal(o).min()).item() for o in range(-size + 1, size))
+
+
+fig, axes = plt.subplots(1, 3, figsize=(7.2, 2.9), layout="constrained")
+for ax, (name, matrix) in zip(axes, scores.items()):
+    ax.imshow(matrix.numpy(), cmap="viridis")
+    ax.set(title=name, xlabel="position n", ylabel="position m")
+    ax.title.set_fontsize(9.5)
+    ax.grid(False)
+    print(f"{name:<30} spread along diagonals: {spread_along_diagonals(matrix):.2e}")
+plt.show()
+
+# %% [markdown]
+# Only RoPE's matrix is constant along its diagonals (spread at rounding level). With additive
+# encodings the term \(x\cdot(p_m + p_n)\) depends on the absolute positions. (RoPE uses base 100
+# here so that 24 positions show a visible pattern; the property holds for any base.)
+#
+# ## Task 3: where word order becomes visible
+#
+# The source tutorial compared the **sums** of word vectors with positions added, for "dog bites man"
+# and "man bites dog", and announced that order was now visible, while its own output said the sums
+# were equal. A sum cannot see order: both sentences add the same three position vectors.
+
+# %%
+a, b = sentence_embeddings("dog bites man", 16), sentence_embeddings("man bites dog", 16)
+p = sinusoidal_encoding(3, 16)
+print("sums equal without positions:", torch.allclose(a.sum(1), b.sum(1), atol=1e-6))
+print("sums equal with positions:   ", torch.allclose((a + p).sum(1), (b + p).sum(1), atol=1e-6))
+
+# %% [markdown]
+# Order shows up only after a layer whose mixing depends on the tokens and their positions, such
+# as attention. Pool the attention outputs and compare the two sentences: without positions the
+# pooled vectors are equal; with sinusoidal positions added, or with RoPE on queries and keys,
+# they differ.
+
+# %%
+torch.manual_seed(0)
+attention = SelfAttention(dim=16, num_heads=2).eval()
+rotary = RotaryEmbedding(8)
+with torch.no_grad():
+    for label, run in {
+        "no positions": lambda s: attention(s)[0],
+        "sinusoidal added": lambda s: attention(s + p)[0],
+        "RoPE on q and k": lambda s: attention(s, rotary=rotary)[0],
+    }.items():
+        gap = (run(a).mean(1) - run(b).mean(1)).norm().item()
+        print(f"{label:<18} distance between pooled outputs: {gap:.6f}")
+
+# %% [markdown]
+# ## Task 4: reflection questions, answered by computation
+#
+# **Q1. What patterns do you see in the sinusoidal heatmap?** Waves whose frequency *falls* with the
+# dimension: dimensions 0 and 1 are the fastest (wavelength \(2\pi\)), the last pair the slowest.
+# The source tutorial had this backwards
+# ([errata](../../errata/#low-dimensions-oscillate-fastest)).
+
+# %%
+wavelength = 2 * math.pi / rope_inverse_frequencies(DIM)
+print("wavelengths of pairs 0, 8, 31:", [round(v, 2) for v in wavelength[[0, 8, 31]].tolist()])
+sign_changes = [(torch.diff(torch.sign(pe[:, c])) != 0).sum().item() for c in (0, 16, 62)]
+print("sign changes over positions 0-99 in dimensions 0, 16, 62:", sign_changes)
+
+# %% [markdown]
+# **Q2. How does the RoPE rotation change with position?** The angle of pair \(i\) is \(m\theta_i\),
+# linear in \(m\). A single pair's angle is unique only modulo \(2\pi\): in pair 0, positions 0 and 44
+# are 0.018 rad apart. Positions are told apart by all pairs together: the distance between the
+# rotations of two positions depends only on their offset \(k\) and is
+# \(\sqrt{\sum_i (2 - 2\cos k\theta_i)}\), which stays far from 0 for every offset up to 10000.
+
+# %%
+theta = rope_inverse_frequencies(DIM)
+print("pair 0, positions 0 and 44, angle apart:", round(abs(math.remainder(44 * theta[0].item(), 2 * math.pi)), 4))
+offsets = torch.arange(1, 10_000, dtype=torch.float64)
+distance = (2 - 2 * torch.cos(offsets[:, None] * theta)).sum(-1).sqrt()
+print("smallest distance between two positions' rotations, offsets 1-9999:", round(distance.min().item(), 3))
+
+# %% [markdown]
+# And the relative part: a query and a key rotated to positions \(m\) and \(n\) have the same score
+# for every \(m\) with the same \(n - m\).
+
+# %%
+qv, kv = torch.randn(2, 1, DIM, dtype=torch.float64)
+score = lambda m, n: (apply_rope(qv, torch.tensor([m])) @ apply_rope(kv, torch.tensor([n])).T).item()
+print([round(score(m, m + 5), 8) for m in (0, 10, 1000, 50_000)])
+
+# %% [markdown]
+# **Q3. Why can't learned embeddings go beyond `max_len`?** The table has rows 0 to `max_len - 1`;
+# there is nothing to look up past them (`posenc` raises a clear error; the source tutorial's
+# "position 5001" is already one too far: index 5000 does not exist either). The sinusoidal and
+# rotary formulas can be *evaluated* at any position, but that does not make a trained model work
+# there: see Q5.
+
+# %%
+try:
+    learned(torch.zeros(1, 5001, DIM))
+except ValueError as error:
+    print("ValueError:", error)
+
+# %% [markdown]
+# **Q4. Absolute versus relative?** Sinusoidal and learned encodings are absolute: they add a vector
+# that depends on the position. RoPE is both: each vector is rotated by its *absolute* position,
+# but the query-key score depends only on the *relative* offset. With a sinusoidal encoding added
+# before the projections, the score of the same two words at the same offset changes with where
+# they stand:
+
+# %%
+w_q, w_k = torch.randn(2, DIM, DIM, dtype=torch.float64) / math.sqrt(DIM)
+x_dog, x_man = (sentence_embeddings(w, DIM)[0, 0].double() for w in ("dog", "man"))
+def sinusoidal_score(m: int, n: int) -> float:
+    table = sinusoidal_encoding(torch.tensor([m, n]), DIM, dtype=torch.float64)
+    return ((x_dog + table[0]) @ w_q.T @ (w_k @ (x_man + table[1]))).item()
+def rope_score(m: int, n: int) -> float:
+    q = apply_rope((x_dog @ w_q.T)[None], torch.tensor([m]))
+    k = apply_rope((x_man @ w_k.T)[None], torch.tensor([n]))
+    return (q @ k.T).item()
+for m in (0, 10, 100):
+    print(f"m={m:>3}, n=m+2: sinusoidal {sinusoidal_score(m, m + 2):+.4f}   RoPE {rope_score(m, m + 2):+.4f}")
+
+# %% [markdown]
+# **Q5. Does RoPE work better for long sequences?** Not by itself. The tutorial's answer ("the
+# rotation mechanism extrapolates naturally", "used in LLaMA for this reason") is not supported:
+# RoPE models degrade past their training length (Press et al. 2022; Chen et al. 2023), and the
+# LLaMA paper gives no such reason. The slow pairs never complete a turn during training, so longer
+# inputs give them angles the model never saw. Context-extension methods change the frequencies to
+# avoid that ([Context extension](../../context-extension/),
+# [errata](../../errata/#rope-does-not-extrapolate-by-itself)).
+
+# %%
+trained = 4096
+turns = (trained - 1) * rope_inverse_frequencies(128) / (2 * math.pi)
+print(f"head width 128, trained on {trained}: {int((turns < 1).sum())} of 64 pairs never complete a turn")

@@ -63,7 +63,8 @@ def _imports_of(module: str) -> set[str]:
             found.add(base)
             for alias in node.names:
                 # `from posenc import name`: a public name maps to its module; else a submodule
-                found.add(_exports().get(alias.name) if base == "posenc" and alias.name in _exports() else f"{base}.{alias.name}")
+                public = base == "posenc" and alias.name in _exports()
+                found.add(_exports()[alias.name] if public else f"{base}.{alias.name}")
     return {name for name in found if name and name.split(".")[0] == "posenc" and _module_path(name)}
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import matplotlib
+from cycler import cycler
 
 matplotlib.use("Agg")  # no display: figures are only ever rendered to files
 
@@ -61,7 +62,7 @@ def rc_params(palette: Palette) -> dict[str, Any]:
         "legend.facecolor": palette.background,
         "legend.edgecolor": palette.grid,
         "legend.labelcolor": palette.foreground,
-        "axes.prop_cycle": matplotlib.cycler(color=list(palette.cycle)),
+        "axes.prop_cycle": cycler(color=list(palette.cycle)),
         "axes.grid": True,
         "axes.axisbelow": True,
         "axes.spines.top": False,
@@ -90,7 +91,8 @@ def use_palette(name: str) -> Iterator[Palette]:
     previous = _current
     _current = PALETTES[name]
     try:
-        with plt.rc_context(rc_params(_current)):
+        params: Any = rc_params(_current)
+        with plt.rc_context(params):
             yield _current
     finally:
         _current = previous

@@ -1,0 +1,320 @@
+"""Figures for the RoPE chapters: RoPE, the RoPE animator, and context extension."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import numpy as np
+import torch
+from matplotlib.animation import FuncAnimation
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+
+from posenc.figures import figure
+from posenc.figures._style import new_figure, palette
+from posenc.rope import apply_rope, layout_permutation, rope_inverse_frequencies, rope_long_term_decay
+from posenc.toy import sentence_embeddings
+
+# The context-extension example: a LLaMA-2-like head (dim 128, base 10000) trained on 4096 positions,
+# extended 4 times. Llama 3.1 uses its own published setting.
+DIM, BASE, TRAINED, FACTOR = 128, 10000.0, 4096, 4.0
+LLAMA3 = {"type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+          "original_max_position_embeddings": 8192}
+LLAMA3_BASE = 500000.0
+SCALINGS: dict[str, dict[str, object]] = {
+    "linear": {"type": "linear", "factor": FACTOR},
+    "ntk": {"type": "ntk", "factor": FACTOR},
+    "dynamic": {"type": "dynamic", "factor": FACTOR, "original_max_position_embeddings": TRAINED},
+    "yarn": {"type": "yarn", "factor": FACTOR, "original_max_position_embeddings": TRAINED},
+    "llama3": LLAMA3,
+}
+
+
+def _unit_circle(ax: object, colour: str) -> None:
+    t = np.linspace(0, 2 * np.pi, 200)
+    ax.plot(np.cos(t), np.sin(t), color=colour, lw=0.8)  # type: ignore[attr-defined]
+    ax.set_aspect("equal")  # type: ignore[attr-defined]
+    ax.set_xlim(-1.3, 1.3)  # type: ignore[attr-defined]
+    ax.set_ylim(-1.3, 1.3)  # type: ignore[attr-defined]
+
+
+def _arrow(ax: object, xy: np.ndarray, colour: str, alpha: float = 1.0, width: float = 0.025) -> None:
+    ax.arrow(0, 0, float(xy[0]), float(xy[1]), color=colour, alpha=alpha,  # type: ignore[attr-defined]
+             width=width, head_width=4 * width, head_length=4 * width, length_includes_head=True)
+
+
+# ------------------------------------------------------------------------------------------ RoPE
+@figure(
+    "rope-rotation-2d",
+    alt=("Left: one two-dimensional query vector drawn at positions 0 to 5, turned by one more "
+         "step of 0.6 radians at each position. Right: a query at position 5 and a key at position 2, "
+         "and the same query and key at positions 9 and 6; the angle between them is the same."),
+)
+def rotation_2d() -> Figure:
+    colours = palette()
+    theta = 0.6  # a 2-dimensional head has one pair with theta_0 = 1, so position m is given as m * 0.6
+    fig, (left, right) = new_figure(1, 2, height=3.6)
+    q = torch.tensor([[0.9, 0.25]], dtype=torch.float64)
+    for m in range(6):
+        rotated = apply_rope(q, torch.tensor([m * theta], dtype=torch.float64))[0].numpy()
+        _arrow(left, rotated, colours.cycle[0], alpha=0.35 + 0.13 * m)
+        left.annotate(f"m={m}", rotated * 1.17, ha="center", va="center", fontsize=9.5, color=colours.foreground)
+    _unit_circle(left, colours.grid)
+    left.set_title("one pair, turned by m·θ\n(θ = 0.6 rad per position)")
+    left.set_xlabel("dimension 2i")
+    left.set_ylabel("dimension 2i + 1")
+    k = torch.tensor([[0.3, 0.85]], dtype=torch.float64)
+    for (m, n), style in (((5, 2), 1.0), ((9, 6), 0.55)):
+        qm = apply_rope(q, torch.tensor([m * theta], dtype=torch.float64))[0].numpy()
+        kn = apply_rope(k, torch.tensor([n * theta], dtype=torch.float64))[0].numpy()
+        _arrow(right, qm, colours.cycle[0], alpha=style)
+        _arrow(right, kn, colours.cycle[1], alpha=style)
+        right.annotate(f"q@{m}", qm * 1.2, ha="center", va="center", fontsize=9.5, color=colours.cycle[0])
+        right.annotate(f"k@{n}", kn * 1.2, ha="center", va="center", fontsize=9.5, color=colours.cycle[1])
+        score = float(qm @ kn)
+    _unit_circle(right, colours.grid)
+    right.set_title(f"same offset m − n = 3\nq·k = {score:.3f} both times")
+    right.set_xlabel("dimension 2i")
+    right.set_ylabel("dimension 2i + 1")
+    return fig
+
+
+@figure(
+    "rope-layouts",
+    alt=("Two rows of eight numbered boxes, one per dimension of a head of width 8, coloured by the "
+         "rotation pair they belong to. Half layout: pairs (0,4), (1,5), (2,6), (3,7). Interleaved "
+         "layout: pairs (0,1), (2,3), (4,5), (6,7)."),
+)
+def layouts() -> Figure:
+    colours = palette()
+    dim = 8
+    fig, ax = new_figure(1, 1, height=2.6)
+    perm = layout_permutation(dim).tolist()  # interleaved slot j holds half-layout dimension perm[j]
+    half_pair = [d % (dim // 2) for d in range(dim)]
+    rows = {"half\n(GPT-NeoX, HF)": half_pair,
+            "interleaved\n(RoFormer, Meta)": [half_pair[perm[j]] for j in range(dim)]}
+    for r, (label, pairs) in enumerate(rows.items()):
+        y = 1 - r
+        for d, pair in enumerate(pairs):
+            ax.add_patch(Rectangle((d - 0.45, y - 0.3), 0.9, 0.6, color=colours.cycle[pair], alpha=0.85))
+            ax.text(d, y, str(d), ha="center", va="center", fontsize=11, color="#000000")
+        ax.text(-0.7, y, label, ha="right", va="center", fontsize=10, color=colours.foreground)
+    for pair in range(dim // 2):
+        ax.plot([], [], "s", color=colours.cycle[pair], label=f"pair {pair}: θ{pair}")
+    ax.set_xlim(-3.2, dim)
+    ax.set_ylim(-0.55, 1.55)
+    ax.axis("off")
+    ax.set_title("which dimensions rotate together (box = dimension index, colour = pair)")
+    ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
+    return fig
+
+
+@figure(
+    "rope-long-term-decay",
+    alt=("Line plot of RoFormer's relative upper bound on the query-key score against the relative "
+         "distance from 0 to 1000 tokens, for head widths 64 and 128: it falls quickly from its value at "
+         "distance 0 and then oscillates at a lower level."),
+)
+def long_term_decay() -> Figure:
+    fig, ax = new_figure(1, 1, height=3.4)
+    distances = torch.arange(0, 1001)
+    for dim in (64, 128):
+        ax.plot(distances.numpy(), rope_long_term_decay(distances, dim).numpy(), label=f"head dim {dim}", lw=1.2)
+    ax.set_xlabel("relative distance m − n (tokens)")
+    ax.set_ylabel("relative upper bound  mean |S_j|")
+    ax.set_title("RoFormer §3.4.3: the bound on |q·k| shrinks with distance (base 10000)")
+    ax.legend()
+    return fig
+
+
+@figure(
+    "rope-attention-map",
+    alt=("Two 12-by-12 heatmaps of query-key scores for a sequence of twelve copies of the same token. "
+         "Without RoPE every score is the same. With RoPE the scores are constant along each diagonal, "
+         "so they depend only on the distance between query and key."),
+)
+def attention_map() -> Figure:
+    colours = palette()
+    torch.manual_seed(0)
+    seq, dim = 12, 16
+    token = sentence_embeddings("dog", dim)[0, 0]
+    w_q, w_k = torch.randn(2, dim, dim) / math.sqrt(dim)
+    x = token.expand(seq, dim)  # the same word at every position
+    q, k = x @ w_q.T, x @ w_k.T
+    plain = q @ k.T
+    rotated = apply_rope(q[None], base=100.0)[0] @ apply_rope(k[None], base=100.0)[0].T
+    limit = float(max(plain.abs().max(), rotated.abs().max()))
+    fig, axes = new_figure(1, 2, height=3.6)
+    for ax, scores, title in ((axes[0], plain, "no position: all scores equal"),
+                              (axes[1], rotated, "RoPE: constant along diagonals")):
+        image = ax.imshow(scores.numpy(), cmap=colours.diverging, vmin=-limit, vmax=limit)
+        ax.set_title(title)
+        ax.set_xlabel("key position n")
+        ax.set_ylabel("query position m")
+        ax.set_xticks(range(0, seq, 2))
+        ax.set_yticks(range(0, seq, 2))
+        ax.grid(False)
+    fig.colorbar(image, ax=axes, shrink=0.8, label="q·k (same token everywhere)")
+    return fig
+
+
+# ------------------------------------------------------------------------------------ animation
+ANIMATION_DIM, ANIMATION_BASE, ANIMATION_FRAMES, ANIMATION_OFFSET = 8, 10000.0, 48, 3
+
+
+@figure(
+    "rope-animator",
+    alt=("Animation of four circles, one per rotation pair of an 8-dimensional head. In each, a query "
+         "at position m and a key at position m − 3 turn together as m runs from 0 to 47: pair 0 turns "
+         "one radian per position, pair 3 barely moves, and each pair's q·k stays the same."),
+    animated=True,
+)
+def animator() -> FuncAnimation:
+    colours = palette()
+    fig, axes = new_figure(1, 4, height=2.4)
+    fig.set_layout_engine("none")  # fixed boxes: every circle the same size in every frame
+    for i, ax in enumerate(axes):
+        ax.set_position((0.01 + 0.25 * i, 0.02, 0.23, 0.72))
+    theta = rope_inverse_frequencies(ANIMATION_DIM, base=ANIMATION_BASE)
+    q = torch.tensor([[0.95, 0.1, 0.95, 0.1, 0.95, 0.1, 0.95, 0.1]], dtype=torch.float64)
+    k = torch.tensor([[0.2, 0.9, 0.2, 0.9, 0.2, 0.9, 0.2, 0.9]], dtype=torch.float64)
+
+    def pairs_at(x: torch.Tensor, position: int) -> np.ndarray:
+        rotated = apply_rope(x, torch.tensor([float(position)]), base=ANIMATION_BASE, layout="interleaved")
+        return rotated[0].reshape(-1, 2).numpy()
+
+    artists: list[object] = []
+
+    def draw(frame: int) -> list[object]:
+        for artist in artists:
+            artist.remove()  # type: ignore[attr-defined]
+        artists.clear()
+        m, n = frame, frame - ANIMATION_OFFSET
+        qs, ks = pairs_at(q, m), pairs_at(k, n)
+        for i, ax in enumerate(axes):
+            _arrow(ax, qs[i], colours.cycle[0], width=0.035)
+            _arrow(ax, ks[i], colours.cycle[1], width=0.035)
+            ax.set_title(f"pair {i}: θ = {theta[i]:.3g} rad\nq·k = {qs[i] @ ks[i]:+.3f}", fontsize=10)
+            artists.extend(list(ax.patches)[-2:])
+        fig.suptitle(f"query at m = {m:2d} (blue), key at n = m − {ANIMATION_OFFSET} = {n:+3d} (orange)",
+                     fontsize=11, color=colours.foreground)
+        return artists
+
+    for ax in axes:
+        _unit_circle(ax, colours.muted)
+        ax.set_axis_off()
+    draw(0)
+    animation = FuncAnimation(fig, draw, frames=ANIMATION_FRAMES, interval=125, blit=False)
+    animation.posenc_fps = 8  # type: ignore[attr-defined]
+    fig.set_dpi(100)
+    return animation
+
+
+# ------------------------------------------------------------------------------ context extension
+def _wavelengths(theta: torch.Tensor) -> np.ndarray:
+    return (2 * math.pi / theta).numpy()
+
+
+def _context_axes(title: str, trained: int, extended: float) -> tuple[Figure, object]:
+    colours = palette()
+    fig, ax = new_figure(1, 1, height=3.5)
+    ax.set_yscale("log")
+    ax.axhline(trained, color=colours.muted, ls="--", lw=1.1)
+    ax.axhline(extended, color=colours.muted, ls=":", lw=1.3)
+    ax.text(1, trained * 1.15, f"trained length {trained}", color=colours.foreground, fontsize=9.5)
+    ax.text(1, extended * 1.15, f"target length {int(extended)}", color=colours.foreground, fontsize=9.5)
+    ax.set_xlabel("rotation pair i (fast → slow)")
+    ax.set_ylabel("wavelength 2π/θᵢ (positions)")
+    ax.set_title(title)
+    return fig, ax
+
+
+@figure(
+    "context-unseen-angles",
+    alt=("Bar-like curve of the largest angle, in turns, that each of the 64 rotation pairs reaches within a "
+         "training length of 4096 positions, on a log scale: fast pairs make hundreds of turns, while pairs "
+         "from index 46 on never complete one turn, so longer inputs give them angles never seen."),
+)
+def unseen_angles() -> Figure:
+    colours = palette()
+    theta = rope_inverse_frequencies(DIM, base=BASE)
+    turns_trained = (TRAINED - 1) * theta / (2 * math.pi)
+    turns_double = (2 * TRAINED - 1) * theta / (2 * math.pi)
+    pairs = np.arange(DIM // 2)
+    fig, ax = new_figure(1, 1, height=3.5)
+    ax.set_yscale("log")
+    ax.plot(pairs, turns_double.numpy(), color=colours.cycle[1], label=f"positions up to {2 * TRAINED}")
+    ax.plot(pairs, turns_trained.numpy(), color=colours.cycle[0], label=f"positions up to {TRAINED} (training)")
+    ax.axhline(1.0, color=colours.muted, ls="--", lw=1.1)
+    ax.text(1, 1.2, "one full turn", color=colours.foreground, fontsize=9.5)
+    first = int(torch.nonzero(turns_trained < 1)[0])
+    ax.axvspan(first - 0.5, DIM // 2 - 0.5, color=colours.cycle[1], alpha=0.12, lw=0)
+    ax.text(first + 0.5, 30, "angles past training\nare new to these pairs", color=colours.foreground, fontsize=9.5)
+    ax.set_xlabel("rotation pair i (fast → slow), head dim 128, base 10000")
+    ax.set_ylabel("largest angle reached (turns)")
+    ax.set_title("How far each pair turns over the context")
+    ax.legend(loc="lower left")
+    return fig
+
+
+def _method_figure(kind: str) -> Figure:
+    colours = palette()
+    scaling = SCALINGS[kind]
+    base = LLAMA3_BASE if kind == "llama3" else BASE
+    trained = int(scaling.get("original_max_position_embeddings", TRAINED))  # type: ignore[call-overload]
+    factor = float(scaling["factor"])  # type: ignore[arg-type]
+    pairs = np.arange(DIM // 2)
+    before = rope_inverse_frequencies(DIM, base=base)
+    titles = {
+        "linear": f"Position interpolation: every wavelength × {FACTOR:g}",
+        "ntk": f"NTK-aware: base {BASE:g} → {BASE * FACTOR ** (DIM / (DIM - 2)):.0f}; slowest pair × {FACTOR:g}",
+        "dynamic": "Dynamic NTK: the base grows with the current length",
+        "yarn": f"YaRN: fast pairs kept, slow pairs × {FACTOR:g}, a ramp between",
+        "llama3": "Llama 3.1: kept below 2048, × 8 above 8192, blended between",
+    }
+    fig, ax = _context_axes(titles[kind], trained, trained * factor)
+    ax.plot(pairs, _wavelengths(before), color=colours.cycle[0], label=f"original (base {base:g})")
+    if kind == "dynamic":
+        for j, seq_len in enumerate((TRAINED, 2 * TRAINED, 4 * TRAINED, 8 * TRAINED)):
+            after = rope_inverse_frequencies(DIM, base=base, scaling=scaling, seq_len=seq_len)
+            if seq_len > TRAINED:
+                ax.plot(pairs, _wavelengths(after), color=colours.cycle[1 + j], lw=1.3,
+                        label=f"current length {seq_len}")
+    else:
+        after = rope_inverse_frequencies(DIM, base=base, scaling=scaling)
+        ax.plot(pairs, _wavelengths(after), color=colours.cycle[1], ls="-", label="after scaling")
+    if kind == "llama3":
+        threshold = trained / float(LLAMA3["high_freq_factor"])  # type: ignore[arg-type]
+        ax.axhline(threshold, color=colours.cycle[2], lw=0.9, ls="-.")
+        ax.text(1, threshold * 0.55, f"{threshold:g} = L / high_freq_factor (L / low_freq_factor = {trained})",
+                color=colours.foreground, fontsize=9)
+    ax.legend(loc="lower right")
+    return fig
+
+
+def _register(kind: str, alt: str) -> None:
+    def draw() -> Figure:
+        return _method_figure(kind)
+    draw.__name__ = f"context_{kind}"
+    draw.__module__ = __name__
+    figure(f"context-{kind}", alt=alt)(draw)
+
+
+CONTEXT_ALTS: Mapping[str, str] = {
+    "linear": ("Log-scale plot of the wavelength of each of the 64 rotation pairs before and after position "
+               "interpolation by 4: the whole curve moves up by a factor of 4."),
+    "ntk": ("Log-scale plot of per-pair wavelengths before and after the NTK-aware base change by 4: the "
+            "fastest pairs are nearly unchanged and the slowest pair's wavelength is 4 times longer."),
+    "dynamic": ("Log-scale plot of per-pair wavelengths for dynamic NTK scaling at current lengths 8192, 16384 "
+                "and 32768: at or below the trained length nothing changes, and the slow pairs stretch more "
+                "as the input grows."),
+    "yarn": ("Log-scale plot of per-pair wavelengths before and after YaRN with factor 4: pairs that turn more "
+             "than 32 times in 4096 positions are unchanged, pairs that turn less than once are stretched 4 "
+             "times, and a ramp joins the two."),
+    "llama3": ("Log-scale plot of per-pair wavelengths before and after Llama 3.1 scaling (factor 8, trained "
+               "length 8192): wavelengths under 2048 are kept, those over 8192 are 8 times longer, and the "
+               "ones between are blended."),
+}
+for _kind, _alt in CONTEXT_ALTS.items():
+    _register(_kind, _alt)

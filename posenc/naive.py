@@ -1,0 +1,89 @@
+"""The first attempts at a position code, before the sinusoidal encoding of Vaswani et al. (2017).
+
+Each function returns a table ``[len, width]`` with one row per position, so that the analysis
+helpers (:mod:`posenc.analysis`) can compare them with the real encoding row by row:
+
+* :func:`counting` writes the position itself (0, 1, 2, ...): unbounded.
+* :func:`normalized_counting` divides by the last index of the sentence, so every value lies in
+  [0, 1], but the same position gets a different value in sentences of different length.
+* :func:`single_sine` writes ``sin(frequency * pos)``: bounded, but many positions land close
+  together.
+* :func:`sine_cosine_pairs` writes one (sin, cos) pair per chosen frequency; with the frequencies
+  ``base^(-2i/dim)`` it is exactly the sinusoidal encoding.
+
+These are teaching tools, so they compute in float64 by default: the chapters look at gaps between
+codes as small as 1e-7, which float32 cannot resolve.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from torch import Tensor
+
+from posenc._checks import check_float, check_int, check_positions, check_tensor
+
+
+def _check_dtype(dtype: object) -> torch.dtype:
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise TypeError(f"dtype must be a floating-point torch.dtype, got {dtype!r}")
+    return dtype
+
+
+def _check_frequencies(frequencies: object) -> Tensor:
+    if isinstance(frequencies, Tensor):
+        values = check_tensor("frequencies", frequencies, ndim=1, finite=True).to(torch.float64)
+    elif isinstance(frequencies, Sequence) and not isinstance(frequencies, str):
+        values = torch.tensor([check_float("frequencies[]", f) for f in frequencies], dtype=torch.float64)
+    else:
+        raise TypeError(f"frequencies must be a sequence of numbers or a 1-D tensor, got {type(frequencies).__name__}")
+    if values.numel() == 0:
+        raise ValueError("frequencies must hold at least one frequency, got an empty sequence")
+    if bool((values <= 0).any()):
+        raise ValueError(f"frequencies must all be > 0, got {values.tolist()}")
+    return values
+
+
+# --8<-- [start:naive]
+def counting(positions: int | Tensor, *, dtype: torch.dtype = torch.float64) -> Tensor:
+    """Attempt 1: the position itself as one extra feature, ``[len, 1]``.
+
+    >>> counting(4).flatten()
+    tensor([0., 1., 2., 3.], dtype=torch.float64)
+    """
+    pos = check_positions("positions", positions)
+    return pos[:, None].to(_check_dtype(dtype))
+
+
+def normalized_counting(seq_len: int, *, dtype: torch.dtype = torch.float64) -> Tensor:
+    """Attempt 2: ``pos / (seq_len - 1)`` for pos = 0 .. seq_len-1, so the first word gets 0 and
+    the last 1, ``[seq_len, 1]``. A one-word sentence gets ``[[0.]]`` (no division by zero).
+
+    >>> normalized_counting(3).flatten()
+    tensor([0.0000, 0.5000, 1.0000], dtype=torch.float64)
+    """
+    seq_len = check_int("seq_len", seq_len, minimum=1)
+    pos = torch.arange(seq_len, dtype=torch.float64)
+    return (pos / max(seq_len - 1, 1))[:, None].to(_check_dtype(dtype))
+
+
+def single_sine(positions: int | Tensor, *, frequency: float = 1.0, dtype: torch.dtype = torch.float64) -> Tensor:
+    """Attempt 3: ``sin(frequency * pos)``, bounded in [-1, 1], ``[len, 1]``."""
+    pos = check_positions("positions", positions)
+    frequency = check_float("frequency", frequency, positive=True)
+    return torch.sin(frequency * pos)[:, None].to(_check_dtype(dtype))
+
+
+def sine_cosine_pairs(
+    positions: int | Tensor, frequencies: Sequence[float] | Tensor, *, dtype: torch.dtype = torch.float64
+) -> Tensor:
+    """Attempt 4: one (sin, cos) pair per frequency, interleaved, ``[len, 2 * len(frequencies)]``.
+
+    Column 2j is ``sin(frequencies[j] * pos)`` and column 2j+1 the matching cosine.
+    """
+    pos = check_positions("positions", positions)
+    freqs = _check_frequencies(frequencies)
+    angles = pos[:, None] * freqs[None, :]
+    return torch.stack((angles.sin(), angles.cos()), dim=-1).flatten(-2).to(_check_dtype(dtype))
+# --8<-- [end:naive]

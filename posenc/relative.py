@@ -1,0 +1,231 @@
+"""Relative position methods: Shaw et al. (2018) and the T5 bias (Raffel et al., 2020).
+
+Both act inside attention and see only the offset ``j - i`` between a key ``j`` and a query
+``i``, never the absolute positions.
+
+* Shaw, Uszkoreit and Vaswani (2018) learn one vector per clipped offset
+  ``clip(j - i, -k, k)`` and add it to the key (in the logit) and to the value (in the output).
+* T5 maps the offset to one of ``num_buckets`` buckets, exact for small distances and
+  logarithmically wider up to ``max_distance``, and learns one scalar per bucket and head that
+  is added to the logit.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import torch
+from torch import Tensor, nn
+
+from posenc._checks import _is_int, check_int, check_positive_int, check_size, check_tensor
+from posenc.attention import SelfAttention, scaled_dot_product_attention
+
+
+# --8<-- [start:relative-positions]
+def relative_positions(q_len: int, k_len: int) -> Tensor:
+    """The offsets ``j - i`` of key ``j`` from query ``i``, a LongTensor ``[q_len, k_len]``.
+
+    Positive entries are keys after the query, negative entries keys before it.
+
+    >>> relative_positions(3, 4)
+    tensor([[ 0,  1,  2,  3],
+            [-1,  0,  1,  2],
+            [-2, -1,  0,  1]])
+    """
+    q_len = check_int("q_len", q_len, minimum=0)
+    k_len = check_int("k_len", k_len, minimum=0)
+    return torch.arange(k_len)[None, :] - torch.arange(q_len)[:, None]
+# --8<-- [end:relative-positions]
+
+
+# --8<-- [start:shaw]
+class ShawRelativeAttention(nn.Module):
+    """Multi-head self-attention with Shaw et al.'s relative position representations.
+
+    The logit of query ``i`` for key ``j`` is ``q_i · (k_j + a^K_{ij}) / sqrt(head_dim)`` and the
+    output of query ``i`` is ``sum_j w_ij (v_j + a^V_{ij})``, where ``a^K_{ij}`` and ``a^V_{ij}``
+    are rows ``clip(j - i, -max_distance, max_distance)`` of two learned tables of
+    ``2 * max_distance + 1`` vectors. As in the paper, the tables are shared by all heads.
+
+    Args:
+        dim: model width, divisible by ``num_heads``.
+        num_heads: number of heads.
+        max_distance: the clipping distance ``k`` (offsets beyond it share the edge vectors).
+
+    The paper does not give an initialisation; both tables start as ``N(0, 1/head_dim)``, so
+    that ``q · a^K`` starts on the same scale as ``q · k``.
+
+    ``forward(x, *, causal=False)`` returns ``(output, weights)`` like
+    :class:`posenc.SelfAttention`; ``logits(x)`` returns the scores before the softmax.
+
+    >>> layer = ShawRelativeAttention(dim=8, num_heads=2, max_distance=2)
+    >>> tuple(layer.key_table.shape)
+    (5, 4)
+    """
+
+    def __init__(self, dim: int, num_heads: int, max_distance: int) -> None:
+        super().__init__()
+        self.attention = SelfAttention(dim, num_heads)  # projections: qkv and out
+        self.dim, self.num_heads, self.head_dim = dim, num_heads, self.attention.head_dim
+        self.max_distance = check_positive_int("max_distance", max_distance)
+        rows = 2 * self.max_distance + 1
+        self.key_table = nn.Parameter(torch.randn(rows, self.head_dim) * self.head_dim**-0.5)
+        self.value_table = nn.Parameter(torch.randn(rows, self.head_dim) * self.head_dim**-0.5)
+
+    def table_rows(self, q_len: int, k_len: int) -> Tensor:
+        """Row of the tables used by each (query, key) pair: ``clip(j - i, -k, k) + k``."""
+        k = self.max_distance
+        return (relative_positions(q_len, k_len).clamp(-k, k) + k).to(self.key_table.device)
+
+    def _heads(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        check_tensor("x", x, ndim=3, floating=True)
+        check_size("x", x, -1, self.dim, expected_from="the module's dim")
+        return self.attention.split_heads(x)
+
+    def _key_term(self, q: Tensor) -> Tensor:
+        """``q_i · a^K_{ij} / sqrt(head_dim)``, ``[batch, heads, seq, seq]``."""
+        seq = q.shape[-2]
+        a_key = self.key_table[self.table_rows(seq, seq)]  # [seq, seq, head_dim]
+        return torch.einsum("bhid,ijd->bhij", q, a_key) / math.sqrt(self.head_dim)
+
+    def logits(self, x: Tensor) -> Tensor:
+        """Attention scores before the softmax, ``[batch, heads, seq, seq]``."""
+        q, k, _ = self._heads(x)
+        return q @ k.transpose(-2, -1) / math.sqrt(self.head_dim) + self._key_term(q)
+
+    def forward(self, x: Tensor, *, causal: bool = False) -> tuple[Tensor, Tensor]:
+        q, k, v = self._heads(x)
+        heads_out, weights = scaled_dot_product_attention(q, k, v, bias=self._key_term(q), causal=causal)
+        seq = x.shape[1]
+        a_value = self.value_table[self.table_rows(seq, seq)]  # [seq, seq, head_dim]
+        heads_out = heads_out + torch.einsum("bhij,ijd->bhid", weights, a_value)
+        merged = heads_out.transpose(1, 2).reshape(x.shape)
+        return self.attention.out(merged), weights
+# --8<-- [end:shaw]
+
+
+def _check_bucket_setup(bidirectional: object, num_buckets: object, max_distance: object) -> tuple[bool, int, int]:
+    if not isinstance(bidirectional, bool):
+        raise TypeError(f"bidirectional must be a bool, got {type(bidirectional).__name__} {bidirectional!r}")
+    num_buckets = check_int("num_buckets", num_buckets, minimum=4 if bidirectional else 2)
+    if bidirectional and num_buckets % 2:
+        raise ValueError(
+            f"num_buckets must be even when bidirectional=True (half the buckets for each "
+            f"direction), got {num_buckets}"
+        )
+    max_distance = check_int("max_distance", max_distance, minimum=1)
+    max_exact = (num_buckets // 2 if bidirectional else num_buckets) // 2
+    if max_distance <= max_exact:
+        raise ValueError(
+            f"max_distance must be greater than the {max_exact} exact buckets per direction "
+            f"(num_buckets={num_buckets}, bidirectional={bidirectional}), got {max_distance}"
+        )
+    return bidirectional, num_buckets, max_distance
+
+
+# --8<-- [start:t5-boundaries]
+@functools.lru_cache(maxsize=64)
+def _log_bucket_starts(buckets: int, max_distance: int) -> tuple[int, ...]:
+    """First distance of each log-spaced bucket after the first one, in exact integer arithmetic.
+
+    With ``e = buckets // 2`` exact buckets and ``L = buckets - e`` log buckets, distance
+    ``n >= e`` goes to bucket ``e + floor(L * log(n / e) / log(max_distance / e))``, capped at
+    ``buckets - 1``. Bucket ``e + s`` therefore starts at the smallest ``n`` with
+    ``n^L >= max_distance^s * e^(L - s)``; integers avoid rounding at the boundaries.
+    """
+    exact, log_buckets = buckets // 2, buckets - buckets // 2
+    starts = []
+    for s in range(1, log_buckets):
+        target = max_distance**s * exact ** (log_buckets - s)
+        low, high = exact, max_distance  # high always satisfies n^L >= target
+        while low < high:
+            mid = (low + high) // 2
+            if mid**log_buckets >= target:
+                high = mid
+            else:
+                low = mid + 1
+        starts.append(low)
+    return tuple(starts)
+# --8<-- [end:t5-boundaries]
+
+
+# --8<-- [start:t5-bucket]
+def t5_relative_position_bucket(
+    relative_position: int | Tensor, *, bidirectional: bool = True, num_buckets: int = 32,
+    max_distance: int = 128,
+) -> Tensor:
+    """T5's bucket for each offset ``relative_position = key position - query position``.
+
+    Bidirectional (the encoder): half the buckets for keys at or before the query, half, shifted
+    by ``num_buckets // 2``, for keys after it. Causal (the decoder): keys after the query are
+    not seen and share bucket 0 with offset 0. Within a direction of ``b`` buckets, distances
+    ``0 .. b//2 - 1`` each have their own bucket, and the other ``b - b//2`` buckets cover
+    distances up to ``max_distance`` in logarithmically growing steps; all larger distances share
+    the last bucket.
+
+    >>> t5_relative_position_bucket(torch.tensor([-200, -20, -1, 0, 1, 20, 200]))
+    tensor([15, 10,  1,  0, 17, 26, 31])
+    """
+    bidirectional, num_buckets, max_distance = _check_bucket_setup(bidirectional, num_buckets, max_distance)
+    if _is_int(relative_position):
+        relative_position = torch.tensor(int(relative_position))
+    offsets = check_tensor("relative_position", relative_position)
+    if offsets.is_floating_point() or offsets.is_complex() or offsets.dtype == torch.bool:
+        raise TypeError(f"relative_position must hold integers, got dtype {offsets.dtype}")
+    offsets = offsets.long()
+    if bidirectional:
+        buckets = num_buckets // 2  # per direction
+        base = torch.where(offsets > 0, buckets, 0)  # keys after the query use the upper half
+        distance = offsets.abs()
+    else:
+        buckets = num_buckets
+        base = torch.zeros_like(offsets)
+        distance = (-offsets).clamp(min=0)  # keys after the query count as distance 0
+    exact = buckets // 2
+    starts = torch.tensor(_log_bucket_starts(buckets, max_distance), dtype=torch.long, device=offsets.device)
+    log_bucket = exact + torch.bucketize(distance, starts, right=True)
+    return base + torch.where(distance < exact, distance, log_bucket)
+# --8<-- [end:t5-bucket]
+
+
+# --8<-- [start:t5-bias]
+class T5RelativeBias(nn.Module):
+    """T5's learned relative position bias: one scalar per (bucket, head), added to the logits.
+
+    Args:
+        num_heads: number of attention heads.
+        num_buckets: number of buckets (32 in T5).
+        max_distance: distance from which all offsets share the last bucket (128 in T5).
+        bidirectional: True for an encoder, False for a causal decoder.
+
+    ``forward(q_len, k_len=None)`` returns the bias ``[num_heads, q_len, k_len]`` for queries at
+    positions ``0 .. q_len - 1`` and keys at ``0 .. k_len - 1`` (``k_len`` defaults to ``q_len``).
+    T5 computes it once and shares it among the layers of a stack. The table ``weight``
+    ``[num_buckets, num_heads]`` starts as ``N(0, 0.1²)`` (an arbitrary small scale; the paper
+    does not specify one).
+
+    >>> bias = T5RelativeBias(num_heads=4)
+    >>> tuple(bias.weight.shape), tuple(bias(5).shape)
+    ((32, 4), (4, 5, 5))
+    """
+
+    def __init__(self, num_heads: int, *, num_buckets: int = 32, max_distance: int = 128,
+                 bidirectional: bool = True) -> None:
+        super().__init__()
+        self.num_heads = check_positive_int("num_heads", num_heads)
+        self.bidirectional, self.num_buckets, self.max_distance = _check_bucket_setup(
+            bidirectional, num_buckets, max_distance)
+        self.weight = nn.Parameter(torch.randn(self.num_buckets, self.num_heads) * 0.1)
+
+    def buckets(self, q_len: int, k_len: int | None = None) -> Tensor:
+        """The bucket of each (query, key) pair, ``[q_len, k_len]``."""
+        k_len = q_len if k_len is None else k_len
+        return t5_relative_position_bucket(
+            relative_positions(q_len, k_len), bidirectional=self.bidirectional,
+            num_buckets=self.num_buckets, max_distance=self.max_distance)
+
+    def forward(self, q_len: int, k_len: int | None = None) -> Tensor:
+        values = self.weight[self.buckets(q_len, k_len).to(self.weight.device)]  # [q_len, k_len, heads]
+        return values.permute(2, 0, 1)
+# --8<-- [end:t5-bias]
