@@ -39,6 +39,7 @@ from posenc import (
 from posenc.figures._style import PALETTES, rc_params
 from posenc.toy import sentence_embeddings
 
+# %matplotlib inline
 # The site's light palette on an opaque background: readable in light and dark mode alike.
 plt.rcParams.update(rc_params(PALETTES["light"]))
 torch.manual_seed(0)
@@ -132,7 +133,7 @@ left.set(xlim=(-1.4, 1.4), ylim=(-1.4, 1.4), aspect="equal", title="one pair at 
 theta = rope_inverse_frequencies(DIM)
 positions = torch.arange(60, dtype=torch.float64)
 for i in (0, 1, 4, 16):
-    right.plot(positions, torch.remainder(positions * theta[i], 2 * math.pi), label=f"pair {i}")
+    right.plot(positions, torch.remainder(positions * theta[i], 2 * math.pi), ".", ms=4, label=f"pair {i}")
 right.set(xlabel="position m", ylabel="angle m·θᵢ mod 2π (rad)", title="angle per pair")
 right.legend(fontsize=8)
 plt.show()
@@ -225,8 +226,8 @@ with torch.no_grad():
 # %%
 wavelength = 2 * math.pi / rope_inverse_frequencies(DIM)
 print("wavelengths of pairs 0, 8, 31:", [round(v, 2) for v in wavelength[[0, 8, 31]].tolist()])
-sign_changes = [(torch.diff(torch.sign(pe[:, c])) != 0).sum().item() for c in (0, 16, 62)]
-print("sign changes over positions 0-99 in dimensions 0, 16, 62:", sign_changes)
+sign_changes = [(torch.diff(torch.sign(pe[1:, c])) != 0).sum().item() for c in (0, 16, 62)]
+print("sign changes over positions 1-99 in dimensions 0, 16, 62:", sign_changes)
 
 # %% [markdown]
 # **Q2. How does the RoPE rotation change with position?** The angle of pair \(i\) is \(m\theta_i\),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import torch
@@ -31,16 +32,16 @@ SCALINGS: dict[str, dict[str, object]] = {
 }
 
 
-def _unit_circle(ax: object, colour: str) -> None:
+def _unit_circle(ax: Any, colour: str) -> None:
     t = np.linspace(0, 2 * np.pi, 200)
-    ax.plot(np.cos(t), np.sin(t), color=colour, lw=0.8)  # type: ignore[attr-defined]
-    ax.set_aspect("equal")  # type: ignore[attr-defined]
-    ax.set_xlim(-1.3, 1.3)  # type: ignore[attr-defined]
-    ax.set_ylim(-1.3, 1.3)  # type: ignore[attr-defined]
+    ax.plot(np.cos(t), np.sin(t), color=colour, lw=0.8)
+    ax.set_aspect("equal")
+    ax.set_xlim(-1.3, 1.3)
+    ax.set_ylim(-1.3, 1.3)
 
 
-def _arrow(ax: object, xy: np.ndarray, colour: str, alpha: float = 1.0, width: float = 0.025) -> None:
-    ax.arrow(0, 0, float(xy[0]), float(xy[1]), color=colour, alpha=alpha,  # type: ignore[attr-defined]
+def _arrow(ax: Any, xy: np.ndarray, colour: str, alpha: float = 1.0, width: float = 0.025) -> None:
+    ax.arrow(0, 0, float(xy[0]), float(xy[1]), color=colour, alpha=alpha,
              width=width, head_width=4 * width, head_length=4 * width, length_includes_head=True)
 
 
@@ -184,11 +185,11 @@ def animator() -> FuncAnimation:
         rotated = apply_rope(x, torch.tensor([float(position)]), base=ANIMATION_BASE, layout="interleaved")
         return rotated[0].reshape(-1, 2).numpy()
 
-    artists: list[object] = []
+    artists: list[Any] = []
 
-    def draw(frame: int) -> list[object]:
+    def draw(frame: int) -> list[Any]:
         for artist in artists:
-            artist.remove()  # type: ignore[attr-defined]
+            artist.remove()
         artists.clear()
         m, n = frame, frame - ANIMATION_OFFSET
         qs, ks = pairs_at(q, m), pairs_at(k, n)
@@ -216,7 +217,7 @@ def _wavelengths(theta: torch.Tensor) -> np.ndarray:
     return (2 * math.pi / theta).numpy()
 
 
-def _context_axes(title: str, trained: int, extended: float) -> tuple[Figure, object]:
+def _context_axes(title: str, trained: int, extended: float) -> tuple[Figure, Any]:
     colours = palette()
     fig, ax = new_figure(1, 1, height=3.5)
     ax.set_yscale("log")
