@@ -33,6 +33,9 @@ def _run(source: str, namespace: dict[str, Any]) -> str:
             exec(code, namespace)
         except Exception as error:  # noqa: BLE001 - shown as a doctest traceback
             frames = traceback.format_exception_only(type(error), error)
+            # Loud on purpose: an error recorded as "expected output" makes a broken example pass.
+            print(f"NOTE: this example raised {type(error).__name__}; check that the page means to show it:\n"
+                  f"    {source.strip().splitlines()[0]}\n    {frames[-1].strip()}", file=sys.__stderr__)
             return "Traceback (most recent call last):\n    ...\n" + "".join(frames)
     return buffer.getvalue()
 

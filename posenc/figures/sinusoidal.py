@@ -88,12 +88,15 @@ def sinusoidal_dimensions(dim: int = 128, length: int = 101) -> Figure:
     for column in chosen:
         kind = "sin" if column % 2 == 0 else "cos"
         wavelength = 2 * math.pi * 10000 ** ((column - column % 2) / dim)
-        ax.plot(range(length), table[:, column], label=f"dim {column} ({kind}, wavelength {wavelength:,.1f})")
+        # dim 0 has only ~6 samples per turn: mark the integer positions so the jagged line reads as samples
+        style = {"marker": "o", "markersize": 2.5} if column == 0 else {}
+        ax.plot(range(length), table[:, column], label=f"dim {column} ({kind}, wavelength {wavelength:,.1f})", **style)
     ax.set_xlabel("position")
     ax.set_ylabel("value")
     ax.set_ylim(-1.15, 1.15)
     ax.set_title(f"Chosen dimensions of the encoding, d = {dim}")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False,
+              title="wavelengths in positions", title_fontsize=9.5)
     return fig
 
 
@@ -101,8 +104,8 @@ def sinusoidal_dimensions(dim: int = 128, length: int = 101) -> Figure:
     "similarity-matrices",
     alt=(
         "Three 64-by-64 cosine-similarity matrices of the sinusoidal codes for d = 8, 64 and "
-        "512. Each is constant along its diagonals; d = 8 shows bright bands far from the "
-        "diagonal, the wider ones a bright diagonal fading to a middling level."
+        "512. Each is constant along its diagonals; d = 8 shows dark-red bands of high similarity "
+        "far from the diagonal, the wider ones a dark-red diagonal fading to a middling level."
     ),
 )
 def similarity_matrices(length: int = 64) -> Figure:
@@ -115,7 +118,7 @@ def similarity_matrices(length: int = 64) -> Figure:
         ax.set_xlabel("position")
         ax.grid(False)
     axes[0].set_ylabel("position")
-    fig.colorbar(image, ax=axes, shrink=0.85, label="cosine similarity")
+    fig.colorbar(image, ax=axes, shrink=0.6, label="cosine similarity")
     return fig
 
 
@@ -156,7 +159,7 @@ def binary_counter(length: int = 64) -> Figure:
     fig, axes = new_figure(1, 2, height=4.4, width_ratios=[1, 2])
     bits = binary_code(length, 6).numpy()
     axes[0].imshow(bits, cmap="gray_r" if colours.name == "light" else "gray", aspect="auto", interpolation="nearest")
-    axes[0].set_title("binary: bit b flips\nevery 2^b positions")
+    axes[0].set_title("binary: bit $b$ flips\nevery $2^b$ positions")
     axes[0].set_xlabel("bit (lowest first)")
     axes[0].set_xticks(range(6))
     table = sinusoidal_encoding(length, 64)[:, :16].numpy()

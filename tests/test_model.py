@@ -1,0 +1,247 @@
+"""PositionalEmbedding and TinyTransformer: shapes, parameter counts, causality, wiring, bad input."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from posenc import (
+    LearnedPositionalEmbedding,
+    PositionalEmbedding,
+    RotaryEmbedding,
+    SinusoidalPositionalEncoding,
+    T5RelativeBias,
+    TinyTransformer,
+    alibi_bias,
+)
+from posenc.model import POSITION_METHODS
+
+VOCAB, DIM, HEADS, LAYERS, MAX_LEN = 50, 16, 2, 2, 12
+
+
+def reference_sinusoidal(length: int, dim: int) -> torch.Tensor:
+    """Vaswani et al. (2017), section 3.5, written as loops in float64."""
+    table = torch.zeros(length, dim, dtype=torch.float64)
+    for pos in range(length):
+        for i in range(dim // 2):
+            angle = pos / 10000 ** (2 * i / dim)
+            table[pos, 2 * i] = math.sin(angle)
+            table[pos, 2 * i + 1] = math.cos(angle)
+    return table
+
+
+def expected_parameters(method: str) -> int:
+    """Count by hand: embeddings, per block 2 LayerNorms + qkv + out + MLP, final norm, head."""
+    block = 2 * (2 * DIM) + 3 * DIM * DIM + DIM * DIM + (DIM * 4 * DIM + 4 * DIM) + (4 * DIM * DIM + DIM)
+    total = VOCAB * DIM + LAYERS * block + 2 * DIM + DIM * VOCAB
+    if method == "learned":
+        total += MAX_LEN * DIM
+    if method == "t5":
+        total += 32 * HEADS  # one scalar per (bucket, head), shared by the layers
+    return total
+
+
+def make(method: str) -> TinyTransformer:
+    torch.manual_seed(0)
+    return TinyTransformer(VOCAB, DIM, HEADS, LAYERS, position=method, max_len=MAX_LEN if method == "learned" else None)
+
+
+# ---------------------------------------------------------------- PositionalEmbedding
+
+
+def test_parameter_counts_of_the_two_embedding_kinds() -> None:
+    learned = PositionalEmbedding(100, 8, kind="learned", max_len=20)
+    sinusoidal = PositionalEmbedding(100, 8, kind="sinusoidal", max_len=20)
+    assert sum(p.numel() for p in learned.parameters()) == 100 * 8 + 20 * 8
+    assert sum(p.numel() for p in sinusoidal.parameters()) == 100 * 8
+    assert sum(b.numel() for b in sinusoidal.buffers()) == 20 * 8  # the table: a buffer, not trained
+
+
+def test_sinusoidal_embedding_is_token_plus_the_paper_table() -> None:
+    layer = PositionalEmbedding(VOCAB, DIM, kind="sinusoidal")
+    tokens = torch.tensor([[3, 1, 4, 1, 5, 9, 2]])
+    expected = layer.token.weight.detach().double()[tokens[0]] + reference_sinusoidal(7, DIM)
+    torch.testing.assert_close(layer(tokens)[0].double(), expected, atol=1e-6, rtol=0)
+    assert isinstance(layer.position, SinusoidalPositionalEncoding)
+
+
+def test_learned_embedding_is_token_plus_table_rows_with_offset() -> None:
+    layer = PositionalEmbedding(VOCAB, DIM, kind="learned", max_len=10)
+    assert isinstance(layer.position, LearnedPositionalEmbedding)
+    tokens = torch.tensor([[7, 7, 8]])
+    out = layer(tokens, offset=4)
+    table = layer.position.table.detach()
+    token_rows = layer.token.weight.detach()
+    for p in range(3):
+        torch.testing.assert_close(out[0, p], token_rows[tokens[0, p]] + table[4 + p])
+
+
+def test_same_token_at_two_positions_gets_two_vectors() -> None:
+    for kind in ("sinusoidal", "learned"):
+        out = PositionalEmbedding(VOCAB, DIM, kind=kind, max_len=4)(torch.tensor([[5, 5]]))
+        assert not torch.allclose(out[0, 0], out[0, 1])
+
+
+def test_learned_embedding_refuses_positions_past_max_len() -> None:
+    layer = PositionalEmbedding(VOCAB, DIM, kind="learned", max_len=4)
+    with pytest.raises(ValueError, match="max_len=4"):
+        layer(torch.zeros(1, 5, dtype=torch.long))
+
+
+def test_sinusoidal_embedding_goes_past_its_precomputed_rows() -> None:
+    layer = PositionalEmbedding(VOCAB, DIM, kind="sinusoidal", max_len=4)
+    tokens = torch.zeros(1, 9, dtype=torch.long)
+    expected = layer.token.weight.detach().double()[0] + reference_sinusoidal(9, DIM)
+    torch.testing.assert_close(layer(tokens)[0].double(), expected, atol=1e-6, rtol=0)
+
+
+def test_dropout_acts_only_in_training_mode() -> None:
+    layer = PositionalEmbedding(VOCAB, DIM, kind="sinusoidal", dropout=0.5)
+    tokens = torch.tensor([[1, 2, 3, 4]])
+    layer.eval()
+    clean = layer(tokens)
+    layer.train()
+    torch.manual_seed(0)
+    noisy = layer(tokens)
+    zeroed = noisy == 0
+    assert zeroed.any()
+    torch.testing.assert_close(noisy[~zeroed], 2 * clean[~zeroed])  # inverted dropout scales by 1/(1-p)
+
+
+# ---------------------------------------------------------------- TinyTransformer
+
+
+@pytest.mark.parametrize("method", POSITION_METHODS)
+def test_parameter_count_matches_a_hand_count(method: str) -> None:
+    assert sum(p.numel() for p in make(method).parameters()) == expected_parameters(method)
+
+
+@pytest.mark.parametrize("method", POSITION_METHODS)
+def test_logits_shape_and_gradients_reach_every_parameter(method: str) -> None:
+    model = make(method)
+    tokens = torch.randint(0, VOCAB, (3, 9))
+    logits = model(tokens)
+    assert logits.shape == (3, 9, VOCAB)
+    logits.logsumexp(-1).sum().backward()
+    missing = [name for name, p in model.named_parameters() if p.grad is None or not torch.isfinite(p.grad).all()]
+    assert not missing
+
+
+@pytest.mark.parametrize("method", POSITION_METHODS)
+@settings(max_examples=10, deadline=None)
+@given(data=st.data())
+def test_causal_a_later_token_never_changes_earlier_logits(method: str, data: st.DataObject) -> None:
+    model = make(method).eval()
+    length = data.draw(st.integers(2, MAX_LEN))
+    cut = data.draw(st.integers(1, length - 1))
+    first = torch.tensor([data.draw(st.lists(st.integers(0, VOCAB - 1), min_size=length, max_size=length))])
+    second = first.clone()
+    second[0, cut:] = (second[0, cut:] + 1) % VOCAB
+    with torch.no_grad():
+        a, b = model(first), model(second)
+    torch.testing.assert_close(a[:, :cut], b[:, :cut], atol=1e-5, rtol=1e-5)
+    assert not torch.allclose(a[:, cut], b[:, cut])
+
+
+@pytest.mark.parametrize("method", POSITION_METHODS)
+def test_scrambled_sentence_gives_different_outputs(method: str) -> None:
+    model = make(method).eval()
+    sentence = torch.tensor([[10, 20, 30, 40]])
+    scrambled = sentence[:, [3, 1, 2, 0]]
+    with torch.no_grad():
+        a, b = model(sentence), model(scrambled)
+    assert not torch.allclose(a[0, 3], b[0, 3], atol=1e-4)  # same four tokens seen by the last position
+
+
+def test_first_position_sees_only_its_own_token_without_positions() -> None:
+    # No position method and a causal mask: position 0 attends to itself only, so its logits
+    # depend on its token alone, whatever follows.
+    model = make("none").eval()
+    with torch.no_grad():
+        a = model(torch.tensor([[7, 1, 2]]))[0, 0]
+        b = model(torch.tensor([[7, 9, 9, 9, 9]]))[0, 0]
+    torch.testing.assert_close(a, b)
+
+
+def test_each_method_uses_the_posenc_implementation() -> None:
+    assert isinstance(make("sinusoidal").embedding.position, SinusoidalPositionalEncoding)  # type: ignore[union-attr]
+    assert isinstance(make("learned").embedding.position, LearnedPositionalEmbedding)  # type: ignore[union-attr]
+    rope = make("rope")
+    assert isinstance(rope.rotary, RotaryEmbedding) and rope.rotary.dim == DIM // HEADS
+    assert rope.attention_bias(5) is None
+    alibi = make("alibi")
+    torch.testing.assert_close(alibi.attention_bias(6), alibi_bias(HEADS, 6))
+    t5 = make("t5")
+    assert isinstance(t5.relative_bias, T5RelativeBias)
+    torch.testing.assert_close(t5.attention_bias(6), t5.relative_bias(6, 6))
+    for method in ("none", "sinusoidal", "learned"):
+        model = make(method)
+        assert model.rotary is None and model.attention_bias(4) is None
+
+
+def test_attention_sees_the_bias_that_the_model_builds() -> None:
+    # Copy every shared weight into a model with no position method: with the T5 bias at zero
+    # (or any constant) the two must agree, and a non-constant bias must make them differ.
+    torch.manual_seed(0)
+    t5 = TinyTransformer(VOCAB, DIM, HEADS, LAYERS, position="t5")
+    torch.manual_seed(0)
+    none = TinyTransformer(VOCAB, DIM, HEADS, LAYERS, position="none")
+    state = {k: v for k, v in t5.state_dict().items() if not k.startswith("relative_bias")}
+    none.load_state_dict(state)
+    tokens = torch.randint(0, VOCAB, (2, 8))
+    with torch.no_grad():
+        for p in t5.relative_bias.parameters():  # type: ignore[union-attr]
+            p.zero_()
+        torch.testing.assert_close(t5(tokens), none(tokens))
+        for p in t5.relative_bias.parameters():  # type: ignore[union-attr]
+            p.fill_(0.5)
+        torch.testing.assert_close(t5(tokens), none(tokens))  # a constant bias cancels in softmax
+        next(iter(t5.relative_bias.parameters())).normal_()  # type: ignore[union-attr]
+        assert not torch.allclose(t5(tokens), none(tokens))
+
+
+def test_learned_model_refuses_inputs_longer_than_max_len() -> None:
+    model = make("learned")
+    with pytest.raises(ValueError, match=f"max_len={MAX_LEN}"):
+        model(torch.zeros(1, MAX_LEN + 1, dtype=torch.long))
+
+
+@pytest.mark.parametrize("method", ["none", "sinusoidal", "rope", "alibi", "t5"])
+def test_other_methods_run_past_the_training_length(method: str) -> None:
+    assert make(method)(torch.zeros(1, 4 * MAX_LEN, dtype=torch.long)).shape == (1, 4 * MAX_LEN, VOCAB)
+
+
+def test_same_seed_same_model() -> None:
+    a, b = make("alibi"), make("alibi")
+    assert all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values()))
+
+
+# ---------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize(
+    ("build", "error", "match"),
+    [
+        (lambda: PositionalEmbedding(10, 8, kind="rope"), ValueError, "kind must be one of 'sinusoidal', 'learned', got 'rope'"),
+        (lambda: PositionalEmbedding(10, 8, kind="learned"), ValueError, "max_len must be given"),
+        (lambda: PositionalEmbedding(10, 8, kind="learned", max_len=0), ValueError, "max_len must be an integer >= 1, got 0"),
+        (lambda: PositionalEmbedding(0, 8, kind="sinusoidal"), ValueError, "vocab_size must be an integer >= 1, got 0"),
+        (lambda: PositionalEmbedding(10, 7, kind="sinusoidal"), ValueError, "dim must be a positive even integer, got 7"),
+        (lambda: PositionalEmbedding(10, 8, kind="sinusoidal", dropout=1.5), ValueError, "dropout must be <= 1.0, got 1.5"),
+        (lambda: TinyTransformer(10, 8, 2, 1, position="xpos"), ValueError, "position must be one of 'none'.*got 'xpos'"),
+        (lambda: TinyTransformer(10, 8, 3, 1, position="none"), ValueError, "dim must be divisible by num_heads, got dim=8, num_heads=3"),
+        (lambda: TinyTransformer(10, 6, 2, 1, position="rope"), ValueError, "even head width.*got 3"),
+        (lambda: TinyTransformer(10, 8, 2, 0, position="none"), ValueError, "num_layers must be an integer >= 1, got 0"),
+        (lambda: TinyTransformer(10, 8, 2, 1, position="learned"), ValueError, "max_len must be given"),
+        (lambda: TinyTransformer(10, 8, 2, 1, position="none")(torch.zeros(1, 3)), TypeError, "tokens must be an integer tensor"),
+        (lambda: TinyTransformer(10, 8, 2, 1, position="none")(torch.zeros(3, dtype=torch.long)), ValueError, "tokens must have 2 dimensions"),
+        (lambda: PositionalEmbedding(10, 8, kind="sinusoidal")(torch.zeros(1, 3, dtype=torch.long), offset=-1), ValueError, "offset must be an integer >= 0, got -1"),
+    ],
+)
+def test_bad_input_is_a_clear_error(build, error, match) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(error, match=match):
+        build()
