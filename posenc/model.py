@@ -106,10 +106,11 @@ class _Block(nn.Module):
         self.mlp_norm = nn.LayerNorm(dim)
         self.mlp = nn.Sequential(nn.Linear(dim, hidden), nn.GELU(), nn.Linear(hidden, dim))
 
-    def forward(self, x: Tensor, *, bias: Tensor | None, rotary: QueryKeyTransform | None) -> Tensor:
-        attended, _ = self.attention(self.attention_norm(x), bias=bias, rotary=rotary, causal=True)
+    def forward(self, x: Tensor, *, bias: Tensor | None,
+                rotary: QueryKeyTransform | None) -> tuple[Tensor, Tensor]:
+        attended, weights = self.attention(self.attention_norm(x), bias=bias, rotary=rotary, causal=True)
         x = x + attended
-        return x + self.mlp(self.mlp_norm(x))
+        return x + self.mlp(self.mlp_norm(x)), weights
 
 
 class TinyTransformer(nn.Module):
@@ -180,6 +181,10 @@ class TinyTransformer(nn.Module):
         return None
 
     def forward(self, tokens: Tensor) -> Tensor:
+        logits, _ = self._run(tokens)
+        return logits
+
+    def _run(self, tokens: Tensor) -> tuple[Tensor, list[Tensor]]:
         tokens = _check_tokens(tokens)
         seq_len = tokens.shape[1]
         if self.position == "learned" and self.max_len is not None and seq_len > self.max_len:
@@ -188,8 +193,26 @@ class TinyTransformer(nn.Module):
         bias = self.attention_bias(seq_len)
         if bias is not None:
             bias = bias.to(x.dtype)
-        for block in self.blocks:
-            x = block(x, bias=bias, rotary=self.rotary)
-        return self.head(self.final_norm(x))
+        maps = []
+        for block in self.blocks:  # the same bias and the same rotary hook in every layer
+            x, weights = block(x, bias=bias, rotary=self.rotary)
+            maps.append(weights)
+        return self.head(self.final_norm(x)), maps
     # --8<-- [end:hooks]
+
+    def attention_maps(self, tokens: Tensor) -> list[Tensor]:
+        """The attention weights of every layer, each ``[batch, heads, seq, seq]``, for inspection.
+
+        >>> model = TinyTransformer(10, dim=8, num_heads=2, num_layers=3, position="none")
+        >>> maps = model.attention_maps(torch.tensor([[4, 4, 4]]))
+        >>> len(maps), tuple(maps[0].shape)
+        (3, (1, 2, 3, 3))
+        >>> maps[0][0, 0]            # one token repeated, no position: uniform over the visible keys
+        tensor([[1.0000, 0.0000, 0.0000],
+                [0.5000, 0.5000, 0.0000],
+                [0.3333, 0.3333, 0.3333]])
+        """
+        with torch.no_grad():
+            _, maps = self._run(tokens)
+        return maps
 

@@ -12,7 +12,6 @@ Both act inside attention and see only the offset ``j - i`` between a key ``j`` 
 
 from __future__ import annotations
 
-import functools
 import math
 
 import torch
@@ -124,32 +123,6 @@ def _check_bucket_setup(bidirectional: object, num_buckets: object, max_distance
     return bidirectional, num_buckets, max_distance
 
 
-# --8<-- [start:t5-boundaries]
-@functools.lru_cache(maxsize=64)
-def _log_bucket_starts(buckets: int, max_distance: int) -> tuple[int, ...]:
-    """First distance of each log-spaced bucket after the first one, in exact integer arithmetic.
-
-    With ``e = buckets // 2`` exact buckets and ``L = buckets - e`` log buckets, distance
-    ``n >= e`` goes to bucket ``e + floor(L * log(n / e) / log(max_distance / e))``, capped at
-    ``buckets - 1``. Bucket ``e + s`` therefore starts at the smallest ``n`` with
-    ``n^L >= max_distance^s * e^(L - s)``; integers avoid rounding at the boundaries.
-    """
-    exact, log_buckets = buckets // 2, buckets - buckets // 2
-    starts = []
-    for s in range(1, log_buckets):
-        target = max_distance**s * exact ** (log_buckets - s)
-        low, high = exact, max_distance  # high always satisfies n^L >= target
-        while low < high:
-            mid = (low + high) // 2
-            if mid**log_buckets >= target:
-                high = mid
-            else:
-                low = mid + 1
-        starts.append(low)
-    return tuple(starts)
-# --8<-- [end:t5-boundaries]
-
-
 # --8<-- [start:t5-bucket]
 def t5_relative_position_bucket(
     relative_position: int | Tensor, *, bidirectional: bool = True, num_buckets: int = 32,
@@ -183,8 +156,12 @@ def t5_relative_position_bucket(
         base = torch.zeros_like(offsets)
         distance = (-offsets).clamp(min=0)  # keys after the query count as distance 0
     exact = buckets // 2
-    starts = torch.tensor(_log_bucket_starts(buckets, max_distance), dtype=torch.long, device=offsets.device)
-    log_bucket = exact + torch.bucketize(distance, starts, right=True)
+    # The log buckets are computed as T5's reference code computes them (Mesh TensorFlow, and the
+    # Hugging Face port): in float32, in this order, then truncated. Rounding then moves the same
+    # few boundary distances as in the checkpoints trained with it (exact arithmetic would not).
+    ratio = distance.clamp(min=exact).float() / exact  # clamp: no log(0); those are exact anyway
+    scaled = torch.log(ratio) / math.log(max_distance / exact) * (buckets - exact)
+    log_bucket = (exact + scaled.long()).clamp(max=buckets - 1)
     return base + torch.where(distance < exact, distance, log_bucket)
 # --8<-- [end:t5-bucket]
 

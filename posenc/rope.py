@@ -303,23 +303,12 @@ def _broadcast_table(table: Tensor, x: Tensor) -> Tensor:
     return table
 
 
-_BLOCK = 1 << 18  # elements; 1 MiB of float32, so that out is still in cache for its second pass
-
-
 def _apply_table(x: Tensor, cos: Tensor, sin: Tensor, layout: str) -> Tensor:
     dtype = _compute_dtype(x.dtype)
     cos = _broadcast_table(cos.to(device=x.device, dtype=dtype), x)
     sin = _broadcast_table(sin.to(device=x.device, dtype=dtype), x)
     source = x if x.dtype == dtype else x.to(dtype)
-    out = torch.empty_like(source)
-    if cos.ndim == 2 and source.ndim >= 3 and source.is_contiguous() and source[0].numel() >= _BLOCK:
-        # Large inputs: one [seq, dim] slice at a time, so the second pass over each slice of
-        # out reads it from cache instead of from memory.
-        rows = source.reshape(-1, *source.shape[-2:])
-        for index, block in enumerate(out.view(rows.shape)):
-            _rotate(rows[index], cos, sin, layout, block)
-    else:
-        _rotate(source, cos, sin, layout, out)
+    out = _rotate(source, cos, sin, layout, torch.empty_like(source))
     return out if out.dtype == x.dtype else out.to(x.dtype)
 
 

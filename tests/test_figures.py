@@ -30,7 +30,8 @@ def test_figure_renders_in_both_palettes(name: str, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("name", sorted(FIGURES))
 def test_figure_is_deterministic(name: str, tmp_path: Path) -> None:
-    first, second = tmp_path / "a", tmp_path / "b"
+    extension = FIGURES[name].extension
+    first, second = tmp_path / f"a.{extension}", tmp_path / f"b.{extension}"
     render(name, "light", str(first))
     render(name, "light", str(second))
     assert first.read_bytes() == second.read_bytes()

@@ -38,6 +38,8 @@ from posenc.model import POSITION_METHODS, TinyTransformer
 
 #: The committed results of the full configuration; the site's figure and table read this file.
 RESULTS_PATH = Path(__file__).resolve().parent / "results" / "length_extrapolation.json"
+#: The training-loss curve in the results has this many points (block means).
+CURVE_POINTS = 30
 
 
 # --8<-- [start:config]
@@ -75,7 +77,7 @@ class Config:
 CONFIGS = {
     "full": Config(
         name="full", methods=POSITION_METHODS, train_length=64, eval_multiples=(1, 2, 4, 8),
-        dim=64, num_heads=4, num_layers=2, batch_size=32, steps=3000, learning_rate=2e-3,
+        dim=64, num_heads=4, num_layers=2, batch_size=32, steps=4000, learning_rate=2e-3,
         warmup_steps=200, min_lr_ratio=0.1, weight_decay=0.01, grad_clip=1.0, seed=0,
         validation_fraction=0.1, max_eval_characters=None, position_bucket=16,
     ),
@@ -164,6 +166,9 @@ def train_and_evaluate(method: str, config: Config, *, progress: bool = False, b
                                    {"params": no_decay, "weight_decay": 0.0}], lr=config.learning_rate)
     wall, cpu = time.perf_counter(), time.process_time()
     recent: list[float] = []
+    curve: list[float] = []  # mean training loss of each block of curve_block steps
+    curve_block = max(1, config.steps // CURVE_POINTS)
+    block_sum = 0.0
     model.train()
     with _bar(method, config, bar_position, progress) as bar:
         for step, (inputs, targets) in enumerate(training_batches(corpus.train, config)):
@@ -175,7 +180,12 @@ def train_and_evaluate(method: str, config: Config, *, progress: bool = False, b
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
             optimizer.step()
-            recent = (recent + [loss.item()])[-100:]
+            value = loss.item()
+            recent = (recent + [value])[-100:]
+            block_sum += value
+            if (step + 1) % curve_block == 0:
+                curve.append(round(block_sum / curve_block, 4))
+                block_sum = 0.0
             bar.update(1)
             if step % 50 == 0:
                 bar.set_postfix(loss=f"{loss.item():.3f}", refresh=False)
@@ -202,7 +212,9 @@ def train_and_evaluate(method: str, config: Config, *, progress: bool = False, b
         "perplexity": perplexity,
         "loss": loss_by_length,
         "position_loss": position_loss,  # mean loss per bucket of positions, longest length scored
-        "final_train_loss": round(sum(recent) / len(recent), 4),
+        "final_train_loss": round(sum(recent) / len(recent), 4),  # mean of the last 100 steps
+        "train_curve": curve,
+        "train_curve_block": curve_block,
         "train_seconds": round(train_seconds, 1),
         "train_cpu_seconds": round(train_cpu_seconds, 1),
     }

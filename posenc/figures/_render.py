@@ -103,6 +103,9 @@ def render(name: str, variant: str, target: str, *, preview: bool = False) -> st
     The figure is drawn *and saved* under the palette: matplotlib reads some settings (SVG ids,
     font handling, background) only when saving. Every random generator is seeded first.
     """
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display: the renderer only ever writes files
     import matplotlib.pyplot as plt
     import numpy as np
     import torch

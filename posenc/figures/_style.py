@@ -13,12 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import matplotlib
+import matplotlib.pyplot as plt
 from cycler import cycler
-
-matplotlib.use("Agg")  # no display: figures are only ever rendered to files
-
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.figure import Figure
 
 
 @dataclass(frozen=True)
