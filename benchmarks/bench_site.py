@@ -133,15 +133,23 @@ def main() -> int:
             failures.append("fresh figure renders differ from the repository's cache")
         rows.append(["fresh renders == repository cache", f"{identical}/{compared} files", "all", f"{verdict}; {note}"])
 
-        warm = [build(repo, site) for _ in range(args.runs)]
+        warm: list[float] = []
+        base: list[float] = []
+        supported = switches_supported(repo)
+        if supported:
+            # its own copy, so its own caches: the two series can alternate (less drift from load)
+            baseline_repo = copy_repository(workdir / "repo-baseline")
+            baseline_site = workdir / "site-baseline"
+            build(baseline_repo, baseline_site, SWITCHES_OFF)  # warm-up: converts the notebooks once, unexecuted
+        for _ in range(args.runs):
+            warm.append(build(repo, site))
+            if supported:
+                base.append(build(baseline_repo, baseline_site, SWITCHES_OFF))
         shown = len(list((site / "figures").glob("*"))) if (site / "figures").is_dir() else 0
         executed = sum(len(OUTPUT_CELL.findall(page.read_text())) for page in site.glob("notebooks/*/index.html"))
         rows.append([f"rebuild, nothing changed (median of {args.runs})", f"{statistics.median(warm):.2f} s", "",
                      "runs: " + ", ".join(f"{t:.2f}" for t in warm) + f"; {shown} figure files, {executed} notebook outputs"])
-        if switches_supported(repo):
-            baseline_site = workdir / "site-baseline"
-            build(repo, baseline_site, SWITCHES_OFF)  # warm-up: converts the notebooks once, unexecuted
-            base = [build(repo, baseline_site, SWITCHES_OFF) for _ in range(args.runs)]
+        if supported:
             drawn = list((baseline_site / "figures").glob("*")) if (baseline_site / "figures").is_dir() else []
             outputs = sum(len(OUTPUT_CELL.findall(page.read_text())) for page in baseline_site.glob("notebooks/*/index.html"))
             switched = "figures and notebook outputs absent" if not drawn and not outputs else f"NOT switched off ({len(drawn)} figure files, {outputs} outputs)"

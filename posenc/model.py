@@ -16,6 +16,8 @@ and ``"none"`` uses no position method at all (only the causal mask tells positi
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 from torch import Tensor, nn
 
@@ -96,6 +98,29 @@ class PositionalEmbedding(nn.Module):
 # --8<-- [end:embedding]
 
 
+class _RotateQueriesAndKeys(torch.autograd.Function):
+    """Rotate q and k with a :class:`~posenc.rope.RotaryEmbedding`, with a gradient.
+
+    RoPE multiplies each pair of a query or key by the rotation matrix R(m θ), so the gradient
+    with respect to its input is R(m θ)ᵀ = R(-m θ) times the output gradient: the same module
+    applied at the negated positions. Writing the backward pass this way keeps the forward pass
+    on posenc's allocation-free rotation, which autograd cannot differentiate by itself.
+    """
+
+    @staticmethod
+    def forward(ctx: Any, q: Tensor, k: Tensor, rotary: RotaryEmbedding) -> tuple[Tensor, Tensor]:
+        if q.shape[-2] != k.shape[-2]:
+            raise ValueError(f"q and k must have the same length, got {tuple(q.shape)} and {tuple(k.shape)}")
+        ctx.rotary = rotary
+        return rotary(q, k)
+
+    @staticmethod
+    def backward(ctx: Any, grad_q: Tensor, grad_k: Tensor) -> tuple[Tensor, Tensor, None]:
+        back = -torch.arange(grad_q.shape[-2])
+        grad_q, grad_k = ctx.rotary(grad_q.contiguous(), grad_k.contiguous(), positions=back)
+        return grad_q, grad_k, None
+
+
 class _Block(nn.Module):
     """One pre-norm decoder block: x + attention(norm(x)), then x + mlp(norm(x))."""
 
@@ -172,6 +197,10 @@ class TinyTransformer(nn.Module):
         elif self.position == "t5":  # one learned scalar per (bucket, head), shared by all layers
             self.relative_bias = T5RelativeBias(self.num_heads, bidirectional=False)
 
+    def _rotary_hook(self, q: Tensor, k: Tensor) -> tuple[Tensor, Tensor]:
+        assert self.rotary is not None
+        return _RotateQueriesAndKeys.apply(q, k, self.rotary)
+
     def attention_bias(self, seq_len: int) -> Tensor | None:
         """The additive logit bias ``[heads, seq, seq]`` of ALiBi or T5 (``None`` otherwise)."""
         if self.position == "alibi":  # fixed: -slope_h * |i - j|
@@ -193,9 +222,10 @@ class TinyTransformer(nn.Module):
         bias = self.attention_bias(seq_len)
         if bias is not None:
             bias = bias.to(x.dtype)
+        rotary = None if self.rotary is None else self._rotary_hook
         maps = []
         for block in self.blocks:  # the same bias and the same rotary hook in every layer
-            x, weights = block(x, bias=bias, rotary=self.rotary)
+            x, weights = block(x, bias=bias, rotary=rotary)
             maps.append(weights)
         return self.head(self.final_norm(x)), maps
     # --8<-- [end:hooks]

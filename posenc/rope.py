@@ -272,7 +272,7 @@ def _check_rope_positions(positions: object, x: Tensor) -> Tensor | None:
 
 def _angle_table(positions: Tensor, theta: Tensor) -> tuple[Tensor, Tensor]:
     """cos and sin of positions * theta, ``[..., seq, dim/2]``, computed in float64."""
-    angles = positions.to(torch.float64)[..., None] * theta.to(torch.float64)
+    angles = positions.to(torch.float64)[..., None] * theta.to(device=positions.device, dtype=torch.float64)
     return angles.cos(), angles.sin()
 
 
@@ -398,7 +398,7 @@ class RotaryEmbedding(nn.Module):
 
     def _grow(self, length: int) -> None:
         size = max(length, 2 * self.cached_length)
-        cos, sin = _angle_table(torch.arange(size, dtype=torch.float64), self.inv_freq)
+        cos, sin = _angle_table(torch.arange(size, dtype=torch.float64, device=self.inv_freq.device), self.inv_freq)
         self._cos, self._sin = cos * self.attention_scaling, sin * self.attention_scaling
 
     def tables(self, positions: Tensor) -> tuple[Tensor, Tensor]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 
@@ -34,21 +35,42 @@ def test_relative_positions_are_key_minus_query(q_len: int, k_len: int) -> None:
 # T5 buckets
 
 
-def t5_bucket_reference(offset: int, *, bidirectional: bool, num_buckets: int, max_distance: int) -> int:
-    """T5's bucket for one offset (key - query), re-derived from the definition with exact fractions.
+def _direction(offset: int, bidirectional: bool, num_buckets: int) -> tuple[int, int, int]:
+    """(buckets per direction b, first bucket of the direction, distance n) for one offset."""
+    if bidirectional:
+        return num_buckets // 2, (num_buckets // 2 if offset > 0 else 0), abs(offset)
+    return num_buckets, 0, max(-offset, 0)
 
-    Per direction there are b buckets: e = b // 2 exact ones for distances 0 .. e-1, then
-    distance n >= e goes to e + floor((b - e) * log(n / e) / log(max_distance / e)), at most b - 1.
+
+@functools.lru_cache(maxsize=None)
+def _float32_log_bucket(n: int, b: int, max_distance: int) -> int:
+    """Bucket within a direction of b buckets for distance n >= b // 2, one float32 step at a time.
+
+    The published formula as T5's reference code evaluates it (Mesh TensorFlow, and Hugging Face's
+    T5Attention._relative_position_bucket): e + trunc(log(n / e) / log(max_distance / e) * (b - e))
+    with e = b // 2, every operation in float32 except log(max_distance / e), a Python float that
+    is rounded to float32 when it divides; capped at b - 1.
+    """
+    e = b // 2
+    f32 = torch.float32
+    ratio = torch.tensor(float(n), dtype=f32) / torch.tensor(float(e), dtype=f32)
+    scaled = torch.log(ratio) / torch.tensor(math.log(max_distance / e), dtype=f32)
+    scaled = scaled * torch.tensor(float(b - e), dtype=f32)
+    return min(e + int(scaled.item()), b - 1)
+
+
+def t5_bucket_reference(offset: int, *, bidirectional: bool, num_buckets: int, max_distance: int) -> int:
+    """T5's bucket for one offset (key - query), re-derived from the published float32 formula."""
+    b, first, n = _direction(offset, bidirectional, num_buckets)
+    return first + (n if n < b // 2 else _float32_log_bucket(n, b, max_distance))
+
+
+def t5_bucket_exact(offset: int, *, bidirectional: bool, num_buckets: int, max_distance: int) -> int:
+    """The same formula in exact arithmetic, to locate where float32 rounding moves a distance.
+
     floor(L * log(n/e) / log(M/e)) >= s  <=>  (n/e)^L >= (M/e)^s, which fractions decide exactly.
     """
-    if bidirectional:
-        b = num_buckets // 2
-        first = b if offset > 0 else 0
-        n = abs(offset)
-    else:
-        b = num_buckets
-        first = 0
-        n = max(-offset, 0)
+    b, first, n = _direction(offset, bidirectional, num_buckets)
     e = b // 2
     if n < e:
         return first + n
@@ -69,12 +91,15 @@ CONFIGS = [
     (False, 2, 5),     # one exact bucket and one bucket for everything else
     (True, 18, 128),   # boundaries that land exactly on integers (8, 16, 64)
     (False, 19, 288),
+    (False, 32, 939),  # float32 puts distance 728 one bucket higher than exact arithmetic
+    (True, 34, 27),    # float32 puts distance 18 one bucket lower than exact arithmetic
+    (False, 36, 392),  # distance 84: one bucket lower in float32
 ]
 
 
 @pytest.mark.parametrize(("bidirectional", "num_buckets", "max_distance"), CONFIGS)
-def test_buckets_match_the_definition_exhaustively(bidirectional: bool, num_buckets: int, max_distance: int) -> None:
-    offsets = torch.arange(-400, 401)
+def test_buckets_match_the_float32_formula_exhaustively(bidirectional: bool, num_buckets: int, max_distance: int) -> None:
+    offsets = torch.arange(-1000, 1001)
     buckets = t5_relative_position_bucket(
         offsets, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance)
     expected = [t5_bucket_reference(o, bidirectional=bidirectional, num_buckets=num_buckets,
@@ -88,17 +113,50 @@ def test_buckets_match_the_definition_exhaustively(bidirectional: bool, num_buck
 
 
 @pytest.mark.parametrize("bidirectional", [True, False])
-def test_t5_configuration_agrees_with_the_float_formula(bidirectional: bool) -> None:
-    """For 32 buckets and max distance 128 no distance sits on a boundary: float32 and float64 agree."""
-    b = 16 if bidirectional else 32
-    e = b // 2
-    for dtype in (torch.float32, torch.float64):
-        n = torch.arange(e, 400)
-        scaled = torch.log(n.to(dtype) / e) / math.log(128 / e) * (b - e)
-        large = (e + scaled.floor().long()).clamp(max=b - 1)
-        offsets = -n  # keys before the query: the first half in both modes
-        ours = t5_relative_position_bucket(offsets, bidirectional=bidirectional)
-        assert ours.tolist() == large.tolist()
+def test_buckets_match_the_float32_formula_on_a_grid(bidirectional: bool) -> None:
+    """Every bucket count up to 24 (per direction), several max distances, distances 0 to 300."""
+    counts = range(4, 49, 2) if bidirectional else range(2, 25)
+    for num_buckets in counts:
+        exact = (num_buckets // 2 if bidirectional else num_buckets) // 2
+        for max_distance in sorted({exact + 1, exact + 2, 3 * exact + 1, 20, 64, 100, 128, 250}):
+            if max_distance <= exact:
+                continue
+            offsets = torch.arange(-300, 301)
+            ours = t5_relative_position_bucket(
+                offsets, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance)
+            expected = [t5_bucket_reference(o, bidirectional=bidirectional, num_buckets=num_buckets,
+                                            max_distance=max_distance) for o in offsets.tolist()]
+            assert ours.tolist() == expected, (num_buckets, max_distance)
+
+
+@pytest.mark.parametrize("bidirectional", [True, False])
+def test_t5_setting_has_no_rounding_cases(bidirectional: bool) -> None:
+    """With 32 buckets and max distance 128, float32 and exact arithmetic agree on every distance."""
+    offsets = range(-2000, 2001)
+    ours = t5_relative_position_bucket(torch.tensor(list(offsets)), bidirectional=bidirectional)
+    assert ours.tolist() == [t5_bucket_exact(o, bidirectional=bidirectional, num_buckets=32, max_distance=128)
+                             for o in offsets]
+
+
+@pytest.mark.parametrize(
+    ("bidirectional", "num_buckets", "max_distance", "offset", "exact", "float32"),
+    [
+        (False, 32, 939, -728, 30, 31),  # 728 is 0.0002 below the start of bucket 31
+        (True, 64, 939, 728, 62, 63),    # the same distance after the query in an encoder
+        (True, 34, 27, -18, 14, 13),     # 18 is exactly the start of bucket 14; float32 lands below
+    ],
+)
+def test_float32_rounding_cases_follow_the_reference(
+    bidirectional: bool, num_buckets: int, max_distance: int, offset: int, exact: int, float32: int,
+) -> None:
+    kwargs = {"bidirectional": bidirectional, "num_buckets": num_buckets, "max_distance": max_distance}
+    assert t5_bucket_exact(offset, **kwargs) == exact  # type: ignore[arg-type]
+    assert t5_bucket_reference(offset, **kwargs) == float32  # type: ignore[arg-type]
+    assert t5_relative_position_bucket(offset, **kwargs).item() == float32  # type: ignore[arg-type]
+    # the only such distance up to 2000 in these settings
+    others = [o for o in range(-2000, 2001) if o != offset and (o > 0) == (offset > 0)]
+    assert all(t5_bucket_exact(o, **kwargs) == t5_bucket_reference(o, **kwargs)  # type: ignore[arg-type]
+               for o in others)
 
 
 def test_published_t5_values() -> None:

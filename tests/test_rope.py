@@ -73,6 +73,18 @@ def test_custom_positions_and_base(layout: str) -> None:
     torch.testing.assert_close(apply_rope(x, positions, base=500.0, layout=layout), expected, rtol=0, atol=1e-12)
 
 
+def test_interleaved_is_the_complex_multiplication_form() -> None:
+    """Meta's LLaMA code: adjacent pairs read as complex numbers, multiplied by exp(i * m * theta)."""
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(2, 3, 11, 16, generator=g, dtype=torch.float64)
+    positions = torch.arange(11) * 913 + 7
+    angles = torch.outer(positions.double(), torch.tensor(ref_theta(16, 500000.0), dtype=torch.float64))
+    as_complex = torch.view_as_complex(x.reshape(2, 3, 11, 8, 2).contiguous())
+    expected = torch.view_as_real(as_complex * torch.polar(torch.ones_like(angles), angles)).flatten(-2)
+    torch.testing.assert_close(apply_rope(x, positions, base=500000.0, layout="interleaved"), expected,
+                               rtol=0, atol=1e-12)
+
+
 def test_position_zero_is_identity_and_input_is_untouched() -> None:
     x = torch.randn(2, 1, 8)
     before = x.clone()

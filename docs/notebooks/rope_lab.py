@@ -117,25 +117,27 @@ print("matches posenc (interleaved):", torch.allclose(my_rope(q), apply_rope(q, 
 print("norms preserved:", torch.allclose(my_rope(q).norm(dim=-1), q.norm(dim=-1)))
 
 # %% [markdown]
-# To see the rotation, rotate a real 2-D vector (a head of width 2, one pair) through positions 0
-# to 7 by calling `apply_rope`, and plot the angle of several pairs of a 64-wide head against
-# position. Pair 0 turns 1 rad per position and wraps around every 6.3 positions.
+# To see the rotation, rotate a real 2-D vector with `apply_rope`. A head of width 2 has one pair,
+# turning 1 rad per position; to keep eight arrows within one turn, the positions given are
+# 0, 0.7, 1.4, ... (RoPE accepts fractional positions), so each step turns 0.7 rad. On the right,
+# the angle of four pairs of a 64-wide head grows linearly with position, each at its own rate:
+# pair 0 turns 1 rad per position (a full turn every 6.3 positions), pair 16 only 0.01.
 
 # %%
 fig, (left, right) = plt.subplots(1, 2, figsize=(7.2, 3.4), layout="constrained")
 vector = torch.tensor([[1.0, 0.3]]).expand(8, 2)
-rotated = apply_rope(vector, torch.arange(8) * 0.7)  # 0.7 rad per position in this toy pair
+rotated = apply_rope(vector, torch.arange(8) * 0.7)  # step m is given as position 0.7 * m
 for m, (u, v) in enumerate(rotated.tolist()):
     left.annotate("", xy=(u, v), xytext=(0, 0), arrowprops={"arrowstyle": "->", "color": plt.cm.viridis(m / 8)})
     left.text(1.15 * u, 1.15 * v, str(m), ha="center", va="center", fontsize=9)
-left.set(xlim=(-1.4, 1.4), ylim=(-1.4, 1.4), aspect="equal", title="one pair at positions 0-7",
+left.set(xlim=(-1.4, 1.4), ylim=(-1.4, 1.4), aspect="equal", title="one pair, steps 0-7 of 0.7 rad",
          xlabel="first coordinate", ylabel="second coordinate")
 theta = rope_inverse_frequencies(DIM)
-positions = torch.arange(60, dtype=torch.float64)
+positions = torch.arange(21, dtype=torch.float64)
 for i in (0, 1, 4, 16):
-    right.plot(positions, torch.remainder(positions * theta[i], 2 * math.pi), ".", ms=4, label=f"pair {i}")
-right.set(xlabel="position m", ylabel="angle m·θᵢ mod 2π (rad)", title="angle per pair")
-right.legend(fontsize=8)
+    right.plot(positions, positions * theta[i], "o-", ms=3, label=f"pair {i}: θ = {theta[i]:.3g}")
+right.set(xlabel="position m", ylabel="angle m·θᵢ (rad)", title="angle grows linearly with m")
+right.legend(fontsize=9)
 plt.show()
 
 # %% [markdown]
@@ -151,16 +153,20 @@ print("RoPE of zeros, largest entry:", apply_rope(torch.zeros(1, 50, DIM)).abs()
 # A like-for-like comparison looks at what reaches attention. Put the *same word* at 24 positions
 # (a non-zero vector) and compute the score between every pair of positions. Additive methods
 # score \((x + p_m)\cdot(x + p_n)\); RoPE scores \((R_m x)\cdot(R_n x)\). A method is *relative* if
-# the score depends only on \(n - m\), i.e. the matrix is constant along its diagonals.
+# the score depends only on \(n - m\), i.e. the matrix is constant along its diagonals. The
+# learned table is random, as before training; its rows are drawn with standard deviation 0.5
+# instead of 0.02 so that they are not invisible next to the word vector.
 
 # %%
 n = 24
 word = sentence_embeddings("dog", DIM)[0, 0].double().expand(n, DIM)
-table = LearnedPositionalEmbedding(max_len=n, dim=DIM, init_std=0.5).table.detach().double()
+with_sinusoidal = word + sinusoidal_encoding(n, DIM, dtype=torch.float64)
+with_learned = word + LearnedPositionalEmbedding(max_len=n, dim=DIM, init_std=0.5).table.detach().double()
+rotated = apply_rope(word, base=100.0)
 scores = {
-    "sinusoidal (added)": (word + sinusoidal_encoding(n, DIM, dtype=torch.float64)) @ (word + sinusoidal_encoding(n, DIM, dtype=torch.float64)).T,
-    "learned (added, random init)": (word + table) @ (word + table).T,
-    "RoPE (rotated)": apply_rope(word, base=100.0) @ apply_rope(word, base=100.0).T,
+    "sinusoidal (added)": with_sinusoidal @ with_sinusoidal.T,
+    "learned (added, random init)": with_learned @ with_learned.T,
+    "RoPE (rotated)": rotated @ rotated.T,
 }
 
 
@@ -188,19 +194,24 @@ plt.show()
 #
 # The source tutorial compared the **sums** of word vectors with positions added, for "dog bites man"
 # and "man bites dog", and announced that order was now visible, while its own output said the sums
-# were equal. A sum cannot see order: both sentences add the same three position vectors.
+# were equal. A sum cannot see order: both sentences add the same three position vectors
+# ([errata](../../errata/#summing-encoded-tokens-cannot-show-order)). The order *is* in the
+# per-token vectors (token 0 is "dog" + \(p_0\) in one sentence, "man" + \(p_0\) in the other);
+# summing them throws it away.
 
 # %%
 a, b = sentence_embeddings("dog bites man", 16), sentence_embeddings("man bites dog", 16)
 p = sinusoidal_encoding(3, 16)
 print("sums equal without positions:", torch.allclose(a.sum(1), b.sum(1), atol=1e-6))
 print("sums equal with positions:   ", torch.allclose((a + p).sum(1), (b + p).sum(1), atol=1e-6))
+print("per-token vectors equal with positions:", torch.allclose(a + p, b + p, atol=1e-6))
 
 # %% [markdown]
-# Order shows up only after a layer whose mixing depends on the tokens and their positions, such
-# as attention. Pool the attention outputs and compare the two sentences: without positions the
-# pooled vectors are equal; with sinusoidal positions added, or with RoPE on queries and keys,
-# they differ.
+# To keep the order through pooling, the tokens must be processed with their positions before
+# they are summed, for example by attention. Pool the attention outputs and compare the two
+# sentences: without positions the pooled vectors are equal (attention only permutes its outputs
+# when the inputs are permuted); with sinusoidal positions added, or with RoPE on queries and keys,
+# they differ. RoPE adds nothing to the token vectors, so attention is where it acts.
 
 # %%
 torch.manual_seed(0)
@@ -232,16 +243,19 @@ print("sign changes over positions 1-99 in dimensions 0, 16, 62:", sign_changes)
 # %% [markdown]
 # **Q2. How does the RoPE rotation change with position?** The angle of pair \(i\) is \(m\theta_i\),
 # linear in \(m\). A single pair's angle is unique only modulo \(2\pi\): in pair 0, positions 0 and 44
-# are 0.018 rad apart. Positions are told apart by all pairs together: the distance between the
-# rotations of two positions depends only on their offset \(k\) and is
-# \(\sqrt{\sum_i (2 - 2\cos k\theta_i)}\), which stays far from 0 for every offset up to 10000.
+# are 0.018 rad apart ([errata](../../errata/#a-pair-angle-is-unique-only-modulo-2pi)). Positions
+# are told apart by all pairs together. Take a vector \(u\) whose 32 pairs each have length 1
+# (so \(\lVert u\rVert = \sqrt{32} \approx 5.66\)); the distance between its copies rotated to
+# positions \(m\) and \(m + k\) depends only on \(k\) and is
+# \(\sqrt{\sum_i (2 - 2\cos k\theta_i)}\). Over every offset from 1 to 9999 it never falls
+# below the value printed here.
 
 # %%
 theta = rope_inverse_frequencies(DIM)
 print("pair 0, positions 0 and 44, angle apart:", round(abs(math.remainder(44 * theta[0].item(), 2 * math.pi)), 4))
 offsets = torch.arange(1, 10_000, dtype=torch.float64)
 distance = (2 - 2 * torch.cos(offsets[:, None] * theta)).sum(-1).sqrt()
-print("smallest distance between two positions' rotations, offsets 1-9999:", round(distance.min().item(), 3))
+print("smallest distance between rotated copies of u, offsets 1-9999:", round(distance.min().item(), 3))
 
 # %% [markdown]
 # And the relative part: a query and a key rotated to positions \(m\) and \(n\) have the same score

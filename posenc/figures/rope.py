@@ -23,6 +23,7 @@ DIM, BASE, TRAINED, FACTOR = 128, 10000.0, 4096, 4.0
 LLAMA3 = {"type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
           "original_max_position_embeddings": 8192}
 LLAMA3_BASE = 500000.0
+LLAMA3_MAX_LENGTH = 131072  # max_position_embeddings of the released Llama 3.1 configuration
 SCALINGS: dict[str, dict[str, object]] = {
     "linear": {"type": "linear", "factor": FACTOR},
     "ntk": {"type": "ntk", "factor": FACTOR},
@@ -60,21 +61,27 @@ def rotation_2d() -> Figure:
     for m in range(6):
         rotated = apply_rope(q, torch.tensor([m * theta], dtype=torch.float64))[0].numpy()
         _arrow(left, rotated, colours.cycle[0], alpha=0.35 + 0.13 * m)
-        left.annotate(f"m={m}", rotated * 1.17, ha="center", va="center", fontsize=9.5, color=colours.foreground)
+        left.annotate(f"m={m}", rotated * 1.3, ha="center", va="center", fontsize=9.5, color=colours.foreground)
     _unit_circle(left, colours.grid)
+    left.set_xlim(-1.45, 1.45)
+    left.set_ylim(-1.45, 1.45)
     left.set_title("one pair, turned by m·θ\n(θ = 0.6 rad per position)")
     left.set_xlabel("dimension 2i")
     left.set_ylabel("dimension 2i + 1")
     k = torch.tensor([[0.3, 0.85]], dtype=torch.float64)
+    scores: list[float] = []
     for (m, n), style in (((5, 2), 1.0), ((9, 6), 0.55)):
         qm = apply_rope(q, torch.tensor([m * theta], dtype=torch.float64))[0].numpy()
         kn = apply_rope(k, torch.tensor([n * theta], dtype=torch.float64))[0].numpy()
         _arrow(right, qm, colours.cycle[0], alpha=style)
         _arrow(right, kn, colours.cycle[1], alpha=style)
-        right.annotate(f"q@{m}", qm * 1.2, ha="center", va="center", fontsize=9.5, color=colours.cycle[0])
-        right.annotate(f"k@{n}", kn * 1.2, ha="center", va="center", fontsize=9.5, color=colours.cycle[1])
-        score = float(qm @ kn)
+        right.annotate(f"q@{m}", qm * 1.3, ha="center", va="center", fontsize=9.5, color=colours.cycle[0])
+        right.annotate(f"k@{n}", kn * 1.3, ha="center", va="center", fontsize=9.5, color=colours.cycle[1])
+        scores.append(float(qm @ kn))
     _unit_circle(right, colours.grid)
+    right.set_xlim(-1.45, 1.45)
+    right.set_ylim(-1.45, 1.45)
+    score = scores[0] if math.isclose(scores[0], scores[1], abs_tol=1e-9) else float("nan")
     right.set_title(f"same offset m − n = 3\nq·k = {score:.3f} both times")
     right.set_xlabel("dimension 2i")
     right.set_ylabel("dimension 2i + 1")
@@ -217,14 +224,15 @@ def _wavelengths(theta: torch.Tensor) -> np.ndarray:
     return (2 * math.pi / theta).numpy()
 
 
-def _context_axes(title: str, trained: int, extended: float) -> tuple[Figure, Any]:
+def _context_axes(title: str, trained: int, extended: float,
+                  extended_label: str = "target length") -> tuple[Figure, Any]:
     colours = palette()
     fig, ax = new_figure(1, 1, height=3.5)
     ax.set_yscale("log")
     ax.axhline(trained, color=colours.muted, ls="--", lw=1.1)
     ax.axhline(extended, color=colours.muted, ls=":", lw=1.3)
     ax.text(1, trained * 1.15, f"trained length {trained}", color=colours.foreground, fontsize=9.5)
-    ax.text(1, extended * 1.15, f"target length {int(extended)}", color=colours.foreground, fontsize=9.5)
+    ax.text(1, extended * 1.15, f"{extended_label} {int(extended)}", color=colours.foreground, fontsize=9.5)
     ax.set_xlabel("rotation pair i (fast → slow)")
     ax.set_ylabel("wavelength 2π/θᵢ (positions)")
     ax.set_title(title)
@@ -233,9 +241,10 @@ def _context_axes(title: str, trained: int, extended: float) -> tuple[Figure, An
 
 @figure(
     "context-unseen-angles",
-    alt=("Bar-like curve of the largest angle, in turns, that each of the 64 rotation pairs reaches within a "
-         "training length of 4096 positions, on a log scale: fast pairs make hundreds of turns, while pairs "
-         "from index 46 on never complete one turn, so longer inputs give them angles never seen."),
+    alt=("Two lines, on a log scale, of the largest angle in turns that each of the 64 rotation pairs reaches "
+         "within 4096 positions (the training length) and within 8192: fast pairs make hundreds of turns, "
+         "while pairs from index 46 on never complete one turn in training, so longer inputs give them "
+         "angles never seen."),
 )
 def unseen_angles() -> Figure:
     colours = palette()
@@ -274,7 +283,10 @@ def _method_figure(kind: str) -> Figure:
         "yarn": f"YaRN: fast pairs kept, slow pairs × {FACTOR:g}, a ramp between",
         "llama3": "Llama 3.1: kept below 2048, × 8 above 8192, blended between",
     }
-    fig, ax = _context_axes(titles[kind], trained, trained * factor)
+    if kind == "llama3":  # the released config: factor 8, but 131072 = 16 x 8192 positions
+        fig, ax = _context_axes(titles[kind], trained, LLAMA3_MAX_LENGTH, "Llama 3.1 maximum length")
+    else:
+        fig, ax = _context_axes(titles[kind], trained, trained * factor)
     ax.plot(pairs, _wavelengths(before), color=colours.cycle[0], label=f"original (base {base:g})")
     if kind == "dynamic":
         for j, seq_len in enumerate((TRAINED, 2 * TRAINED, 4 * TRAINED, 8 * TRAINED)):
@@ -288,8 +300,8 @@ def _method_figure(kind: str) -> Figure:
     if kind == "llama3":
         threshold = trained / float(LLAMA3["high_freq_factor"])  # type: ignore[arg-type]
         ax.axhline(threshold, color=colours.cycle[2], lw=0.9, ls="-.")
-        ax.text(1, threshold * 0.55, f"{threshold:g} = L / high_freq_factor (L / low_freq_factor = {trained})",
-                color=colours.foreground, fontsize=9)
+        ax.text(36, threshold * 0.55, f"{threshold:g} = L / high_freq_factor\n(L / low_freq_factor = {trained})",
+                color=colours.foreground, fontsize=9.5, va="top")
     ax.legend(loc="lower right")
     return fig
 
