@@ -45,6 +45,7 @@ experiments: install
 	$(PY) -m posenc.experiments length-extrapolation --config full --output posenc/experiments/results/length_extrapolation.json
 
 check-site: build
+	bash tools/install_chromium.sh
 	$(PY) -m tests.site.check_site --site-dir site --screenshots site-screenshots
 
 clean:

@@ -42,13 +42,14 @@ from posenc.toy import sentence_embeddings
 # %matplotlib inline
 # The site's light palette on an opaque background: readable in light and dark mode alike.
 plt.rcParams.update(rc_params(PALETTES["light"]))
+plt.rcParams["figure.dpi"] = 72  # keeps the page light: the plots are embedded in it as PNG
 torch.manual_seed(0)
 DIM = 64
 
 # %% [markdown]
 # ## Task 1a: the sinusoidal encoding
 #
-# Column \(2i\) holds \(\sin(m/10000^{2i/d})\) and column \(2i+1\) the matching cosine. A direct
+# Column $2i$ holds $\sin(m/10000^{2i/d})$ and column $2i+1$ the matching cosine. A direct
 # implementation in a few lines, checked against `posenc.sinusoidal_encoding`:
 
 # %%
@@ -92,9 +93,9 @@ print("output shape:", tuple(learned(x).shape))
 # %% [markdown]
 # ## Task 1c: rotary position embedding
 #
-# RoPE rotates pairs of coordinates of each query and key by \(m\theta_i\). The important detail:
-# **both members of a pair must use the same angle.** In the interleaved layout, pair \(i\) is
-# dimensions \((2i, 2i+1)\), so each frequency must be repeated twice *next to each other*
+# RoPE rotates pairs of coordinates of each query and key by $m\theta_i$. The important detail:
+# **both members of a pair must use the same angle.** In the interleaved layout, pair $i$ is
+# dimensions $(2i, 2i+1)$, so each frequency must be repeated twice *next to each other*
 # (`repeat_interleave`). The source tutorial used `cat([freqs, freqs])`, which puts different
 # frequencies on the two members; its map is then not a rotation (see the
 # [errata](../../errata/#rope-lab-rotation-mixes-two-frequencies)).
@@ -152,8 +153,8 @@ print("RoPE of zeros, largest entry:", apply_rope(torch.zeros(1, 50, DIM)).abs()
 # %% [markdown]
 # A like-for-like comparison looks at what reaches attention. Put the *same word* at 24 positions
 # (a non-zero vector) and compute the score between every pair of positions. Additive methods
-# score \((x + p_m)\cdot(x + p_n)\); RoPE scores \((R_m x)\cdot(R_n x)\). A method is *relative* if
-# the score depends only on \(n - m\), i.e. the matrix is constant along its diagonals. The
+# score $(x + p_m)\cdot(x + p_n)$; RoPE scores $(R_m x)\cdot(R_n x)$. A method is *relative* if
+# the score depends only on $n - m$, i.e. the matrix is constant along its diagonals. The
 # learned table is random, as before training; its rows are drawn with standard deviation 0.5
 # instead of 0.02 so that they are not invisible next to the word vector.
 
@@ -187,7 +188,7 @@ plt.show()
 
 # %% [markdown]
 # Only RoPE's matrix is constant along its diagonals (spread at rounding level). With additive
-# encodings the term \(x\cdot(p_m + p_n)\) depends on the absolute positions. (RoPE uses base 100
+# encodings the term $x\cdot(p_m + p_n)$ depends on the absolute positions. (RoPE uses base 100
 # here so that 24 positions show a visible pattern; the property holds for any base.)
 #
 # ## Task 3: where word order becomes visible
@@ -196,7 +197,7 @@ plt.show()
 # and "man bites dog", and announced that order was now visible, while its own output said the sums
 # were equal. A sum cannot see order: both sentences add the same three position vectors
 # ([errata](../../errata/#summing-encoded-tokens-cannot-show-order)). The order *is* in the
-# per-token vectors (token 0 is "dog" + \(p_0\) in one sentence, "man" + \(p_0\) in the other);
+# per-token vectors (token 0 is "dog" + $p_0$ in one sentence, "man" + $p_0$ in the other);
 # summing them throws it away.
 
 # %%
@@ -230,7 +231,7 @@ with torch.no_grad():
 # ## Task 4: reflection questions, answered by computation
 #
 # **Q1. What patterns do you see in the sinusoidal heatmap?** Waves whose frequency *falls* with the
-# dimension: dimensions 0 and 1 are the fastest (wavelength \(2\pi\)), the last pair the slowest.
+# dimension: dimensions 0 and 1 are the fastest (wavelength $2\pi$), the last pair the slowest.
 # The source tutorial had this backwards
 # ([errata](../../errata/#low-dimensions-oscillate-fastest)).
 
@@ -241,13 +242,13 @@ sign_changes = [(torch.diff(torch.sign(pe[1:, c])) != 0).sum().item() for c in (
 print("sign changes over positions 1-99 in dimensions 0, 16, 62:", sign_changes)
 
 # %% [markdown]
-# **Q2. How does the RoPE rotation change with position?** The angle of pair \(i\) is \(m\theta_i\),
-# linear in \(m\). A single pair's angle is unique only modulo \(2\pi\): in pair 0, positions 0 and 44
+# **Q2. How does the RoPE rotation change with position?** The angle of pair $i$ is $m\theta_i$,
+# linear in $m$. A single pair's angle is unique only modulo $2\pi$: in pair 0, positions 0 and 44
 # are 0.018 rad apart ([errata](../../errata/#a-pair-angle-is-unique-only-modulo-2pi)). Positions
-# are told apart by all pairs together. Take a vector \(u\) whose 32 pairs each have length 1
-# (so \(\lVert u\rVert = \sqrt{32} \approx 5.66\)); the distance between its copies rotated to
-# positions \(m\) and \(m + k\) depends only on \(k\) and is
-# \(\sqrt{\sum_i (2 - 2\cos k\theta_i)}\). Over every offset from 1 to 9999 it never falls
+# are told apart by all pairs together. Take a vector $u$ whose 32 pairs each have length 1
+# (so $\lVert u\rVert = \sqrt{32} \approx 5.66$); the distance between its copies rotated to
+# positions $m$ and $m + k$ depends only on $k$ and is
+# $\sqrt{\sum_i (2 - 2\cos k\theta_i)}$. Over every offset from 1 to 9999 it never falls
 # below the value printed here.
 
 # %%
@@ -258,8 +259,8 @@ distance = (2 - 2 * torch.cos(offsets[:, None] * theta)).sum(-1).sqrt()
 print("smallest distance between rotated copies of u, offsets 1-9999:", round(distance.min().item(), 3))
 
 # %% [markdown]
-# And the relative part: a query and a key rotated to positions \(m\) and \(n\) have the same score
-# for every \(m\) with the same \(n - m\).
+# And the relative part: a query and a key rotated to positions $m$ and $n$ have the same score
+# for every $m$ with the same $n - m$.
 
 # %%
 qv, kv = torch.randn(2, 1, DIM, dtype=torch.float64)
