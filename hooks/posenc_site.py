@@ -53,9 +53,9 @@ _fingerprint = ""
 
 
 def fingerprint() -> str:
-    """Hash of every posenc source file and the library versions figures depend on."""
+    """Hash of every posenc source and data file and the library versions figures depend on."""
     digest = hashlib.sha256()
-    for path in sorted((ROOT / "posenc").rglob("*.py")):
+    for path in sorted([*(ROOT / "posenc").rglob("*.py"), *(ROOT / "posenc").rglob("*.json")]):
         digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes())
     for dist in ("matplotlib", "numpy", "torch"):
         digest.update(f"{dist}={importlib.metadata.version(dist)}".encode())

@@ -16,7 +16,6 @@ and ``"none"`` uses no position method at all (only the causal mask tells positi
 
 from __future__ import annotations
 
-from typing import Any
 
 import torch
 from torch import Tensor, nn
@@ -98,29 +97,7 @@ class PositionalEmbedding(nn.Module):
 # --8<-- [end:embedding]
 
 
-class _RotateQueriesAndKeys(torch.autograd.Function):
-    """Rotate q and k with a :class:`~posenc.rope.RotaryEmbedding`, with a gradient.
-
-    RoPE multiplies each pair of a query or key by the rotation matrix R(m θ), so the gradient
-    with respect to its input is R(m θ)ᵀ = R(-m θ) times the output gradient: the same module
-    applied at the negated positions. Writing the backward pass this way keeps the forward pass
-    on posenc's allocation-free rotation, which autograd cannot differentiate by itself.
-    """
-
-    @staticmethod
-    def forward(ctx: Any, q: Tensor, k: Tensor, rotary: RotaryEmbedding) -> tuple[Tensor, Tensor]:
-        if q.shape[-2] != k.shape[-2]:
-            raise ValueError(f"q and k must have the same length, got {tuple(q.shape)} and {tuple(k.shape)}")
-        ctx.rotary = rotary
-        return rotary(q, k)
-
-    @staticmethod
-    def backward(ctx: Any, grad_q: Tensor, grad_k: Tensor) -> tuple[Tensor, Tensor, None]:
-        back = -torch.arange(grad_q.shape[-2])
-        grad_q, grad_k = ctx.rotary(grad_q.contiguous(), grad_k.contiguous(), positions=back)
-        return grad_q, grad_k, None
-
-
+# --8<-- [start:block]
 class _Block(nn.Module):
     """One pre-norm decoder block: x + attention(norm(x)), then x + mlp(norm(x))."""
 
@@ -136,8 +113,10 @@ class _Block(nn.Module):
         attended, weights = self.attention(self.attention_norm(x), bias=bias, rotary=rotary, causal=True)
         x = x + attended
         return x + self.mlp(self.mlp_norm(x)), weights
+# --8<-- [end:block]
 
 
+# --8<-- [start:model]
 class TinyTransformer(nn.Module):
     """A small decoder-only (GPT-style) language model, ``[batch, seq] ids -> [batch, seq, vocab] logits``.
 
@@ -187,7 +166,6 @@ class TinyTransformer(nn.Module):
         self.final_norm = nn.LayerNorm(self.dim)
         self.head = nn.Linear(self.dim, self.vocab_size, bias=False)
 
-    # --8<-- [start:hooks]
     def _build_position_hooks(self) -> None:
         """Create the module that each attention-side method needs (none for the others)."""
         self.rotary: RotaryEmbedding | None = None
@@ -196,10 +174,6 @@ class TinyTransformer(nn.Module):
             self.rotary = RotaryEmbedding(self.head_dim)
         elif self.position == "t5":  # one learned scalar per (bucket, head), shared by all layers
             self.relative_bias = T5RelativeBias(self.num_heads, bidirectional=False)
-
-    def _rotary_hook(self, q: Tensor, k: Tensor) -> tuple[Tensor, Tensor]:
-        assert self.rotary is not None
-        return _RotateQueriesAndKeys.apply(q, k, self.rotary)
 
     def attention_bias(self, seq_len: int) -> Tensor | None:
         """The additive logit bias ``[heads, seq, seq]`` of ALiBi or T5 (``None`` otherwise)."""
@@ -222,13 +196,13 @@ class TinyTransformer(nn.Module):
         bias = self.attention_bias(seq_len)
         if bias is not None:
             bias = bias.to(x.dtype)
-        rotary = None if self.rotary is None else self._rotary_hook
+        rotary = self.rotary  # RotaryEmbedding(q, k) -> (q, k), or None
         maps = []
         for block in self.blocks:  # the same bias and the same rotary hook in every layer
             x, weights = block(x, bias=bias, rotary=rotary)
             maps.append(weights)
         return self.head(self.final_norm(x)), maps
-    # --8<-- [end:hooks]
+    # --8<-- [end:model]
 
     def attention_maps(self, tokens: Tensor) -> list[Tensor]:
         """The attention weights of every layer, each ``[batch, heads, seq, seq]``, for inspection.
@@ -237,7 +211,8 @@ class TinyTransformer(nn.Module):
         >>> maps = model.attention_maps(torch.tensor([[4, 4, 4]]))
         >>> len(maps), tuple(maps[0].shape)
         (3, (1, 2, 3, 3))
-        >>> maps[0][0, 0]            # one token repeated, no position: uniform over the visible keys
+        >>> first_layer = maps[0]
+        >>> first_layer[0, 0]        # one token repeated, no position: uniform over the visible keys
         tensor([[1.0000, 0.0000, 0.0000],
                 [0.5000, 0.5000, 0.0000],
                 [0.3333, 0.3333, 0.3333]])

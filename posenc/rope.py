@@ -281,13 +281,21 @@ def _rotate(x: Tensor, cos: Tensor, sin: Tensor, layout: str, out: Tensor) -> Te
     """Write x with its pairs rotated (by the angles whose cos and sin are given) into ``out``.
 
     No temporary at all: each half of ``out`` is written by one multiply, then updated in place
-    by a fused multiply-add. The pairs are strided views of x and out, never copies.
+    by a fused multiply-add. The pairs are strided views of x and out, never copies. When a
+    gradient is needed the same formula is evaluated out of place instead.
     """
     half = x.shape[-1] // 2
     if layout == "half":
         x1, x2, out1, out2 = x[..., :half], x[..., half:], out[..., :half], out[..., half:]
     else:
         x1, x2, out1, out2 = x[..., 0::2], x[..., 1::2], out[..., 0::2], out[..., 1::2]
+    if torch.is_grad_enabled() and (x.requires_grad or cos.requires_grad or sin.requires_grad):
+        # Training: autograd cannot differentiate writes into `out`, so build the result
+        # out of place (same arithmetic, one extra temporary per half).
+        first, second = x1 * cos - x2 * sin, x2 * cos + x1 * sin
+        if layout == "half":
+            return torch.cat((first, second), dim=-1)
+        return torch.stack((first, second), dim=-1).flatten(-2)
     torch.mul(x1, cos, out=out1)
     out1.addcmul_(x2, sin, value=-1.0)  # x1' = x1 cos - x2 sin
     torch.mul(x2, cos, out=out2)

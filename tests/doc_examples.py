@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import doctest
 import re
+import textwrap
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -62,7 +63,8 @@ def evaluate_snippet(example: Example) -> None:
     source = str(example.parsed)
     targets = SNIPPET.findall(source)
     for target in targets:
-        compile(resolve_snippet(target), target, "exec")
+        # mkdocs shows sections dedented (dedent_subsections), so a method body compiles the same way
+        compile(textwrap.dedent(resolve_snippet(target)), target, "exec")
     leftover = SNIPPET.sub("", source).strip()
     if leftover:
         raise AssertionError(f"a snippet block must hold only include lines, found: {leftover[:60]!r}")

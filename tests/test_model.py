@@ -247,15 +247,16 @@ def test_bad_input_is_a_clear_error(build, error, match) -> None:  # type: ignor
         build()
 
 
-def test_rope_gradient_is_the_inverse_rotation() -> None:
+def test_rope_hook_is_differentiable() -> None:
     # Independent reference: RoPE in the "half" layout written as explicit float64 rotations,
-    # differentiated by autograd; the model's hook must give the same values and gradients.
+    # differentiated by autograd; the model's rotary hook must give the same values and gradients.
     model = make("rope")
     head = DIM // HEADS
     q = torch.randn(2, HEADS, 7, head, dtype=torch.float64, requires_grad=True)
     k = torch.randn(2, HEADS, 7, head, dtype=torch.float64, requires_grad=True)
     weight_q, weight_k = torch.randn_like(q), torch.randn_like(k)
-    q_rot, k_rot = model._rotary_hook(q, k)
+    assert model.rotary is not None
+    q_rot, k_rot = model.rotary(q, k)
     ((q_rot * weight_q).sum() + (k_rot * weight_k).sum()).backward()
 
     def reference(x: torch.Tensor) -> torch.Tensor:

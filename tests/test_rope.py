@@ -459,3 +459,14 @@ YARN = {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 64}
 def test_bad_input(call: object, error: type[Exception], match: str) -> None:
     with pytest.raises(error, match=match):
         call()  # type: ignore[operator]
+
+
+@pytest.mark.parametrize("layout", ["half", "interleaved"])
+def test_apply_rope_is_differentiable(layout: str) -> None:
+    # Training needs gradients through the rotation: check them against finite differences.
+    x = torch.randn(2, 3, 5, 8, dtype=torch.float64, requires_grad=True)
+    positions = torch.tensor([0.0, 1.0, 4.0, 9.0, 30.0])
+    assert torch.autograd.gradcheck(lambda t: apply_rope(t, positions, layout=layout), (x,))
+    rotary = RotaryEmbedding(8, layout=layout)
+    q, k = x, x.detach().clone().requires_grad_()
+    assert torch.autograd.gradcheck(lambda a, b: rotary(a, b, positions), (q, k))

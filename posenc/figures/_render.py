@@ -86,11 +86,22 @@ def cache_key(spec: Any, variant: str) -> str:
         digest.update(part.encode() + b"\0")
     for dist in ("matplotlib", "numpy", "torch"):
         digest.update(f"{dist}={importlib.metadata.version(dist)}".encode() + b"\0")
-    for module in dependencies(spec.module) + ["posenc.figures._render", "posenc.figures._style"]:
+    modules = dependencies(spec.module)
+    for module in modules + ["posenc.figures._render", "posenc.figures._style"]:
         path = _module_path(module)
         assert path is not None
         digest.update(module.encode() + b"\0" + path.read_bytes())
+    for data in _data_files(modules):
+        digest.update(str(data.relative_to(PACKAGE_ROOT)).encode() + b"\0" + data.read_bytes())
     return digest.hexdigest()[:20]
+
+
+def _data_files(modules: list[str]) -> list[Path]:
+    """Data a figure may read: the JSON files shipped in the packages of its dependencies
+    (e.g. the committed experiment results), so that new results redraw their figures."""
+    folders = {path.parent for module in modules if (path := _module_path(module)) is not None}
+    folders.discard(PACKAGE_ROOT)  # posenc/ itself holds no data; its subpackages may
+    return sorted(data for folder in folders for data in folder.rglob("*.json"))
 
 
 def cache_path(cache_dir: Path, spec: Any, variant: str) -> Path:

@@ -57,15 +57,16 @@ def length_extrapolation() -> Figure:
         right.plot(centres, curve, color=styles[method]["color"], label=styles[method]["label"])
     learned = results["methods"].get("learned")
     if learned is not None:
+        point = (train_length, learned["perplexity"][0])
         left.annotate(f"learned: no rows\npast max_len = {learned['max_len']}",
-                      xy=(train_length, learned["perplexity"][0]), xytext=(1.5 * train_length, learned["perplexity"][0]),
-                      textcoords="data", fontsize=9, color=colours.muted, va="top",
-                      arrowprops={"arrowstyle": "-", "color": colours.muted, "lw": 0.8})
+                      xy=point, xytext=(train_length * 1.06, 0.6 * max(_scored(results))),
+                      textcoords="data", fontsize=9, color=colours.foreground, va="top",
+                      arrowprops={"arrowstyle": "->", "color": colours.muted, "lw": 0.9})
     left.set_xscale("log", base=2)
     left.set_yscale("log")
     left.set_xticks(lengths, [str(n) for n in lengths])
     left.minorticks_off()
-    ticks = _nice_ticks([p for e in results["methods"].values() for p in e["perplexity"] if p is not None])
+    ticks = _nice_ticks(_scored(results))
     left.set_yticks(ticks, [f"{t:g}" for t in ticks])
     left.set_xlabel("evaluation length (characters)")
     left.set_ylabel("validation perplexity (log scale)")
@@ -85,12 +86,16 @@ def length_extrapolation() -> Figure:
     return fig
 
 
+def _scored(results: dict[str, Any]) -> list[float]:
+    return [p for entry in results["methods"].values() for p in entry["perplexity"] if p is not None]
+
+
 def _nice_ticks(values: list[float]) -> list[float]:
-    """About five round tick values spanning ``values`` on a log axis."""
+    """Round tick values spanning ``values`` on a log axis (at most about ten)."""
     low, high = min(values), max(values)
-    candidates = [m * 10.0**e for e in range(-1, 5) for m in (1, 1.5, 2, 3, 5, 7)]
-    inside = [c for c in candidates if low * 0.9 <= c <= high * 1.1]
-    step = max(1, len(inside) // 5)
+    candidates = [m * 10.0**e for e in range(-1, 5) for m in (1, 1.5, 2, 3, 4, 5, 7)]
+    inside = [c for c in candidates if low * 0.85 <= c <= high * 1.15]
+    step = max(1, -(-len(inside) // 10))
     return inside[::step]
 
 
