@@ -149,12 +149,27 @@ def test_causal_a_later_token_never_changes_earlier_logits(method: str, data: st
 
 @pytest.mark.parametrize("method", POSITION_METHODS)
 def test_scrambled_sentence_gives_different_outputs(method: str) -> None:
+    # The last token is the same in both orders, so the last position sees the same four tokens
+    # (and its own token on the residual path): only order information can separate them.
     model = make(method).eval()
     sentence = torch.tensor([[10, 20, 30, 40]])
-    scrambled = sentence[:, [3, 1, 2, 0]]
+    scrambled = sentence[:, [2, 0, 1, 3]]
     with torch.no_grad():
         a, b = model(sentence), model(scrambled)
-    assert not torch.allclose(a[0, 3], b[0, 3], atol=1e-4)  # same four tokens seen by the last position
+    assert not torch.allclose(a[0, 3], b[0, 3], atol=1e-4)
+
+
+def test_one_layer_without_positions_cannot_separate_orders_ending_alike() -> None:
+    # The control of the scrambled-sentence check: one causal layer, no position method, and
+    # two orders with the same last token. The last query attends to the same set of keys and
+    # values, so its logits agree up to rounding (with two layers the mask separates them).
+    torch.manual_seed(0)
+    model = TinyTransformer(VOCAB, DIM, HEADS, 1, position="none").eval()
+    sentence = torch.tensor([[10, 20, 30, 40]])
+    with torch.no_grad():
+        a, b = model(sentence), model(sentence[:, [2, 0, 1, 3]])
+    torch.testing.assert_close(a[0, 3], b[0, 3], atol=1e-5, rtol=1e-5)
+    assert not torch.allclose(a[0, 1], b[0, 1], atol=1e-4)  # earlier positions see different prefixes
 
 
 def test_first_position_sees_only_its_own_token_without_positions() -> None:
