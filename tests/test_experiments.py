@@ -21,6 +21,7 @@ from posenc.experiments.length_extrapolation import (
     learning_rate,
     load_results,
     run,
+    train_and_evaluate,
     training_batches,
 )
 from posenc.model import POSITION_METHODS
@@ -132,13 +133,23 @@ def test_corpus_is_the_python_reference_text_split_at_ninety_percent() -> None:
     assert text.startswith(topics[sorted(topics)[0]])
 
 
-def test_bad_input_is_a_clear_error() -> None:
-    with pytest.raises(ValueError, match="workers must be an integer >= 1, got 0"):
-        run(TINY, workers=0)
-    with pytest.raises(ValueError, match="validation_fraction must be <= 0.5, got 0.9"):
-        load_corpus(0.9)
-    with pytest.raises(SystemExit):
-        main(["length-extrapolation", "--config", "huge"])
+@pytest.mark.parametrize(
+    ("call", "error", "match"),
+    [
+        (lambda: run(TINY, workers=0), ValueError, "workers must be an integer >= 1, got 0"),
+        (lambda: load_corpus(0.9), ValueError, "validation_fraction must be <= 0.5, got 0.9"),
+        (lambda: train_and_evaluate("xpos", TINY), ValueError, "method must be one of 'none'.*got 'xpos'"),
+        (lambda: build_model("xpos", TINY, 20), ValueError, "position must be one of 'none'.*got 'xpos'"),
+        (lambda: evaluate(build_model("none", TINY, 20), torch.zeros(10, dtype=torch.long), 4), ValueError,
+         "text must be 1-D with a multiple of length=4 characters plus one, got shape \\(10,\\)"),
+        (lambda: evaluate(build_model("none", TINY, 20), torch.zeros(9, dtype=torch.long), 0), ValueError,
+         "length must be an integer >= 1, got 0"),
+        (lambda: main(["length-extrapolation", "--config", "huge"]), SystemExit, "2"),
+    ],
+)
+def test_bad_input_is_a_clear_error(call, error, match) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(error, match=match):
+        call()
 
 
 # ---------------------------------------------------------------- the committed results file

@@ -137,6 +137,10 @@ def evaluate(model: TinyTransformer, text: Tensor, length: int, *, batch_windows
     Returns ``[windows, length]``: entry (w, p) is the loss of the character at position p of
     window w, which the model predicts from the p + 1 characters before it in the same window.
     """
+    length = check_int("length", length, minimum=1)
+    if text.ndim != 1 or (text.numel() - 1) % length:
+        raise ValueError(f"text must be 1-D with a multiple of length={length} characters plus one, "
+                         f"got shape {tuple(text.shape)}")
     model.eval()
     inputs = text[:-1].view(-1, length)
     targets = text[1:].view(-1, length)
