@@ -29,6 +29,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from css_prune import prune_inline_styles  # hooks/css_prune.py (MkDocs puts hooks/ on the path)
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
@@ -184,6 +185,7 @@ def on_post_page(output: str, page: Page, config: MkDocsConfig) -> str:
     output = _accessible(output)
     if page.file.src_uri.startswith("notebooks/") and page.file.src_uri.endswith(".py"):
         output = NOTEBOOK_MERMAID.sub("", NOTEBOOK_MATHJAX.sub("", output))
+        output = prune_inline_styles(output)  # JupyterLab's 575 kB stylesheet, cut to what the page uses
         # cell ids are random per conversion: number them so that two builds give the same bytes
         numbers = itertools.count()
         output = NOTEBOOK_CELL_ID.sub(lambda _: f'id="cell-id={next(numbers)}"', output)
