@@ -14,14 +14,14 @@ import torch
 from torch import Tensor
 
 
-def _is_int(value: object) -> bool:
+def is_integer(value: object) -> bool:
     # bool is an int subclass, but True as a "size" is always a bug.
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def check_int(name: str, value: object, *, minimum: int | None = None, maximum: int | None = None) -> int:
     """Return ``value`` as an int, or raise if it is not an integer in [minimum, maximum]."""
-    if not _is_int(value):
+    if not is_integer(value):
         raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}")
     result = int(value)  # type: ignore[call-overload]
     if minimum is not None and result < minimum:
@@ -37,7 +37,7 @@ def check_positive_int(name: str, value: object) -> int:
 
 def check_even_dim(name: str, value: object) -> int:
     """Sizes split into (sin, cos) or rotation pairs must be positive and even."""
-    if not _is_int(value):
+    if not is_integer(value):
         raise TypeError(f"{name} must be a positive even integer, got {type(value).__name__} {value!r}")
     result = int(value)  # type: ignore[call-overload]
     if result <= 0 or result % 2:
@@ -99,7 +99,7 @@ def check_choice(name: str, value: object, allowed: Sequence[str]) -> str:
 
 def check_positions(name: str, value: object) -> Tensor:
     """Positions: an int n (meaning 0..n-1) or a 1-D tensor of finite positions."""
-    if _is_int(value):
+    if is_integer(value):
         n = check_int(name, value, minimum=0)
         return torch.arange(n, dtype=torch.float64)
     tensor = check_tensor(name, value, ndim=1, finite=True)

@@ -17,7 +17,7 @@ import math
 import torch
 from torch import Tensor, nn
 
-from posenc._checks import _is_int, check_int, check_positive_int, check_size, check_tensor
+from posenc._checks import check_int, check_positive_int, check_size, check_tensor, is_integer
 from posenc.attention import SelfAttention, scaled_dot_product_attention
 
 
@@ -141,7 +141,7 @@ def t5_relative_position_bucket(
     tensor([15, 10,  1,  0, 17, 26, 31])
     """
     bidirectional, num_buckets, max_distance = _check_bucket_setup(bidirectional, num_buckets, max_distance)
-    if _is_int(relative_position):
+    if is_integer(relative_position):
         relative_position = torch.tensor(int(relative_position))
     offsets = check_tensor("relative_position", relative_position)
     if offsets.is_floating_point() or offsets.is_complex() or offsets.dtype == torch.bool:

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["FigureSpec", "figure", "load_all", "registry"]
+__all__ = ["FigureSpec", "figure", "load_all"]
 
 _NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
@@ -63,7 +63,3 @@ def load_all() -> dict[str, FigureSpec]:
         if not info.name.startswith("_"):
             importlib.import_module(f"{__name__}.{info.name}")
     return dict(sorted(_REGISTRY.items()))
-
-
-def registry() -> dict[str, FigureSpec]:
-    return load_all()

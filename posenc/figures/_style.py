@@ -106,14 +106,3 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, height: float = 3.6, width: fl
     fig = plt.figure(figsize=(width, height), layout="constrained")
     axes = fig.subplots(nrows, ncols, **subplot_kw)
     return fig, axes
-
-
-def label_heatmap_cells(ax: Any, values: Any, fmt: str = "{:.2f}", *, threshold: float | None = None) -> None:
-    """Write each value of a small heatmap in its cell, in a colour readable on the cell."""
-    import numpy as np
-
-    data = np.asarray(values)
-    cut = float(np.nanmean(data)) if threshold is None else threshold
-    for (row, col), value in np.ndenumerate(data):
-        ax.text(col, row, fmt.format(value), ha="center", va="center", fontsize=8.5,
-                color="#000000" if value > cut else "#ffffff")
