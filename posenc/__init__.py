@@ -3,9 +3,10 @@
 The public API is re-exported here. Importing ``posenc`` is cheap: each name is imported from its
 module on first use, so ``import posenc`` does not load torch until you touch a method.
 
->>> import posenc
->>> posenc.sinusoidal_encoding(3, 4).shape
-torch.Size([3, 4])
+Examples:
+    >>> import posenc
+    >>> posenc.sinusoidal_encoding(3, 4).shape
+    torch.Size([3, 4])
 """
 
 from __future__ import annotations

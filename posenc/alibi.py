@@ -34,8 +34,9 @@ def _power_of_two_slopes(heads: int) -> list[float]:
 def alibi_slopes(num_heads: int, *, dtype: torch.dtype = torch.float32) -> Tensor:
     """The fixed slope of each head, ``[num_heads]``, in the paper's head order.
 
-    >>> alibi_slopes(8) * 256
-    tensor([128.,  64.,  32.,  16.,   8.,   4.,   2.,   1.])
+    Examples:
+        >>> alibi_slopes(8) * 256
+        tensor([128.,  64.,  32.,  16.,   8.,   4.,   2.,   1.])
     """
     num_heads = check_positive_int("num_heads", num_heads)
     dtype = _check_dtype(dtype)
@@ -55,10 +56,11 @@ def alibi_bias(num_heads: int, q_len: int, k_len: int | None = None, *,
     Query ``i`` and key ``j`` are positions ``0 .. q_len - 1`` and ``0 .. k_len - 1``
     (``k_len`` defaults to ``q_len``). The diagonal is 0 and every other entry is negative.
 
-    >>> alibi_bias(1, 3)
-    tensor([[[ 0.0000, -0.0039, -0.0078],
-             [-0.0039,  0.0000, -0.0039],
-             [-0.0078, -0.0039,  0.0000]]])
+    Examples:
+        >>> alibi_bias(1, 3)
+        tensor([[[ 0.0000, -0.0039, -0.0078],
+                 [-0.0039,  0.0000, -0.0039],
+                 [-0.0078, -0.0039,  0.0000]]])
     """
     q_len = check_int("q_len", q_len, minimum=0)
     k_len = q_len if k_len is None else check_int("k_len", k_len, minimum=0)

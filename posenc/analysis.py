@@ -1,7 +1,7 @@
 """Small pure functions that measure position codes: similarities, collisions, wavelengths.
 
 A *code table* is a tensor ``[len, width]`` with one row per position, as returned by
-:func:`posenc.sinusoidal_encoding` or the functions of :mod:`posenc.naive`. Everything here is
+`posenc.sinusoidal_encoding` or the functions of `posenc.naive`. Everything here is
 computed in float64, whatever the dtype of the input.
 """
 
@@ -34,9 +34,10 @@ def _codes(name: str, value: object, *, min_rows: int = 1) -> Tensor:
 def cosine_similarity_matrix(codes: Tensor) -> Tensor:
     """``[len, len]`` matrix of cosine similarities between every pair of rows.
 
-    >>> cosine_similarity_matrix(torch.tensor([[1.0, 0.0], [1.0, 1.0]]))
-    tensor([[1.0000, 0.7071],
-            [0.7071, 1.0000]], dtype=torch.float64)
+    Examples:
+        >>> cosine_similarity_matrix(torch.tensor([[1.0, 0.0], [1.0, 1.0]]))
+        tensor([[1.0000, 0.7071],
+                [0.7071, 1.0000]], dtype=torch.float64)
     """
     table = _codes("codes", codes)
     norms = table.norm(dim=1)
@@ -77,8 +78,9 @@ def nearest_collision(codes: Tensor) -> Collision:
     A distance of 0 means two positions share a code; a tiny distance means they are hard to tell
     apart. Works in blocks of rows, so a few thousand positions are fine.
 
-    >>> nearest_collision(torch.tensor([[0.0], [5.0], [0.5], [9.0]]))
-    Collision(first=0, second=2, distance=0.5)
+    Examples:
+        >>> nearest_collision(torch.tensor([[0.0], [5.0], [0.5], [9.0]]))
+        Collision(first=0, second=2, distance=0.5)
     """
     table = _codes("codes", codes, min_rows=2)
     n = table.shape[0]
@@ -101,8 +103,9 @@ def wavelengths(dim: int, base: float = 10000.0) -> Tensor:
 
     The shortest is 2π; the longest is ``2π · base^((dim-2)/dim)``, a little less than ``2π · base``.
 
-    >>> wavelengths(4, base=100.0)
-    tensor([ 6.2832, 62.8319], dtype=torch.float64)
+    Examples:
+        >>> wavelengths(4, base=100.0)
+        tensor([ 6.2832, 62.8319], dtype=torch.float64)
     """
     return 2 * math.pi / inverse_frequencies(dim, base)
 
@@ -113,8 +116,9 @@ def rising_steps(values: Tensor, *, tolerance: float = 1e-12) -> list[int]:
     An empty list means the sequence never increases (it is non-increasing); used to check
     whether a similarity really decays monotonically with the offset.
 
-    >>> rising_steps(torch.tensor([1.0, 0.8, 0.9, 0.5]))
-    [2]
+    Examples:
+        >>> rising_steps(torch.tensor([1.0, 0.8, 0.9, 0.5]))
+        [2]
     """
     series = check_tensor("values", values, ndim=1, finite=True).to(torch.float64)
     tolerance = check_float("tolerance", tolerance, minimum=0.0)
@@ -156,8 +160,9 @@ def float32_angle_error(positions: int | Tensor, dim: int, *, base: float = 1000
 def binary_code(positions: int | Tensor, bits: int) -> Tensor:
     """Bit b of each position in column b (least significant bit first), ``[len, bits]``, float64.
 
-    >>> binary_code(torch.tensor([5]), 3)
-    tensor([[1., 0., 1.]], dtype=torch.float64)
+    Examples:
+        >>> binary_code(torch.tensor([5]), 3)
+        tensor([[1., 0., 1.]], dtype=torch.float64)
     """
     pos = check_positions("positions", positions)
     bits = check_int("bits", bits, minimum=1, maximum=62)

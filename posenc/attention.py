@@ -41,10 +41,11 @@ def scaled_dot_product_attention(
         The attended values ``[..., q_len, d_v]`` and the weights ``[..., q_len, k_len]``,
         each row of which sums to 1.
 
-    >>> q = k = v = torch.eye(2).unsqueeze(0)
-    >>> out, weights = scaled_dot_product_attention(q, k, v)
-    >>> weights.sum(-1)
-    tensor([[1., 1.]])
+    Examples:
+        >>> q = k = v = torch.eye(2).unsqueeze(0)
+        >>> out, weights = scaled_dot_product_attention(q, k, v)
+        >>> weights.sum(-1)
+        tensor([[1., 1.]])
     """
     check_tensor("q", q, min_ndim=2, floating=True)
     check_tensor("k", k, min_ndim=2, floating=True)
@@ -75,10 +76,11 @@ class SelfAttention(nn.Module):
     ``forward(x, *, bias=None, rotary=None, causal=False)`` returns ``(output, weights)`` with
     output ``[batch, seq, dim]`` and weights ``[batch, heads, seq, seq]``.
 
-    >>> attention = SelfAttention(dim=8, num_heads=2)
-    >>> out, weights = attention(torch.randn(1, 5, 8))
-    >>> tuple(out.shape), tuple(weights.shape)
-    ((1, 5, 8), (1, 2, 5, 5))
+    Examples:
+        >>> attention = SelfAttention(dim=8, num_heads=2)
+        >>> out, weights = attention(torch.randn(1, 5, 8))
+        >>> tuple(out.shape), tuple(weights.shape)
+        ((1, 5, 8), (1, 2, 5, 5))
     """
 
     def __init__(self, dim: int, num_heads: int = 1) -> None:

@@ -27,11 +27,12 @@ class LearnedPositionalEmbedding(nn.Module):
     ``forward(x, offset=0)`` adds rows ``offset .. offset + seq - 1``. A sequence that needs a
     position ``>= max_len`` raises ``ValueError``.
 
-    >>> layer = LearnedPositionalEmbedding(max_len=4, dim=2)
-    >>> tuple(layer.table.shape), sum(p.numel() for p in layer.parameters())
-    ((4, 2), 8)
-    >>> torch.equal(layer(torch.zeros(1, 3, 2))[0], layer.table[:3].detach())
-    True
+    Examples:
+        >>> layer = LearnedPositionalEmbedding(max_len=4, dim=2)
+        >>> tuple(layer.table.shape), sum(p.numel() for p in layer.parameters())
+        ((4, 2), 8)
+        >>> torch.equal(layer(torch.zeros(1, 3, 2))[0], layer.table[:3].detach())
+        True
     """
 
     def __init__(self, max_len: int, dim: int, *, init_std: float = 0.02) -> None:

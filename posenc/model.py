@@ -4,12 +4,12 @@ Position information enters a transformer in one of three places, and this modul
 posenc method into its place without re-implementing any of them:
 
 * on the input embeddings, added to the token vectors: ``"sinusoidal"``
-  (:class:`~posenc.sinusoidal.SinusoidalPositionalEncoding`) and ``"learned"``
-  (:class:`~posenc.learned.LearnedPositionalEmbedding`);
-* on the attention logits, as an additive bias: ``"alibi"`` (:func:`~posenc.alibi.alibi_bias`)
-  and ``"t5"`` (:class:`~posenc.relative.T5RelativeBias`);
+  (`posenc.sinusoidal.SinusoidalPositionalEncoding`) and ``"learned"``
+  (`posenc.learned.LearnedPositionalEmbedding`);
+* on the attention logits, as an additive bias: ``"alibi"`` (`posenc.alibi.alibi_bias`)
+  and ``"t5"`` (`posenc.relative.T5RelativeBias`);
 * on queries and keys, before their dot product: ``"rope"``
-  (:class:`~posenc.rope.RotaryEmbedding`);
+  (`posenc.rope.RotaryEmbedding`);
 
 and ``"none"`` uses no position method at all (only the causal mask tells positions apart).
 """
@@ -28,9 +28,9 @@ from posenc.relative import T5RelativeBias
 from posenc.rope import RotaryEmbedding
 from posenc.sinusoidal import SinusoidalPositionalEncoding
 
-#: The ``kind`` values of :class:`PositionalEmbedding`: the methods that act on the embeddings.
+#: The ``kind`` values of `PositionalEmbedding`: the methods that act on the embeddings.
 EMBEDDING_KINDS = ("sinusoidal", "learned")
-#: The ``position`` values of :class:`TinyTransformer`.
+#: The ``position`` values of `TinyTransformer`.
 POSITION_METHODS = ("none", "sinusoidal", "learned", "rope", "alibi", "t5")
 
 
@@ -50,7 +50,7 @@ class PositionalEmbedding(nn.Module):
         dim: model width (even for ``kind="sinusoidal"``).
         kind: ``"sinusoidal"`` (a fixed buffer, no parameters) or ``"learned"`` (a trainable
             table of ``max_len`` rows). RoPE, ALiBi and T5 do not act on the embeddings; use
-            :class:`TinyTransformer` for them.
+            `TinyTransformer` for them.
         max_len: rows of the position table. Required for ``"learned"``, whose table cannot
             answer for positions ``>= max_len``; for ``"sinusoidal"`` it only sets how many
             rows are precomputed (longer inputs are computed on demand).
@@ -60,11 +60,12 @@ class PositionalEmbedding(nn.Module):
     sqrt(dim), the same order as a sinusoidal row (norm sqrt(dim / 2)). This is the balance the
     paper obtains by multiplying N(0, 1/dim) embeddings by sqrt(dim) (section 3.4).
 
-    >>> layer = PositionalEmbedding(100, 8, kind="learned", max_len=20)
-    >>> sum(p.numel() for p in layer.parameters())      # 100*8 token rows + 20*8 position rows
-    960
-    >>> layer(torch.tensor([[5, 7, 5]])).shape
-    torch.Size([1, 3, 8])
+    Examples:
+        >>> layer = PositionalEmbedding(100, 8, kind="learned", max_len=20)
+        >>> sum(p.numel() for p in layer.parameters())      # 100*8 token rows + 20*8 position rows
+        960
+        >>> layer(torch.tensor([[5, 7, 5]])).shape
+        torch.Size([1, 3, 8])
     """
 
     def __init__(self, vocab_size: int, dim: int, *, kind: str, max_len: int | None = None,
@@ -136,9 +137,10 @@ class TinyTransformer(nn.Module):
     own value per bucket, as in Raffel et al. (2020); its buckets are the causal ones
     (``bidirectional=False``) with T5's defaults of 32 buckets and a maximum distance of 128.
 
-    >>> model = TinyTransformer(50, dim=16, num_heads=2, num_layers=1, position="alibi")
-    >>> model(torch.tensor([[1, 2, 3, 4]])).shape
-    torch.Size([1, 4, 50])
+    Examples:
+        >>> model = TinyTransformer(50, dim=16, num_heads=2, num_layers=1, position="alibi")
+        >>> model(torch.tensor([[1, 2, 3, 4]])).shape
+        torch.Size([1, 4, 50])
     """
 
     def __init__(self, vocab_size: int, dim: int, num_heads: int, num_layers: int, *, position: str,
@@ -207,15 +209,16 @@ class TinyTransformer(nn.Module):
     def attention_maps(self, tokens: Tensor) -> list[Tensor]:
         """The attention weights of every layer, each ``[batch, heads, seq, seq]``, for inspection.
 
-        >>> model = TinyTransformer(10, dim=8, num_heads=2, num_layers=3, position="none")
-        >>> maps = model.attention_maps(torch.tensor([[4, 4, 4]]))
-        >>> len(maps), tuple(maps[0].shape)
-        (3, (1, 2, 3, 3))
-        >>> first_layer = maps[0]
-        >>> first_layer[0, 0]        # one token repeated, no position: uniform over the visible keys
-        tensor([[1.0000, 0.0000, 0.0000],
-                [0.5000, 0.5000, 0.0000],
-                [0.3333, 0.3333, 0.3333]])
+        Examples:
+            >>> model = TinyTransformer(10, dim=8, num_heads=2, num_layers=3, position="none")
+            >>> maps = model.attention_maps(torch.tensor([[4, 4, 4]]))
+            >>> len(maps), tuple(maps[0].shape)
+            (3, (1, 2, 3, 3))
+            >>> first_layer = maps[0]
+            >>> first_layer[0, 0]        # one token repeated, no position: uniform over the visible keys
+            tensor([[1.0000, 0.0000, 0.0000],
+                    [0.5000, 0.5000, 0.0000],
+                    [0.3333, 0.3333, 0.3333]])
         """
         with torch.no_grad():
             _, maps = self._run(tokens)

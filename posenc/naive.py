@@ -1,14 +1,14 @@
 """The first attempts at a position code, before the sinusoidal encoding of Vaswani et al. (2017).
 
 Each function returns a table ``[len, width]`` with one row per position, so that the analysis
-helpers (:mod:`posenc.analysis`) can compare them with the real encoding row by row:
+helpers (`posenc.analysis`) can compare them with the real encoding row by row:
 
-* :func:`counting` writes the position itself (0, 1, 2, ...): unbounded.
-* :func:`normalized_counting` divides by the last index of the sentence, so every value lies in
+* `counting` writes the position itself (0, 1, 2, ...): unbounded.
+* `normalized_counting` divides by the last index of the sentence, so every value lies in
   [0, 1], but the same position gets a different value in sentences of different length.
-* :func:`single_sine` writes ``sin(frequency * pos)``: bounded, but many positions land close
+* `single_sine` writes ``sin(frequency * pos)``: bounded, but many positions land close
   together.
-* :func:`sine_cosine_pairs` writes one (sin, cos) pair per chosen frequency; with the frequencies
+* `sine_cosine_pairs` writes one (sin, cos) pair per chosen frequency; with the frequencies
   ``base^(-2i/dim)`` it is exactly the sinusoidal encoding.
 
 These are teaching tools, so they compute in float64 by default: the chapters look at gaps between
@@ -49,8 +49,9 @@ def _check_frequencies(frequencies: object) -> Tensor:
 def counting(positions: int | Tensor, *, dtype: torch.dtype = torch.float64) -> Tensor:
     """Attempt 1: the position itself as one extra feature, ``[len, 1]``.
 
-    >>> counting(4).flatten()
-    tensor([0., 1., 2., 3.], dtype=torch.float64)
+    Examples:
+        >>> counting(4).flatten()
+        tensor([0., 1., 2., 3.], dtype=torch.float64)
     """
     pos = check_positions("positions", positions)
     return pos[:, None].to(_check_dtype(dtype))
@@ -60,8 +61,9 @@ def normalized_counting(seq_len: int, *, dtype: torch.dtype = torch.float64) -> 
     """Attempt 2: ``pos / (seq_len - 1)`` for pos = 0 .. seq_len-1, so the first word gets 0 and
     the last 1, ``[seq_len, 1]``. A one-word sentence gets ``[[0.]]`` (no division by zero).
 
-    >>> normalized_counting(3).flatten()
-    tensor([0.0000, 0.5000, 1.0000], dtype=torch.float64)
+    Examples:
+        >>> normalized_counting(3).flatten()
+        tensor([0.0000, 0.5000, 1.0000], dtype=torch.float64)
     """
     seq_len = check_int("seq_len", seq_len, minimum=1)
     pos = torch.arange(seq_len, dtype=torch.float64)

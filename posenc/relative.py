@@ -27,10 +27,11 @@ def relative_positions(q_len: int, k_len: int) -> Tensor:
 
     Positive entries are keys after the query, negative entries keys before it.
 
-    >>> relative_positions(3, 4)
-    tensor([[ 0,  1,  2,  3],
-            [-1,  0,  1,  2],
-            [-2, -1,  0,  1]])
+    Examples:
+        >>> relative_positions(3, 4)
+        tensor([[ 0,  1,  2,  3],
+                [-1,  0,  1,  2],
+                [-2, -1,  0,  1]])
     """
     q_len = check_int("q_len", q_len, minimum=0)
     k_len = check_int("k_len", k_len, minimum=0)
@@ -56,11 +57,12 @@ class ShawRelativeAttention(nn.Module):
     that ``q · a^K`` starts on the same scale as ``q · k``.
 
     ``forward(x, *, causal=False)`` returns ``(output, weights)`` like
-    :class:`posenc.SelfAttention`; ``logits(x)`` returns the scores before the softmax.
+    `posenc.SelfAttention`; ``logits(x)`` returns the scores before the softmax.
 
-    >>> layer = ShawRelativeAttention(dim=8, num_heads=2, max_distance=2)
-    >>> tuple(layer.key_table.shape)
-    (5, 4)
+    Examples:
+        >>> layer = ShawRelativeAttention(dim=8, num_heads=2, max_distance=2)
+        >>> tuple(layer.key_table.shape)
+        (5, 4)
     """
 
     def __init__(self, dim: int, num_heads: int, max_distance: int) -> None:
@@ -137,8 +139,9 @@ def t5_relative_position_bucket(
     distances up to ``max_distance`` in logarithmically growing steps; all larger distances share
     the last bucket.
 
-    >>> t5_relative_position_bucket(torch.tensor([-200, -20, -1, 0, 1, 20, 200]))
-    tensor([15, 10,  1,  0, 17, 26, 31])
+    Examples:
+        >>> t5_relative_position_bucket(torch.tensor([-200, -20, -1, 0, 1, 20, 200]))
+        tensor([15, 10,  1,  0, 17, 26, 31])
     """
     bidirectional, num_buckets, max_distance = _check_bucket_setup(bidirectional, num_buckets, max_distance)
     if is_integer(relative_position):
@@ -182,9 +185,10 @@ class T5RelativeBias(nn.Module):
     ``[num_buckets, num_heads]`` starts as ``N(0, 0.1²)`` (an arbitrary small scale; the paper
     does not specify one).
 
-    >>> bias = T5RelativeBias(num_heads=4)
-    >>> tuple(bias.weight.shape), tuple(bias(5).shape)
-    ((32, 4), (4, 5, 5))
+    Examples:
+        >>> bias = T5RelativeBias(num_heads=4)
+        >>> tuple(bias.weight.shape), tuple(bias(5).shape)
+        ((32, 4), (4, 5, 5))
     """
 
     def __init__(self, num_heads: int, *, num_buckets: int = 32, max_distance: int = 128,

@@ -10,7 +10,7 @@ Two layouts of the pairs are in use, and they are not interchangeable:
 * ``"half"`` pairs dimension i with dimension ``i + dim/2`` (GPT-NeoX, Hugging Face's ``rotate_half``);
 * ``"interleaved"`` pairs dimensions ``2i`` and ``2i + 1`` (the RoFormer paper, Meta's LLaMA code).
 
-Context extension changes the frequencies ``theta_i`` (see :func:`rope_inverse_frequencies`); the
+Context extension changes the frequencies ``theta_i`` (see `rope_inverse_frequencies`); the
 formulas follow the papers and agree with the Hugging Face ``transformers`` RoPE utilities.
 """
 
@@ -173,7 +173,7 @@ def rope_inverse_frequencies(dim: int, *, base: float = 10000.0, scaling: Mappin
               ``seq_len > L`` the base becomes ``base * (factor*seq_len/L - (factor-1))^(dim/(dim-2))``;
             * ``"yarn"`` (Peng et al. 2023): ``factor``, ``original_max_position_embeddings``, optional
               ``beta_fast`` (32), ``beta_slow`` (1), ``attention_factor`` and ``truncate`` (True);
-              its attention factor is given by :func:`rope_attention_scaling`;
+              its attention factor is given by `rope_attention_scaling`;
             * ``"llama3"``: ``factor``, ``low_freq_factor``, ``high_freq_factor``,
               ``original_max_position_embeddings``.
 
@@ -183,10 +183,11 @@ def rope_inverse_frequencies(dim: int, *, base: float = 10000.0, scaling: Mappin
     Returns:
         ``[dim // 2]`` float64 tensor, in radians per position.
 
-    >>> rope_inverse_frequencies(8)
-    tensor([1.0000, 0.1000, 0.0100, 0.0010], dtype=torch.float64)
-    >>> rope_inverse_frequencies(8, scaling={"type": "linear", "factor": 4.0})
-    tensor([0.2500, 0.0250, 0.0025, 0.0003], dtype=torch.float64)
+    Examples:
+        >>> rope_inverse_frequencies(8)
+        tensor([1.0000, 0.1000, 0.0100, 0.0010], dtype=torch.float64)
+        >>> rope_inverse_frequencies(8, scaling={"type": "linear", "factor": 4.0})
+        tensor([0.2500, 0.0250, 0.0025, 0.0003], dtype=torch.float64)
     """
     dim = check_even_dim("dim", dim)
     base = check_float("base", base, positive=True)
@@ -223,8 +224,9 @@ def rope_attention_scaling(scaling: Mapping[str, object] | None = None) -> float
     For YaRN it is ``scaling["attention_factor"]`` if given, else ``0.1 * ln(factor) + 1`` (the paper's
     ``sqrt(1/t)``): since q and k are both multiplied, the attention logits grow by its square.
 
-    >>> round(rope_attention_scaling({"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4096}), 4)
-    1.1386
+    Examples:
+        >>> round(rope_attention_scaling({"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4096}), 4)
+        1.1386
     """
     checked = _check_scaling(scaling)
     if checked is None or checked["type"] != "yarn":
@@ -331,18 +333,19 @@ def apply_rope(x: Tensor, positions: Tensor | None = None, *, base: float = 1000
         base: the RoPE base.
         layout: ``"half"`` pairs (i, i + dim/2) as GPT-NeoX and Hugging Face; ``"interleaved"``
             pairs (2i, 2i + 1) as RoFormer and Meta's LLaMA code.
-        scaling: a context-extension dict (see :func:`rope_inverse_frequencies`). ``"dynamic"`` uses
+        scaling: a context-extension dict (see `rope_inverse_frequencies`). ``"dynamic"`` uses
             ``max(positions) + 1`` as the sequence length; ``"yarn"`` also multiplies the result by
-            :func:`rope_attention_scaling`.
+            `rope_attention_scaling`.
 
     Returns:
         The rotated tensor, same shape and dtype as x. Angles are computed in float64 and the
         rotation in float32 (float64 for float64 inputs), whatever x's dtype.
 
-    >>> x = torch.tensor([[1.0, 0.0], [1.0, 0.0]])   # the same vector at positions 0 and 1
-    >>> apply_rope(x)                                # position 1 turns it by 1 radian
-    tensor([[1.0000, 0.0000],
-            [0.5403, 0.8415]])
+    Examples:
+        >>> x = torch.tensor([[1.0, 0.0], [1.0, 0.0]])   # the same vector at positions 0 and 1
+        >>> apply_rope(x)                                # position 1 turns it by 1 radian
+        tensor([[1.0000, 0.0000],
+                [0.5403, 0.8415]])
     """
     x = _check_x(x)
     layout = check_choice("layout", layout, LAYOUTS)
@@ -365,21 +368,22 @@ class RotaryEmbedding(nn.Module):
     The cos/sin table (float64, ``[length, dim/2]``) is cached for positions ``0 .. length-1`` and
     grows (doubling) when a longer sequence or a larger position arrives; fractional positions and
     ``"dynamic"`` scaling (whose frequencies depend on the sequence length) are computed directly.
-    It gives exactly what :func:`apply_rope` gives. The module itself can be passed as the ``rotary``
-    hook of :class:`posenc.attention.SelfAttention`. Without ``positions``, keys get 0 .. k_len-1 and
+    It gives exactly what `apply_rope` gives. The module itself can be passed as the ``rotary``
+    hook of `posenc.attention.SelfAttention`. Without ``positions``, keys get 0 .. k_len-1 and
     queries the last q_len of those (decoding with a cache).
 
     Args:
         dim: the head dimension (even).
         base: the RoPE base.
         layout: ``"half"`` or ``"interleaved"``.
-        scaling: a context-extension dict (see :func:`rope_inverse_frequencies`).
+        scaling: a context-extension dict (see `rope_inverse_frequencies`).
 
-    >>> rotary = RotaryEmbedding(8)
-    >>> q, k = torch.randn(1, 2, 5, 8), torch.randn(1, 2, 5, 8)
-    >>> q_rot, k_rot = rotary(q, k)
-    >>> torch.allclose(q_rot, apply_rope(q)), rotary.cached_length
-    (True, 5)
+    Examples:
+        >>> rotary = RotaryEmbedding(8)
+        >>> q, k = torch.randn(1, 2, 5, 8), torch.randn(1, 2, 5, 8)
+        >>> q_rot, k_rot = rotary(q, k)
+        >>> torch.allclose(q_rot, apply_rope(q)), rotary.cached_length
+        (True, 5)
     """
 
     inv_freq: Tensor
@@ -452,8 +456,9 @@ def layout_permutation(dim: int) -> Tensor:
     """Index ``perm`` with ``x_interleaved = x_half[..., perm]``: half-layout pair (i, i + dim/2)
     moves to dimensions (2i, 2i + 1). ``perm.argsort()`` maps back.
 
-    >>> layout_permutation(8)
-    tensor([0, 4, 1, 5, 2, 6, 3, 7])
+    Examples:
+        >>> layout_permutation(8)
+        tensor([0, 4, 1, 5, 2, 6, 3, 7])
     """
     half = check_even_dim("dim", dim) // 2
     return torch.stack((torch.arange(half), torch.arange(half, 2 * half)), dim=-1).flatten()
@@ -468,8 +473,9 @@ def rope_long_term_decay(distances: Tensor, dim: int, *, base: float = 10000.0) 
     sum_j |S_j|`` where ``S_j = sum_{i<j} exp(1j * (m - n) * theta_i)``; the paper plots the
     relative upper bound ``mean_j |S_j|`` (j = 1 .. dim/2), which this returns, float64.
 
-    >>> rope_long_term_decay(torch.tensor([0, 1000]), 128)
-    tensor([32.5000,  4.4708], dtype=torch.float64)
+    Examples:
+        >>> rope_long_term_decay(torch.tensor([0, 1000]), 128)
+        tensor([32.5000,  4.4708], dtype=torch.float64)
     """
     dim = check_even_dim("dim", dim)
     base = check_float("base", base, positive=True)

@@ -42,9 +42,10 @@ def sinusoidal_encoding(
         base: the constant 10000 of the paper; wavelengths run from 2π to base·2π.
         dtype: dtype of the result; the angles are computed in float64 whatever it is.
 
-    >>> sinusoidal_encoding(2, 4)
-    tensor([[0.0000, 1.0000, 0.0000, 1.0000],
-            [0.8415, 0.5403, 0.0100, 0.9999]])
+    Examples:
+        >>> sinusoidal_encoding(2, 4)
+        tensor([[0.0000, 1.0000, 0.0000, 1.0000],
+                [0.8415, 0.5403, 0.0100, 0.9999]])
     """
     pos = check_positions("positions", positions)  # float64
     dtype = _check_dtype(dtype)
@@ -61,9 +62,10 @@ def offset_matrix(k: int | float, dim: int, *, base: float = 10000.0, dtype: tor
     It is block diagonal: pair i is rotated by the angle ``k * base^(-2i/dim)``. It depends only on
     the offset k and the fixed frequencies (nothing is learned), and k may be negative.
 
-    >>> pe = sinusoidal_encoding(torch.tensor([3.0, 8.0]), 8, dtype=torch.float64)
-    >>> torch.allclose(offset_matrix(5, 8) @ pe[0], pe[1])
-    True
+    Examples:
+        >>> pe = sinusoidal_encoding(torch.tensor([3.0, 8.0]), 8, dtype=torch.float64)
+        >>> torch.allclose(offset_matrix(5, 8) @ pe[0], pe[1])
+        True
     """
     k = check_float("k", k)
     angles = k * inverse_frequencies(dim, base)
@@ -88,10 +90,11 @@ class SinusoidalPositionalEncoding(nn.Module):
 
     ``forward(x, offset=0)`` encodes positions offset .. offset + seq - 1.
 
-    >>> layer = SinusoidalPositionalEncoding(4)
-    >>> layer(torch.zeros(1, 2, 4))
-    tensor([[[0.0000, 1.0000, 0.0000, 1.0000],
-             [0.8415, 0.5403, 0.0100, 0.9999]]])
+    Examples:
+        >>> layer = SinusoidalPositionalEncoding(4)
+        >>> layer(torch.zeros(1, 2, 4))
+        tensor([[[0.0000, 1.0000, 0.0000, 1.0000],
+                 [0.8415, 0.5403, 0.0100, 0.9999]]])
     """
 
     table: Tensor

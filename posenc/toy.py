@@ -29,10 +29,11 @@ def word_vector(word: str, dim: int, *, seed: int = 0, std: float = 1.0) -> Tens
 def sentence_embeddings(sentence: str | Sequence[str], dim: int, *, seed: int = 0, std: float = 1.0) -> Tensor:
     """Stack the vectors of a sentence's words into ``[1, seq, dim]`` (a batch of one).
 
-    >>> dog_first = sentence_embeddings("dog bites man", 4)
-    >>> man_first = sentence_embeddings("man bites dog", 4)
-    >>> torch.equal(dog_first[0, 0], man_first[0, 2])
-    True
+    Examples:
+        >>> dog_first = sentence_embeddings("dog bites man", 4)
+        >>> man_first = sentence_embeddings("man bites dog", 4)
+        >>> torch.equal(dog_first[0, 0], man_first[0, 2])
+        True
     """
     words = sentence.split() if isinstance(sentence, str) else list(sentence)
     if not words:

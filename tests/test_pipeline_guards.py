@@ -99,3 +99,30 @@ def test_every_registered_figure_is_used() -> None:
 def test_no_placeholder_pages() -> None:
     stubs = [str(p.relative_to(DOCS)) for p in PAGES if "PLACEHOLDER" in p.read_text()]
     assert not stubs, f"pages still marked as placeholders: {stubs}"
+
+
+def _docstrings() -> list[tuple[str, str]]:
+    import ast
+
+    found = []
+    for path in sorted((ROOT / "posenc").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                text = ast.get_docstring(node, clean=True)
+                if text:
+                    found.append((f"{path.relative_to(ROOT)}:{getattr(node, 'name', 'module')}", text))
+    return found
+
+
+def test_docstrings_render_in_the_api_reference() -> None:
+    """The API page renders docstrings as Google-style Markdown: a ``>>>`` example outside an
+    ``Examples:`` section becomes a nested blockquote, and Sphinx roles (:func:`x`) show raw."""
+    problems = []
+    for where, text in _docstrings():
+        lines = text.splitlines()
+        first_example = next((i for i, line in enumerate(lines) if line.lstrip().startswith(">>>")), None)
+        if first_example is not None and not any(line.strip() in ("Examples:", "Example:") for line in lines[:first_example]):
+            problems.append(f"{where}: '>>>' example outside an 'Examples:' section")
+        if re.search(r":(?:func|class|mod|meth|attr):`", text):
+            problems.append(f"{where}: Sphinx role in a Markdown docstring")
+    assert not problems, "\n".join(problems)

@@ -2,5 +2,5 @@
 
 ``python -m posenc.experiments length-extrapolation --config full --output FILE`` trains one tiny
 language model per position method and writes their perplexity at 1, 2, 4 and 8 times the
-training length (:mod:`posenc.experiments.length_extrapolation`).
+training length (`posenc.experiments.length_extrapolation`).
 """

@@ -56,9 +56,10 @@ class Corpus:
 def load_corpus(validation_fraction: float = 0.1) -> Corpus:
     """Split the corpus into training and validation ids (the validation text is the last part).
 
-    >>> corpus = load_corpus()
-    >>> corpus.decode(corpus.train[:22])
-    'The "assert" statement'
+    Examples:
+        >>> corpus = load_corpus()
+        >>> corpus.decode(corpus.train[:22])
+        'The "assert" statement'
     """
     fraction = check_float("validation_fraction", validation_fraction, minimum=0.01, maximum=0.5)
     text = corpus_text()

@@ -1,7 +1,7 @@
 """Which position method lets a model read longer inputs than it was trained on? Measured.
 
-One :class:`~posenc.model.TinyTransformer` per position method is trained as a character-level
-language model on the same text (:mod:`posenc.experiments.data`), with the same batches, the same
+One `posenc.model.TinyTransformer` per position method is trained as a character-level
+language model on the same text (`posenc.experiments.data`), with the same batches, the same
 seed and windows of ``train_length`` characters. Each is then scored on held-out text cut into
 non-overlapping windows of 1, 2, 4 and 8 times the training length: the perplexity over every
 character of every window, so each length is scored on exactly the same characters (the protocol

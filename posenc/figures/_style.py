@@ -83,7 +83,7 @@ _current: Palette = PALETTES["light"]
 
 @contextmanager
 def use_palette(name: str) -> Iterator[Palette]:
-    """Draw under a palette: sets matplotlib's rcParams and what :func:`palette` returns."""
+    """Draw under a palette: sets matplotlib's rcParams and what `palette` returns."""
     global _current
     previous = _current
     _current = PALETTES[name]

@@ -2,7 +2,7 @@
 
 Both are drawn from the committed results file of the length-extrapolation experiment
 (``posenc/experiments/results/length_extrapolation.json``), read with
-:func:`posenc.experiments.length_extrapolation.load_results`: the figures show the numbers the
+`posenc.experiments.length_extrapolation.load_results`: the figures show the numbers the
 pages print, never a re-run.
 """
 
