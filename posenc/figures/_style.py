@@ -101,8 +101,13 @@ def palette() -> Palette:
 
 
 def new_figure(nrows: int = 1, ncols: int = 1, *, height: float = 3.6, width: float = WIDTH,
-               **subplot_kw: Any) -> tuple[Figure, Any]:
-    """A figure sized for the content column, with constrained layout so nothing is clipped."""
-    fig = plt.figure(figsize=(width, height), layout="constrained")
+               wspace: float | None = None, **subplot_kw: Any) -> tuple[Figure, Any]:
+    """A figure sized for the content column, with constrained layout so nothing is clipped.
+
+    ``wspace`` widens the gap between panels (a fraction of the figure width), e.g. so that a
+    colour bar's label does not run into the next panel.
+    """
+    fig = plt.figure(figsize=(width, height))
+    fig.set_layout_engine("constrained", **({} if wspace is None else {"wspace": wspace}))
     axes = fig.subplots(nrows, ncols, **subplot_kw)
     return fig, axes

@@ -36,7 +36,7 @@ def learned_table_init(max_len: int = 64, dim: int = 32) -> Figure:
     torch.manual_seed(0)
     learned = LearnedPositionalEmbedding(max_len, dim).table.detach().numpy()
     sinusoidal = sinusoidal_encoding(max_len, dim).numpy()
-    fig, axes = new_figure(1, 2, height=3.9)
+    fig, axes = new_figure(1, 2, height=3.9, wspace=0.12)
     colours = palette()
     for ax, table, title in ((axes[0], learned, "learned table at initialisation\nN(0, 0.02²)"),
                              (axes[1], sinusoidal, "sinusoidal table\n(fixed, no parameters)")):
@@ -162,7 +162,7 @@ def t5_bias_heads(seq: int = 24) -> Figure:
     with torch.no_grad():
         bias = module(seq).numpy()
     buckets = module.buckets(seq).numpy()
-    fig, axes = new_figure(1, 3, height=3.0)
+    fig, axes = new_figure(1, 3, height=3.6, wspace=0.1)
     colours = palette()
     image = axes[0].imshow(buckets, cmap="viridis", interpolation="nearest")
     fig.colorbar(image, ax=axes[0], shrink=0.8, label="bucket", ticks=range(0, 16, 3))

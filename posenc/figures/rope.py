@@ -130,7 +130,7 @@ def long_term_decay() -> Figure:
     for dim in (64, 128):
         ax.plot(distances.numpy(), rope_long_term_decay(distances, dim).numpy(), label=f"head dim {dim}", lw=1.2)
     ax.set_xlabel("relative distance m − n (tokens)")
-    ax.set_ylabel("relative upper bound  mean |S_j|")
+    ax.set_ylabel(r"relative upper bound, mean $|S_j|$")
     ax.set_title("RoFormer §3.4.3: the bound on |q·k| shrinks with distance (base 10000)")
     ax.legend()
     return fig
@@ -205,7 +205,7 @@ def animator() -> FuncAnimation:
             _arrow(ax, ks[i], colours.cycle[1], width=0.035)
             ax.set_title(f"pair {i}: θ = {theta[i]:.3g} rad\nq·k = {qs[i] @ ks[i]:+.3f}", fontsize=10)
             artists.extend(list(ax.patches)[-2:])
-        fig.suptitle(f"query at m = {m:2d} (blue), key at n = m − {ANIMATION_OFFSET} = {n:+3d} (orange)",
+        fig.suptitle(f"query at m = {m} (blue), key at n = m − {ANIMATION_OFFSET} = {n} (orange)",
                      fontsize=11, color=colours.foreground)
         return artists
 
