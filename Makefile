@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 PY_STAMP := $(VENV)/.installed
 JS_STAMP := node_modules/.installed
 
-.PHONY: install serve build test test-fast typecheck bench experiments check-site clean
+.PHONY: install serve build test test-fast typecheck bench experiments experiments-windows experiments-vit check-site clean
 
 install: $(PY_STAMP) $(JS_STAMP)
 
@@ -43,6 +43,12 @@ bench: install
 
 experiments: install
 	$(PY) -m posenc.experiments length-extrapolation --config full --output posenc/experiments/results/length_extrapolation.json
+
+experiments-windows: install
+	$(PY) -m posenc.experiments windows --config full --output posenc/experiments/results/inference_windows.json
+
+experiments-vit: install
+	$(PY) -m posenc.experiments vit-resolution --config full --output posenc/experiments/results/vit_resolution.json
 
 check-site: build
 	bash tools/install_chromium.sh

@@ -41,6 +41,8 @@ ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / ".cache"
 FIGURE_LINE = re.compile(r"^\[\[figure\s+(?P<name>[a-z0-9-]+)\s*(?:\|\s*(?P<caption>.+?))?\s*\]\]\s*$", re.MULTILINE)
 KATEX_FILES = ("katex.min.js", "katex.min.css", "contrib/auto-render.min.js")
+# The explorer's charting library (docs/javascripts/explorer/), served from the site like KaTeX.
+CHART_FILES = {"assets/d3/d3.min.js": "d3/dist/d3.min.js"}
 NOTEBOOK_MATHJAX = re.compile(r"<!-- Load mathjax -->.*?<!-- End of mathjax configuration -->", re.DOTALL)
 NOTEBOOK_MERMAID = re.compile(r"<script type=\"module\">\s*import mermaid.*?</script>", re.DOTALL)
 NOTEBOOK_CELL_ID = re.compile(r'id="cell-id=[0-9a-f]+"')
@@ -111,6 +113,10 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
         files.append(File.generated(config, f"assets/katex/{relative}", abs_src_path=str(katex / relative)))
     for font in sorted((katex / "fonts").glob("*.woff2")):
         files.append(File.generated(config, f"assets/katex/fonts/{font.name}", abs_src_path=str(font)))
+    for uri, source in CHART_FILES.items():
+        if not (ROOT / "node_modules" / source).is_file():
+            raise PluginError(f"node_modules/{source} is missing: run `make install` (npm ci) first")
+        files.append(File.generated(config, uri, abs_src_path=str(ROOT / "node_modules" / source)))
     files.append(File.generated(config, "api.md", content=api_reference()))
     for notebook in sorted(Path(config.docs_dir, "notebooks").glob("*.py")):
         files.append(File.generated(config, f"notebooks/{notebook.stem}.ipynb", content=_as_ipynb(notebook)))
@@ -191,11 +197,37 @@ def on_post_page(output: str, page: Page, config: MkDocsConfig) -> str:
         output = NOTEBOOK_CELL_ID.sub(lambda _: f'id="cell-id={next(numbers)}"', output)
         # code cells scroll sideways: let keyboard users reach them (axe-core: scrollable-region-focusable)
         output = output.replace('<div class="highlight-ipynb', '<div tabindex="0" class="highlight-ipynb')
-        name = Path(page.file.src_uri).stem
-        link = (f'<p class="posenc-download"><a href="../{name}.ipynb" download>Download this notebook '
-                f"({name}.ipynb)</a>: it runs as is once posenc is installed.</p>")
-        output = output.replace('<article class="md-content__inner md-typeset">', '<article class="md-content__inner md-typeset">' + link, 1)
+        output = _notebook_links(output, page, config)
     return output
+
+
+def notebook_service_links(repo_url: str | None, source: str, branch: str = "main") -> list[tuple[str, str]]:
+    """(label, URL) of services that open the notebook ``source`` (a repository path) from GitHub:
+    links only, nothing is fetched by the page. Empty unless ``repo_url`` is a GitHub repository.
+
+    Only Binder: the notebooks are jupytext ``.py`` files, which Binder's JupyterLab opens as
+    notebooks when jupytext is installed there; Colab opens only ``.ipynb`` files kept in a repository.
+    """
+    match = re.match(r"^https://github\.com/([\w.-]+/[\w.-]+?)/?$", repo_url or "")
+    if match is None:
+        return []
+    return [("Open in Binder", f"https://mybinder.org/v2/gh/{match[1]}/{branch}?urlpath=lab/tree/{source}")]
+
+
+def _notebook_links(output: str, page: Page, config: MkDocsConfig) -> str:
+    """The download link and the notebook-service links, right under the notebook's title."""
+    name = Path(page.file.src_uri).stem
+    links = [f'<a href="../{name}.ipynb" download>Download this notebook ({name}.ipynb)</a>']
+    source = f"{Path(config.docs_dir).name}/{page.file.src_uri}"
+    links += [f'<a href="{url}" rel="noopener">{label}</a>' for label, url in notebook_service_links(config.repo_url, source)]
+    block = (f'<p class="posenc-download posenc-notebook-links">{" ".join(links)}<br>It runs as is once posenc '
+             "is installed (<code>pip install -e .</code> in a checkout of the repository).</p>")
+    article = '<article class="md-content__inner md-typeset">'
+    start = output.find(article)
+    title_end = output.find("</h1>", start) if start >= 0 else -1
+    if title_end >= 0:
+        return output[:title_end + 5] + block + output[title_end + 5:]
+    return output.replace(article, article + block, 1)
 
 
 def on_serve(server: Any, config: MkDocsConfig, builder: Any) -> Any:

@@ -34,8 +34,27 @@ _EXPORTS: dict[str, str] = {
     "rope_inverse_frequencies": "posenc.rope",
     "apply_rope": "posenc.rope",
     "RotaryEmbedding": "posenc.rope",
+    "rope_attention_scaling": "posenc.rope",
+    "convert_rope_layout": "posenc.rope",
+    "apply_rope_nd": "posenc.rope_nd",
+    "mrope_positions": "posenc.rope_nd",
+    "sinusoidal_encoding_2d": "posenc.vision",
+    "LearnedPositionalEmbedding2D": "posenc.vision",
+    "TinyViT": "posenc.vision",
     "PositionalEmbedding": "posenc.model",
     "TinyTransformer": "posenc.model",
+    "KVCache": "posenc.inference",
+    "positions_from_mask": "posenc.inference",
+    "packed_positions": "posenc.inference",
+    "packed_attention_mask": "posenc.inference",
+    "XPos": "posenc.xpos",
+    "KerpleBias": "posenc.kerple",
+    "FireBias": "posenc.fire",
+    "CoPE": "posenc.cope",
+    "contextual_positions": "posenc.cope",
+    "randomized_positions": "posenc.randomized",
+    "window_spans": "posenc.windowing",
+    "apply_in_windows": "posenc.windowing",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -57,13 +76,28 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from posenc.alibi import alibi_bias, alibi_slopes
     from posenc.attention import SelfAttention, scaled_dot_product_attention
+    from posenc.cope import CoPE, contextual_positions
+    from posenc.fire import FireBias
+    from posenc.inference import KVCache, packed_attention_mask, packed_positions, positions_from_mask
+    from posenc.kerple import KerpleBias
     from posenc.learned import LearnedPositionalEmbedding
     from posenc.model import PositionalEmbedding, TinyTransformer
+    from posenc.randomized import randomized_positions
     from posenc.relative import (
         ShawRelativeAttention,
         T5RelativeBias,
         relative_positions,
         t5_relative_position_bucket,
     )
-    from posenc.rope import RotaryEmbedding, apply_rope, rope_inverse_frequencies
+    from posenc.rope import (
+        RotaryEmbedding,
+        apply_rope,
+        convert_rope_layout,
+        rope_attention_scaling,
+        rope_inverse_frequencies,
+    )
+    from posenc.rope_nd import apply_rope_nd, mrope_positions
     from posenc.sinusoidal import SinusoidalPositionalEncoding, offset_matrix, sinusoidal_encoding
+    from posenc.vision import LearnedPositionalEmbedding2D, TinyViT, sinusoidal_encoding_2d
+    from posenc.windowing import apply_in_windows, window_spans
+    from posenc.xpos import XPos

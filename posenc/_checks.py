@@ -1,7 +1,36 @@
-"""Argument validation shared by every public function.
+"""Argument validation shared by every public function, and the contract it enforces.
 
 One place for the wording of errors, so that every message names the argument, the value
 received and what is allowed, e.g. ``ValueError("dim must be a positive even integer, got 7")``.
+
+The bad-input contract
+----------------------
+Every public callable of posenc (the functions and classes of its public modules, module
+constructors, ``forward`` and the other public methods) either returns a correct result or raises
+
+* ``TypeError`` for a value of the wrong kind: a float, a string or a bool where an integer is
+  meant (``True`` is not a size), anything but a real ``bool`` for a flag (``causal="no"`` is an
+  error, not ``True``), a non-tensor where a tensor is meant, a bool or complex tensor where
+  real numbers are meant, a dtype that is not a floating-point dtype;
+* ``ValueError`` for a value of the right kind outside what is allowed: a negative or absurdly
+  large size, NaN or inf in a parameter, a tensor of the wrong rank or shape, a position or offset
+  beyond what the computation can represent (Python integers are unbounded: ``10**400`` is
+  answered with a ValueError that names it, never an ``OverflowError``);
+
+and the message names the argument as the caller spelled it, the value received and what is
+allowed. Nothing else escapes: no ``IndexError``, ``AttributeError``, ``OverflowError``,
+``ZeroDivisionError``, ``NotImplementedError`` or torch ``RuntimeError`` from deep inside, no
+silent NaN in a result computed from finite arguments, no hang. Sizes are bounded (`MAX_SIZE`
+per axis, `MAX_ELEMENTS` per table) so that an absurd request fails in well under a second
+instead of trying to allocate gigabytes.
+
+The one exception is activations: the tensors a layer transforms (``x``, ``q``, ``k``, ``v``)
+are checked for type, rank and shape, but NaN or inf in them is carried through unchecked, as
+torch's own layers do: finding it would cost a full pass over every activation.
+
+The property test ``tests/test_api_contract.py`` walks the whole public API with wrong types,
+wrong ranks, out-of-range values, NaN and inf, bools, complex numbers, empty tensors and huge
+integers, and accepts only these outcomes.
 """
 
 from __future__ import annotations
@@ -12,6 +41,14 @@ from collections.abc import Sequence
 
 import torch
 from torch import Tensor
+
+#: Largest size accepted for one axis (a length, a width, a number of heads or buckets).
+MAX_SIZE = 1 << 24
+#: Largest number of elements a function may be asked to build (1 GiB of float64).
+MAX_ELEMENTS = 1 << 27
+#: Largest integer position or offset: float64 represents every integer up to 2**53 exactly.
+MAX_POSITION = 1 << 53
+INT64_MAX = (1 << 63) - 1
 
 
 def is_integer(value: object) -> bool:
@@ -25,10 +62,15 @@ def check_int(name: str, value: object, *, minimum: int | None = None, maximum: 
         raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}")
     result = int(value)  # type: ignore[call-overload]
     if minimum is not None and result < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {result}")
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {_show_int(result)}")
     if maximum is not None and result > maximum:
-        raise ValueError(f"{name} must be an integer <= {maximum}, got {result}")
+        raise ValueError(f"{name} must be an integer <= {maximum}, got {_show_int(result)}")
     return result
+
+
+def _show_int(value: int) -> str:
+    # Python refuses to print integers of more than 4300 digits; huge ones are shown by size.
+    return str(value) if abs(value) < 10**30 else f"{'-' if value < 0 else ''}an integer of {abs(value).bit_length()} bits"
 
 
 def check_positive_int(name: str, value: object) -> int:
@@ -41,7 +83,9 @@ def check_even_dim(name: str, value: object) -> int:
         raise TypeError(f"{name} must be a positive even integer, got {type(value).__name__} {value!r}")
     result = int(value)  # type: ignore[call-overload]
     if result <= 0 or result % 2:
-        raise ValueError(f"{name} must be a positive even integer, got {result}")
+        raise ValueError(f"{name} must be a positive even integer, got {_show_int(result)}")
+    if result > MAX_SIZE:
+        raise ValueError(f"{name} must be a positive even integer <= {MAX_SIZE}, got {_show_int(result)}")
     return result
 
 
@@ -50,7 +94,10 @@ def check_float(name: str, value: object, *, positive: bool = False, minimum: fl
     """Return ``value`` as a finite float within the given bounds."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
-    result = float(value)
+    try:
+        result = float(value)
+    except OverflowError:  # a Python int (or Fraction) beyond the float range, e.g. 10**400
+        raise ValueError(f"{name} must be finite, got {value!r:.40}") from None
     if not math.isfinite(result):
         raise ValueError(f"{name} must be finite, got {result}")
     if positive and result <= 0:
@@ -100,9 +147,53 @@ def check_choice(name: str, value: object, allowed: Sequence[str]) -> str:
 def check_positions(name: str, value: object) -> Tensor:
     """Positions: an int n (meaning 0..n-1) or a 1-D tensor of finite positions."""
     if is_integer(value):
-        n = check_int(name, value, minimum=0)
+        n = check_int(name, value, minimum=0, maximum=MAX_SIZE)
         return torch.arange(n, dtype=torch.float64)
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{name} must be an integer or a 1-D torch.Tensor, got {type(value).__name__}")
+    if value.dtype == torch.bool or value.is_complex():
+        raise TypeError(f"{name} must hold integer or real positions, got dtype {value.dtype}")
     tensor = check_tensor(name, value, ndim=1, finite=True)
-    if tensor.dtype == torch.bool or tensor.is_complex():
-        raise TypeError(f"{name} must hold integer or real positions, got dtype {tensor.dtype}")
     return tensor.to(torch.float64)
+
+
+def check_bool(name: str, value: object) -> bool:
+    """A flag must be a real bool: ``"no"``, ``0`` or ``None`` are errors, not False or True."""
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be a bool (True or False), got {type(value).__name__} {value!r:.60}")
+    return value
+
+
+def check_size_int(name: str, value: object, *, minimum: int = 1) -> int:
+    """A size (length, width, count): an integer in [minimum, MAX_SIZE]."""
+    return check_int(name, value, minimum=minimum, maximum=MAX_SIZE)
+
+
+def check_elements(what: str, *sizes: int) -> None:
+    """Refuse to build a result of more than MAX_ELEMENTS elements; ``what`` names the request."""
+    total = math.prod(sizes)
+    if total > MAX_ELEMENTS:
+        shape = " x ".join(str(s) for s in sizes)
+        raise ValueError(f"{what} would have {shape} = {total} elements, more than the {MAX_ELEMENTS} allowed")
+
+
+def check_real_tensor(name: str, value: object, *, ndim: int | Sequence[int] | None = None,
+                      min_ndim: int | None = None, finite: bool = False) -> Tensor:
+    """A tensor of real numbers (integer or floating point): bool and complex are TypeErrors."""
+    if isinstance(value, Tensor) and (value.dtype == torch.bool or value.is_complex()):
+        raise TypeError(f"{name} must hold real numbers (an integer or floating-point dtype), got dtype {value.dtype}")
+    return check_tensor(name, value, ndim=ndim, min_ndim=min_ndim, finite=finite)
+
+
+def check_float_dtype(name: str, value: object) -> torch.dtype:
+    """A floating-point ``torch.dtype`` (float16, bfloat16, float32, float64)."""
+    if not isinstance(value, torch.dtype) or not value.is_floating_point:
+        raise TypeError(f"{name} must be a floating-point torch.dtype, got {value!r:.60}")
+    return value
+
+
+def check_finite_result(value: Tensor, cause: str) -> Tensor:
+    """Refuse to return NaN or inf computed from finite arguments (e.g. position x frequency overflowing)."""
+    if value.is_floating_point() and not bool(torch.isfinite(value).all()):
+        raise ValueError(f"{cause} overflow the float64 range (the result would hold NaN or inf)")
+    return value

@@ -15,20 +15,19 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from posenc._checks import check_int, check_positive_int
+from posenc._checks import check_elements, check_float_dtype, check_size_int
 from posenc.relative import relative_positions
 
 
 def _check_dtype(dtype: object) -> torch.dtype:
-    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
-        raise TypeError(f"dtype must be a floating-point torch.dtype, got {dtype!r}")
-    return dtype
+    return check_float_dtype("dtype", dtype)
 
 
 # --8<-- [start:slopes]
-def _power_of_two_slopes(heads: int) -> list[float]:
+def _power_of_two_slopes(heads: int) -> Tensor:
     """(2^(-8/heads))^h for h = 1 .. heads, with heads a power of two: 1/256 is always the last."""
-    return [2.0 ** (-8.0 * h / heads) for h in range(1, heads + 1)]
+    h = torch.arange(1, heads + 1, dtype=torch.float64)
+    return torch.exp2(-8.0 * h / heads)
 
 
 def alibi_slopes(num_heads: int, *, dtype: torch.dtype = torch.float32) -> Tensor:
@@ -38,13 +37,14 @@ def alibi_slopes(num_heads: int, *, dtype: torch.dtype = torch.float32) -> Tenso
         >>> alibi_slopes(8) * 256
         tensor([128.,  64.,  32.,  16.,   8.,   4.,   2.,   1.])
     """
-    num_heads = check_positive_int("num_heads", num_heads)
+    num_heads = check_size_int("num_heads", num_heads)
     dtype = _check_dtype(dtype)
     closest = 1 << (num_heads.bit_length() - 1)  # largest power of two <= num_heads
     slopes = _power_of_two_slopes(closest)
     if closest < num_heads:  # the rest: every other slope of the 2 * closest sequence
-        slopes += _power_of_two_slopes(2 * closest)[0::2][: num_heads - closest]
-    return torch.tensor(slopes, dtype=torch.float64).to(dtype)
+        rest = _power_of_two_slopes(2 * closest)[0::2][: num_heads - closest]
+        slopes = torch.cat((slopes, rest))
+    return slopes.to(dtype)
 # --8<-- [end:slopes]
 
 
@@ -62,9 +62,11 @@ def alibi_bias(num_heads: int, q_len: int, k_len: int | None = None, *,
                  [-0.0039,  0.0000, -0.0039],
                  [-0.0078, -0.0039,  0.0000]]])
     """
-    q_len = check_int("q_len", q_len, minimum=0)
-    k_len = q_len if k_len is None else check_int("k_len", k_len, minimum=0)
+    q_len = check_size_int("q_len", q_len, minimum=0)
+    k_len = q_len if k_len is None else check_size_int("k_len", k_len, minimum=0)
     slopes = alibi_slopes(num_heads, dtype=torch.float64)
+    dtype = _check_dtype(dtype)
+    check_elements("the bias (num_heads x q_len x k_len)", slopes.numel(), q_len, k_len)
     minus_distance = -relative_positions(q_len, k_len).abs()  # integer, so no -0.0
-    return (slopes[:, None, None] * minus_distance.to(torch.float64)).to(_check_dtype(dtype))
+    return (slopes[:, None, None] * minus_distance.to(torch.float64)).to(dtype)
 # --8<-- [end:bias]

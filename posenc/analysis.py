@@ -13,7 +13,16 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
-from posenc._checks import check_even_dim, check_float, check_int, check_positions, check_tensor
+from posenc._checks import (
+    MAX_POSITION,
+    check_elements,
+    check_even_dim,
+    check_finite_result,
+    check_float,
+    check_int,
+    check_positions,
+    check_real_tensor,
+)
 from posenc.sinusoidal import inverse_frequencies
 
 
@@ -23,12 +32,16 @@ _EXACT = "donot_use_mm_for_euclid_dist"
 
 
 def _codes(name: str, value: object, *, min_rows: int = 1) -> Tensor:
-    table = check_tensor(name, value, ndim=2, finite=True)
-    if not table.is_floating_point():
-        table = table.to(torch.float64)
+    table = check_real_tensor(name, value, ndim=2, finite=True)
     if table.shape[0] < min_rows:
         raise ValueError(f"{name} must have at least {min_rows} rows (positions), got shape {tuple(table.shape)}")
     return table.to(torch.float64)
+
+
+def _scaled(table: Tensor) -> tuple[Tensor, float]:
+    """``table / s`` and ``s``, with s the largest magnitude: no overflow or underflow in norms."""
+    scale = float(table.abs().max()) if table.numel() else 0.0
+    return (table / scale, scale) if scale > 0 else (table, 1.0)
 
 
 def cosine_similarity_matrix(codes: Tensor) -> Tensor:
@@ -40,6 +53,10 @@ def cosine_similarity_matrix(codes: Tensor) -> Tensor:
                 [0.7071, 1.0000]], dtype=torch.float64)
     """
     table = _codes("codes", codes)
+    check_elements("the matrix (len x len)", table.shape[0], table.shape[0])
+    if table.shape[1] == 0:
+        raise ValueError(f"codes must have at least one column (its rows are all-zero), got shape {tuple(table.shape)}")
+    table = table / table.abs().amax(dim=1, keepdim=True).clamp(min=torch.finfo(torch.float64).tiny)
     norms = table.norm(dim=1)
     if bool((norms == 0).any()):
         raise ValueError("codes must not contain an all-zero row (its cosine similarity is undefined)")
@@ -61,7 +78,9 @@ def similarity_to_position(codes: Tensor, reference: int = 0) -> Tensor:
 def pairwise_distances(codes: Tensor) -> Tensor:
     """``[len, len]`` Euclidean distances between every pair of rows."""
     table = _codes("codes", codes)
-    return torch.cdist(table, table, compute_mode=_EXACT)
+    check_elements("the matrix (len x len)", table.shape[0], table.shape[0])
+    unit, scale = _scaled(table)
+    return torch.cdist(unit, unit, compute_mode=_EXACT) * scale
 
 
 class Collision(NamedTuple):
@@ -82,7 +101,7 @@ def nearest_collision(codes: Tensor) -> Collision:
         >>> nearest_collision(torch.tensor([[0.0], [5.0], [0.5], [9.0]]))
         Collision(first=0, second=2, distance=0.5)
     """
-    table = _codes("codes", codes, min_rows=2)
+    table, scale = _scaled(_codes("codes", codes, min_rows=2))
     n = table.shape[0]
     best = Collision(0, 1, math.inf)
     block = 1024
@@ -95,7 +114,7 @@ def nearest_collision(codes: Tensor) -> Collision:
         value = float(dist.flatten()[flat])
         if value < best.distance:
             best = Collision(start + flat // n, flat % n, value)
-    return best
+    return best._replace(distance=best.distance * scale)
 
 
 def wavelengths(dim: int, base: float = 10000.0) -> Tensor:
@@ -120,7 +139,7 @@ def rising_steps(values: Tensor, *, tolerance: float = 1e-12) -> list[int]:
         >>> rising_steps(torch.tensor([1.0, 0.8, 0.9, 0.5]))
         [2]
     """
-    series = check_tensor("values", values, ndim=1, finite=True).to(torch.float64)
+    series = check_real_tensor("values", values, ndim=1, finite=True).to(torch.float64)
     tolerance = check_float("tolerance", tolerance, minimum=0.0)
     steps = torch.nonzero(series[1:] > series[:-1] + tolerance).flatten() + 1
     return [int(k) for k in steps]
@@ -131,11 +150,15 @@ def shift_map_residual(codes: Tensor, offset: int) -> float:
 
     Fits ``A`` by least squares in ``codes[p] @ A ≈ codes[p + offset]`` over all available p and
     returns the relative residual ``‖codes[:-k] A - codes[k:]‖ / ‖codes[k:]‖``. Near 0 (rounding
-    only) means such a map exists.
+    only) means such a map exists. If every target code is zero, ``A = 0`` is such a map and the
+    result is 0.0.
     """
     table = _codes("codes", codes)
     offset = check_int("offset", offset, minimum=1, maximum=table.shape[0] - 1)
+    table, _ = _scaled(table)  # the relative residual does not depend on the scale
     source, target = table[:-offset], table[offset:]
+    if not bool(target.any()):
+        return 0.0
     solution = torch.linalg.lstsq(source, target, driver="gelsd").solution
     return float((source @ solution - target).norm() / target.norm())
 
@@ -149,12 +172,17 @@ def float32_angle_error(positions: int | Tensor, dim: int, *, base: float = 1000
     """
     pos = check_positions("positions", positions)
     dim = check_even_dim("dim", dim)
+    if bool((pos.abs() > torch.finfo(torch.float32).max).any()):
+        raise ValueError("positions must fit in float32 (|position| <= 3.4e38) for a float32 angle error")
     freqs = inverse_frequencies(dim, base)
+    check_elements("the table (positions x dim)", pos.numel(), dim)
+    check_finite_result(pos[:, None] * freqs[None, :], "positions x frequencies")
     angles32 = pos.to(torch.float32)[:, None] * freqs.to(torch.float32)[None, :]
     angles64 = pos[:, None] * freqs[None, :]
     error_sin = (angles32.sin().double() - angles64.sin()).abs()
     error_cos = (angles32.cos().double() - angles64.cos()).abs()
-    return torch.maximum(error_sin, error_cos).amax(dim=1)
+    return check_finite_result(torch.maximum(error_sin, error_cos).amax(dim=1),
+                               "positions x frequencies in float32")
 
 
 def binary_code(positions: int | Tensor, bits: int) -> Tensor:
@@ -166,7 +194,8 @@ def binary_code(positions: int | Tensor, bits: int) -> Tensor:
     """
     pos = check_positions("positions", positions)
     bits = check_int("bits", bits, minimum=1, maximum=62)
-    if bool((pos < 0).any()) or bool((pos != pos.round()).any()):
-        raise ValueError(f"positions must be non-negative integers for a binary code, got {pos.tolist()[:5]}")
+    check_elements("the code (positions x bits)", pos.numel(), bits)
+    if bool((pos < 0).any()) or bool((pos != pos.round()).any()) or bool((pos > MAX_POSITION).any()):
+        raise ValueError(f"positions must be non-negative integers (at most 2**53) for a binary code, got {pos.tolist()[:5]}")
     integers = pos.to(torch.int64)
     return ((integers[:, None] >> torch.arange(bits)[None, :]) & 1).to(torch.float64)

@@ -1,4 +1,4 @@
-"""Minimal scaled dot-product attention, with the two hooks position methods need.
+"""Minimal scaled dot-product attention, with the hooks position methods need.
 
 Position methods act in one of three places (see the chapters):
 
@@ -6,8 +6,12 @@ Position methods act in one of three places (see the chapters):
 * on the attention logits, as an additive ``bias`` (T5, ALiBi);
 * on queries and keys, before their dot product, through ``rotary`` (RoPE).
 
+A boolean ``mask`` (True = attend) says which keys each query may see (padding, packed
+documents, sliding windows), and ``kv_hook`` lets a caller swap in the keys and values of a
+cache (see `posenc.inference.KVCache`).
+
 Shapes: ``x`` is ``[batch, seq, dim]``; per-head tensors are ``[batch, heads, seq, head_dim]``;
-biases broadcast to ``[batch, heads, q_len, k_len]``.
+biases and masks broadcast to ``[batch, heads, q_len, k_len]``.
 """
 
 from __future__ import annotations
@@ -18,52 +22,118 @@ from collections.abc import Callable
 import torch
 from torch import Tensor, nn
 
-from posenc._checks import check_positive_int, check_size, check_tensor
+from posenc._checks import check_bool, check_positive_int, check_size, check_tensor
 
 #: Called as ``rotary(q, k)`` on per-head queries and keys; returns the rotated pair.
 QueryKeyTransform = Callable[[Tensor, Tensor], tuple[Tensor, Tensor]]
+#: Called as ``kv_hook(q, k, v)`` after the rotary hook, on this call's per-head tensors; returns
+#: the queries and the keys and values to attend to (e.g. the cached ones followed by these).
+KeyValueHook = Callable[[Tensor, Tensor, Tensor], tuple[Tensor, Tensor, Tensor]]
 
 
+def _check_qkv(q: object, k: object, v: object) -> tuple[Tensor, Tensor, Tensor]:
+    checked = []
+    for name, value in (("q", q), ("k", k), ("v", v)):
+        tensor = check_tensor(name, value, min_ndim=2, floating=True)  # complex is not floating point
+        checked.append(tensor)
+    q_, k_, v_ = checked
+    for name, tensor in (("k", k_), ("v", v_)):
+        if tensor.dtype != q_.dtype:
+            raise TypeError(f"{name} must have the dtype of q ({q_.dtype}), got {tensor.dtype}")
+        if tensor.shape[:-2] != q_.shape[:-2]:
+            raise ValueError(f"{name} must have the leading (batch, heads) dimensions of q, "
+                             f"{tuple(q_.shape[:-2])}, got shape {tuple(tensor.shape)}")
+    check_size("k", k_, -1, q_.shape[-1], expected_from="the last dimension of q")
+    check_size("v", v_, -2, k_.shape[-2], expected_from="the number of keys")
+    return q_, k_, v_
+
+
+def _check_broadcast(name: str, tensor: Tensor, shape: tuple[int, ...]) -> None:
+    try:
+        fits = torch.broadcast_shapes(tensor.shape, shape) == shape
+    except RuntimeError:
+        fits = False
+    if not fits:
+        raise ValueError(f"{name} must broadcast to the logits' shape {shape} ([..., q_len, k_len]), "
+                         f"got shape {tuple(tensor.shape)}")
+
+
+def _check_bias(bias: object, shape: tuple[int, ...]) -> Tensor:
+    tensor = check_tensor("bias", bias, min_ndim=2)
+    if tensor.dtype == torch.bool:
+        raise TypeError("bias is added to the logits and must hold real numbers, got a boolean tensor; "
+                        "to choose which keys a query sees, pass it as mask= (True = attend)")
+    if not tensor.is_floating_point():
+        raise TypeError(f"bias must be a real floating-point tensor, got dtype {tensor.dtype}")
+    _check_broadcast("bias", tensor, shape)
+    return tensor
+
+
+def _check_mask(mask: object, shape: tuple[int, ...]) -> Tensor:
+    tensor = check_tensor("mask", mask, min_ndim=1)
+    if tensor.dtype != torch.bool:
+        raise TypeError(f"mask must be a boolean tensor (True = attend), got dtype {tensor.dtype}")
+    _check_broadcast("mask", tensor, shape)
+    return tensor
+
+
+# --8<-- [start:sdpa]
 def scaled_dot_product_attention(
-    q: Tensor, k: Tensor, v: Tensor, *, bias: Tensor | None = None, causal: bool = False
+    q: Tensor, k: Tensor, v: Tensor, *, bias: Tensor | None = None, causal: bool = False,
+    mask: Tensor | None = None,
 ) -> tuple[Tensor, Tensor]:
-    """softmax(q kᵀ / sqrt(d) + bias) v, returning ``(output, weights)``.
+    """softmax(q kᵀ / sqrt(d) + bias) v over the allowed keys, returning ``(output, weights)``.
 
     Args:
         q: queries ``[..., q_len, d]``.
-        k: keys ``[..., k_len, d]``.
+        k: keys ``[..., k_len, d]``, with the leading dimensions and dtype of q.
         v: values ``[..., k_len, d_v]``.
-        bias: added to the logits; broadcastable to ``[..., q_len, k_len]``.
+        bias: real numbers added to the logits; broadcastable to ``[..., q_len, k_len]``.
+            A boolean tensor is refused: pass it as ``mask``.
         causal: mask keys that come after the query. With ``q_len < k_len`` the queries are
             taken to be the last ``q_len`` positions (as when decoding with a cache).
+        mask: booleans broadcastable to ``[..., q_len, k_len]``, True where the query may
+            attend to the key; combined with ``causal``.
 
     Returns:
-        The attended values ``[..., q_len, d_v]`` and the weights ``[..., q_len, k_len]``,
-        each row of which sums to 1.
+        The attended values ``[..., q_len, d_v]`` and the weights ``[..., q_len, k_len]``.
+        Each row of weights sums to 1, except a query that may attend to no key at all
+        (every key masked, or every logit ``-inf``): its weights and output are all zeros,
+        as in PyTorch's own ``scaled_dot_product_attention``, instead of NaN.
+        Half-precision inputs are computed in float32 and cast back.
 
     Examples:
         >>> q = k = v = torch.eye(2).unsqueeze(0)
         >>> out, weights = scaled_dot_product_attention(q, k, v)
         >>> weights.sum(-1)
         tensor([[1., 1.]])
+        >>> mask = torch.tensor([[True, False], [False, False]])   # query 1 sees nothing
+        >>> scaled_dot_product_attention(q, k, v, mask=mask)[1]
+        tensor([[[1., 0.],
+                 [0., 0.]]])
     """
-    check_tensor("q", q, min_ndim=2, floating=True)
-    check_tensor("k", k, min_ndim=2, floating=True)
-    check_tensor("v", v, min_ndim=2, floating=True)
-    check_size("k", k, -1, q.shape[-1], expected_from="the last dimension of q")
-    check_size("v", v, -2, k.shape[-2], expected_from="the number of keys")
-    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
-    if bias is not None:
-        check_tensor("bias", bias, min_ndim=2)
-        scores = scores + bias
+    q, k, v = _check_qkv(q, k, v)
+    causal = check_bool("causal", causal)
+    q_len, k_len = q.shape[-2], k.shape[-2]
+    shape = (*q.shape[:-1], k_len)
+    checked_bias = None if bias is None else _check_bias(bias, shape)
+    checked_mask = None if mask is None else _check_mask(mask, shape)
+    if causal and q_len > k_len:
+        raise ValueError(f"causal attention needs q_len <= k_len, got q_len={q_len}, k_len={k_len}")
+    dtype = q.dtype if q.dtype in (torch.float32, torch.float64) else torch.float32
+    scores = q.to(dtype) @ k.to(dtype).transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if checked_bias is not None:
+        scores = scores + checked_bias.to(dtype)
     if causal:
-        q_len, k_len = scores.shape[-2:]
-        if q_len > k_len:
-            raise ValueError(f"causal attention needs q_len <= k_len, got q_len={q_len}, k_len={k_len}")
         future = torch.ones(q_len, k_len, dtype=torch.bool, device=q.device).triu(k_len - q_len + 1)
         scores = scores.masked_fill(future, float("-inf"))
-    weights = torch.softmax(scores, dim=-1)
-    return weights @ v, weights
+    if checked_mask is not None:
+        scores = scores.masked_fill(~checked_mask.to(q.device), float("-inf"))
+    # A query with no visible key: softmax over all -inf would be NaN; define it as zeros.
+    blind = scores.amax(dim=-1, keepdim=True) == float("-inf")
+    weights = torch.softmax(scores.masked_fill(blind, 0.0), dim=-1).masked_fill(blind, 0.0)
+    return (weights @ v.to(dtype)).to(v.dtype), weights.to(q.dtype)
+# --8<-- [end:sdpa]
 
 
 class SelfAttention(nn.Module):
@@ -73,8 +143,11 @@ class SelfAttention(nn.Module):
         dim: model width; must be divisible by ``num_heads``.
         num_heads: number of heads.
 
-    ``forward(x, *, bias=None, rotary=None, causal=False)`` returns ``(output, weights)`` with
-    output ``[batch, seq, dim]`` and weights ``[batch, heads, seq, seq]``.
+    ``forward(x, *, bias=None, rotary=None, causal=False, mask=None, kv_hook=None)`` returns
+    ``(output, weights)`` with output ``[batch, seq, dim]`` and weights
+    ``[batch, heads, seq, k_len]`` (``k_len = seq`` unless ``kv_hook`` adds cached keys).
+    ``rotary(q, k)`` rotates this call's queries and keys; ``kv_hook(q, k, v)`` then returns
+    the queries, keys and values to attend to (see `KeyValueHook`).
 
     Examples:
         >>> attention = SelfAttention(dim=8, num_heads=2)
@@ -107,12 +180,20 @@ class SelfAttention(nn.Module):
         bias: Tensor | None = None,
         rotary: QueryKeyTransform | None = None,
         causal: bool = False,
+        mask: Tensor | None = None,
+        kv_hook: KeyValueHook | None = None,
     ) -> tuple[Tensor, Tensor]:
         check_tensor("x", x, ndim=3, floating=True)
         check_size("x", x, -1, self.dim, expected_from="the module's dim")
+        causal = check_bool("causal", causal)
+        for name, hook in (("rotary", rotary), ("kv_hook", kv_hook)):
+            if hook is not None and not callable(hook):
+                raise TypeError(f"{name} must be callable or None, got {type(hook).__name__}")
         q, k, v = self.split_heads(x)
         if rotary is not None:
             q, k = rotary(q, k)
-        heads_out, weights = scaled_dot_product_attention(q, k, v, bias=bias, causal=causal)
+        if kv_hook is not None:
+            q, k, v = kv_hook(q, k, v)
+        heads_out, weights = scaled_dot_product_attention(q, k, v, bias=bias, causal=causal, mask=mask)
         merged = heads_out.transpose(1, 2).reshape(x.shape)
         return self.out(merged), weights

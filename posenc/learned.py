@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from posenc._checks import check_float, check_int, check_positive_int, check_size, check_tensor
+from posenc._checks import check_elements, check_float, check_int, check_size, check_size_int, check_tensor
 
 
 # --8<-- [start:module]
@@ -37,9 +37,10 @@ class LearnedPositionalEmbedding(nn.Module):
 
     def __init__(self, max_len: int, dim: int, *, init_std: float = 0.02) -> None:
         super().__init__()
-        self.max_len = check_positive_int("max_len", max_len)
-        self.dim = check_positive_int("dim", dim)
-        self.init_std = check_float("init_std", init_std, minimum=0.0)
+        self.max_len = check_size_int("max_len", max_len)
+        self.dim = check_size_int("dim", dim)
+        check_elements("the table (max_len x dim)", self.max_len, self.dim)
+        self.init_std = check_float("init_std", init_std, minimum=0.0, maximum=1e150)
         self.table = nn.Parameter(torch.empty(self.max_len, self.dim))
         nn.init.normal_(self.table, mean=0.0, std=self.init_std)
 

@@ -21,12 +21,13 @@ import torch
 from torch import Tensor, nn
 
 from posenc._checks import check_choice, check_float, check_int, check_positive_int, check_tensor
-from posenc.alibi import alibi_bias
-from posenc.attention import QueryKeyTransform, SelfAttention
+from posenc.alibi import alibi_slopes
+from posenc.attention import KeyValueHook, QueryKeyTransform, SelfAttention
+from posenc.inference import MAX_POSITION, KVCache, StepPlan, plan_step, positions_from_mask
 from posenc.learned import LearnedPositionalEmbedding
-from posenc.relative import T5RelativeBias
+from posenc.relative import T5RelativeBias, t5_relative_position_bucket
 from posenc.rope import RotaryEmbedding
-from posenc.sinusoidal import SinusoidalPositionalEncoding
+from posenc.sinusoidal import SinusoidalPositionalEncoding, sinusoidal_encoding
 
 #: The ``kind`` values of `PositionalEmbedding`: the methods that act on the embeddings.
 EMBEDDING_KINDS = ("sinusoidal", "learned")
@@ -34,10 +35,13 @@ EMBEDDING_KINDS = ("sinusoidal", "learned")
 POSITION_METHODS = ("none", "sinusoidal", "learned", "rope", "alibi", "t5")
 
 
-def _check_tokens(tokens: object) -> Tensor:
+def _check_tokens(tokens: object, vocab_size: int) -> Tensor:
     tensor = check_tensor("tokens", tokens, ndim=2)
     if tensor.dtype.is_floating_point or tensor.dtype.is_complex or tensor.dtype == torch.bool:
         raise TypeError(f"tokens must be an integer tensor of token ids, got dtype {tensor.dtype}")
+    if tensor.numel() and (int(tensor.min()) < 0 or int(tensor.max()) >= vocab_size):
+        raise ValueError(f"tokens must be ids in [0, {vocab_size}) (vocab_size={vocab_size}), got values "
+                         f"from {int(tensor.min())} to {int(tensor.max())}")
     return tensor
 
 
@@ -90,12 +94,45 @@ class PositionalEmbedding(nn.Module):
             self.position = LearnedPositionalEmbedding(check_positive_int("max_len", max_len), self.dim)
         self.dropout = nn.Dropout(dropout)
 
-    def forward(self, tokens: Tensor, offset: int = 0) -> Tensor:
-        tokens = _check_tokens(tokens)
+    def forward(self, tokens: Tensor, offset: int = 0, *, positions: Tensor | None = None) -> Tensor:
+        """Embed ``tokens [batch, seq]`` at positions ``offset .. offset + seq - 1``, or at the
+        given ``positions [batch, seq]`` (integer ids, e.g. from `posenc.positions_from_mask`)."""
+        tokens = _check_tokens(tokens, self.vocab_size)
         offset = check_int("offset", offset, minimum=0)
         x = self.token(tokens)  # [batch, seq, dim]: the same vector for a token wherever it is
-        return self.dropout(self.position(x, offset))  # + the row of each position
+        if positions is None:
+            return self.dropout(self.position(x, offset))  # + the row of each position
+        if offset:
+            raise ValueError(f"give either offset or positions, not both (got offset={offset})")
+        return self.dropout(x + self.rows(_check_embedding_positions(positions, tokens)).to(x.dtype))
+
+    def rows(self, positions: Tensor) -> Tensor:
+        """The position vectors ``[..., dim]`` of integer ``positions`` (same shape plus dim)."""
+        top = int(positions.max()) if positions.numel() else -1
+        if isinstance(self.position, LearnedPositionalEmbedding):
+            if top >= self.position.max_len:
+                raise ValueError(f"positions must be < max_len={self.position.max_len} (the learned table has "
+                                 f"rows for positions 0..{self.position.max_len - 1}), got {top}")
+            return self.position.table[positions]
+        assert isinstance(self.position, SinusoidalPositionalEncoding)
+        if top < self.position.max_len:
+            return self.position.table[positions]
+        flat = sinusoidal_encoding(positions.flatten().to(torch.float64), self.dim, base=self.position.base)
+        return flat.view(*positions.shape, self.dim).to(self.position.table.device)
 # --8<-- [end:embedding]
+
+
+def _check_embedding_positions(positions: object, tokens: Tensor) -> Tensor:
+    tensor = check_tensor("positions", positions, ndim=2)
+    if tensor.is_floating_point() or tensor.is_complex() or tensor.dtype == torch.bool:
+        raise TypeError(f"positions must be an integer tensor of position ids, got dtype {tensor.dtype}")
+    if tensor.shape[1] != tokens.shape[1] or tensor.shape[0] not in (1, tokens.shape[0]):
+        raise ValueError(f"positions must have the shape of tokens {tuple(tokens.shape)} (or one row), "
+                         f"got shape {tuple(tensor.shape)}")
+    if tensor.numel() and (int(tensor.min()) < 0 or int(tensor.max()) > MAX_POSITION):
+        raise ValueError(f"positions must be between 0 and {MAX_POSITION}, got values from "
+                         f"{int(tensor.min())} to {int(tensor.max())}")
+    return tensor.long().to(tokens.device)
 
 
 # --8<-- [start:block]
@@ -109,9 +146,10 @@ class _Block(nn.Module):
         self.mlp_norm = nn.LayerNorm(dim)
         self.mlp = nn.Sequential(nn.Linear(dim, hidden), nn.GELU(), nn.Linear(hidden, dim))
 
-    def forward(self, x: Tensor, *, bias: Tensor | None,
-                rotary: QueryKeyTransform | None) -> tuple[Tensor, Tensor]:
-        attended, weights = self.attention(self.attention_norm(x), bias=bias, rotary=rotary, causal=True)
+    def forward(self, x: Tensor, *, bias: Tensor | None, rotary: QueryKeyTransform | None,
+                mask: Tensor | None = None, kv_hook: KeyValueHook | None = None) -> tuple[Tensor, Tensor]:
+        attended, weights = self.attention(self.attention_norm(x), bias=bias, rotary=rotary,
+                                           causal=mask is None, mask=mask, kv_hook=kv_hook)
         x = x + attended
         return x + self.mlp(self.mlp_norm(x)), weights
 # --8<-- [end:block]
@@ -130,17 +168,28 @@ class TinyTransformer(nn.Module):
         position: where position information comes from, one of ``"none"``, ``"sinusoidal"``,
             ``"learned"``, ``"rope"``, ``"alibi"``, ``"t5"``.
         max_len: rows of the learned table (required for ``"learned"``; the model then refuses
-            longer inputs); for ``"sinusoidal"`` only the number of precomputed rows.
+            positions ``>= max_len``); for ``"sinusoidal"`` only the number of precomputed rows.
         mlp_ratio: width of the feed-forward layer, as a multiple of ``dim``.
 
     Attention is causal in every block. T5's bias is shared by all layers, each head with its
     own value per bucket, as in Raffel et al. (2020); its buckets are the causal ones
     (``bidirectional=False``) with T5's defaults of 32 buckets and a maximum distance of 128.
 
+    ``forward(tokens, *, positions=None, attention_mask=None, cache=None)``: ``positions``
+    ``[batch, seq]`` integer ids (default: continue from the cache, else ``0 .. seq-1``);
+    ``attention_mask`` booleans, True = attend, ``[batch, k_len]`` for padding or
+    ``[batch, seq, k_len]`` for any pattern (``k_len`` = cached entries + seq), combined with
+    the causal mask; ``cache`` a `posenc.inference.KVCache`, updated in place.
+
     Examples:
         >>> model = TinyTransformer(50, dim=16, num_heads=2, num_layers=1, position="alibi")
         >>> model(torch.tensor([[1, 2, 3, 4]])).shape
         torch.Size([1, 4, 50])
+        >>> cache = KVCache()
+        >>> first = model(torch.tensor([[1, 2, 3]]), cache=cache)    # positions 0, 1, 2
+        >>> last = model(torch.tensor([[4]]), cache=cache)           # position 3, from the cache
+        >>> torch.allclose(last[0, 0], model(torch.tensor([[1, 2, 3, 4]]))[0, 3], atol=1e-5)
+        True
     """
 
     def __init__(self, vocab_size: int, dim: int, num_heads: int, num_layers: int, *, position: str,
@@ -177,34 +226,124 @@ class TinyTransformer(nn.Module):
         elif self.position == "t5":  # one learned scalar per (bucket, head), shared by all layers
             self.relative_bias = T5RelativeBias(self.num_heads, bidirectional=False)
 
-    def attention_bias(self, seq_len: int) -> Tensor | None:
-        """The additive logit bias ``[heads, seq, seq]`` of ALiBi or T5 (``None`` otherwise)."""
+    def position_bias(self, query_positions: Tensor, key_positions: Tensor) -> Tensor | None:
+        """The additive logit bias of ALiBi or T5, ``[batch, heads, q_len, k_len]`` (``None`` otherwise).
+
+        Computed from the positions themselves (``[batch, q_len]`` and ``[batch, k_len]``
+        integer ids), so it is right for cached keys, padded rows and packed documents alike.
+        """
+        offsets = key_positions[:, None, :] - query_positions[:, :, None]  # j - i, [batch, q, k]
         if self.position == "alibi":  # fixed: -slope_h * |i - j|
-            return alibi_bias(self.num_heads, seq_len)
+            slopes = alibi_slopes(self.num_heads, dtype=torch.float64).to(offsets.device)
+            bias = slopes[None, :, None, None] * -offsets.abs()[:, None].to(torch.float64)
+            return bias.to(torch.float32)
         if self.relative_bias is not None:  # learned: bias[h, bucket(j - i)]
-            return self.relative_bias(seq_len, seq_len)
+            rb = self.relative_bias
+            buckets = t5_relative_position_bucket(offsets, bidirectional=rb.bidirectional,
+                                                  num_buckets=rb.num_buckets, max_distance=rb.max_distance)
+            return rb.weight[buckets.to(rb.weight.device)].permute(0, 3, 1, 2)
         return None
 
-    def forward(self, tokens: Tensor) -> Tensor:
-        logits, _ = self._run(tokens)
+    def attention_bias(self, seq_len: int) -> Tensor | None:
+        """The additive logit bias ``[heads, seq, seq]`` of ALiBi or T5 (``None`` otherwise)."""
+        seq_len = check_int("seq_len", seq_len, minimum=0, maximum=MAX_POSITION)
+        positions = torch.arange(seq_len)[None]
+        bias = self.position_bias(positions, positions)
+        return None if bias is None else bias[0]
+
+    def _layer_hooks(self, layer: int, step: StepPlan, cache: KVCache | None,
+                     device: torch.device) -> tuple[QueryKeyTransform | None, KeyValueHook | None]:
+        """The rotary hook and the cache hook of one layer (the one place that wires them)."""
+        rotary = self.rotary
+        q_pos, k_pos = step.query_positions.to(device), step.key_positions.to(device)
+        in_cache = cache is not None and cache.key_positions == "in-cache"
+        rotate: QueryKeyTransform | None = None
+        if rotary is not None and not in_cache:  # keys are cached already rotated
+            def rotate(q: Tensor, k: Tensor) -> tuple[Tensor, Tensor]:
+                return rotary(q, k, q_pos)
+        if cache is None:
+            return rotate, None
+
+        def kv_hook(q: Tensor, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+            k_all, v_all = cache._extend(layer, k, v)  # cached entries first, then this call's
+            if in_cache and rotary is not None:  # re-rotate every key by its index in the cache
+                q, k_all = rotary(q, q, q_pos)[0], rotary(k_all, k_all, k_pos)[1]
+            return q, k_all, v_all
+
+        return rotate, kv_hook
+
+    def forward(self, tokens: Tensor, *, positions: Tensor | None = None, attention_mask: Tensor | None = None,
+                cache: KVCache | None = None) -> Tensor:
+        logits, _ = self._run(tokens, positions=positions, attention_mask=attention_mask, cache=cache)
         return logits
 
-    def _run(self, tokens: Tensor) -> tuple[Tensor, list[Tensor]]:
-        tokens = _check_tokens(tokens)
-        seq_len = tokens.shape[1]
-        if self.position == "learned" and self.max_len is not None and seq_len > self.max_len:
-            raise ValueError(f"tokens has {seq_len} positions but the learned table has max_len={self.max_len}")
-        x = self.embedding(tokens)  # sinusoidal / learned: token + position; else token only
-        bias = self.attention_bias(seq_len)
+    def _run(self, tokens: Tensor, *, positions: Tensor | None = None, attention_mask: Tensor | None = None,
+             cache: KVCache | None = None) -> tuple[Tensor, list[Tensor]]:
+        tokens = _check_tokens(tokens, self.vocab_size)
+        step = plan_step(cache, owner=self, num_layers=self.num_layers, batch=tokens.shape[0],
+                         q_len=tokens.shape[1], positions=positions, attention_mask=attention_mask,
+                         device=tokens.device)
+        if positions is None and cache is None:  # 0 .. seq-1
+            if self.position == "learned" and self.max_len is not None and tokens.shape[1] > self.max_len:
+                raise ValueError(f"tokens has {tokens.shape[1]} positions but the learned table has "
+                                 f"max_len={self.max_len}")
+            x = self.embedding(tokens)  # sinusoidal / learned: token + position; else token only
+        elif isinstance(self.embedding, PositionalEmbedding):
+            x = self.embedding(tokens, positions=step.query_positions.to(tokens.device))
+        else:
+            x = self.embedding(tokens)
+        bias = self.position_bias(step.query_positions.to(x.device), step.key_positions.to(x.device))
         if bias is not None:
-            bias = bias.to(x.dtype)
-        rotary = self.rotary  # RotaryEmbedding(q, k) -> (q, k), or None
+            bias = bias.to(x.dtype if x.dtype == torch.float64 else torch.float32)
         maps = []
-        for block in self.blocks:  # the same bias and the same rotary hook in every layer
-            x, weights = block(x, bias=bias, rotary=rotary)
+        for layer, block in enumerate(self.blocks):  # the same bias in every layer
+            rotary, kv_hook = self._layer_hooks(layer, step, cache, x.device)
+            x, weights = block(x, bias=bias, rotary=rotary, mask=step.mask, kv_hook=kv_hook)
             maps.append(weights)
+        if cache is not None:
+            cache._commit(self, step)
         return self.head(self.final_norm(x)), maps
     # --8<-- [end:model]
+
+    # --8<-- [start:generate]
+    @torch.no_grad()
+    def generate(self, tokens: Tensor, max_new_tokens: int, *, attention_mask: Tensor | None = None,
+                 window: int | None = None, sinks: int = 0) -> Tensor:
+        """Greedy decoding with a `posenc.inference.KVCache`: ``[batch, seq + max_new_tokens]`` ids.
+
+        Args:
+            tokens: the prompts ``[batch, seq]``, left-padded if their lengths differ.
+            max_new_tokens: how many tokens to append to each row.
+            attention_mask: ``[batch, seq]`` booleans, False on the padding; positions then
+                come from `posenc.inference.positions_from_mask`.
+            window, sinks: sliding-window attention with attention sinks (see `KVCache`).
+
+        Examples:
+            >>> _ = torch.manual_seed(0)
+            >>> model = TinyTransformer(10, dim=8, num_heads=2, num_layers=1, position="rope")
+            >>> model.generate(torch.tensor([[1, 2, 3]]), 4).shape
+            torch.Size([1, 7])
+        """
+        tokens = _check_tokens(tokens, self.vocab_size)
+        max_new_tokens = check_int("max_new_tokens", max_new_tokens, minimum=0, maximum=MAX_POSITION)
+        cache = KVCache(window=window, sinks=sinks)
+        positions = None
+        if attention_mask is not None:
+            positions = positions_from_mask(attention_mask)
+            if tuple(attention_mask.shape) != tuple(tokens.shape):
+                raise ValueError(f"attention_mask must have the shape of tokens {tuple(tokens.shape)}, "
+                                 f"got shape {tuple(attention_mask.shape)}")
+        out = [tokens]
+        if max_new_tokens == 0:
+            return tokens
+        logits = self(tokens, positions=positions, attention_mask=attention_mask, cache=cache)
+        for step in range(max_new_tokens):
+            next_token = logits[:, -1].argmax(dim=-1, keepdim=True)  # greedy
+            out.append(next_token)
+            if step + 1 < max_new_tokens:  # the cache remembers the padding and the positions
+                logits = self(next_token, cache=cache)
+        return torch.cat(out, dim=1)
+    # --8<-- [end:generate]
 
     def attention_maps(self, tokens: Tensor) -> list[Tensor]:
         """The attention weights of every layer, each ``[batch, heads, seq, seq]``, for inspection.
@@ -223,4 +362,3 @@ class TinyTransformer(nn.Module):
         with torch.no_grad():
             _, maps = self._run(tokens)
         return maps
-

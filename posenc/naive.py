@@ -22,19 +22,28 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from posenc._checks import check_float, check_int, check_positions, check_tensor
+from posenc._checks import (
+    MAX_SIZE,
+    check_elements,
+    check_finite_result,
+    check_float,
+    check_float_dtype,
+    check_positions,
+    check_real_tensor,
+    check_size_int,
+)
 
 
 def _check_dtype(dtype: object) -> torch.dtype:
-    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
-        raise TypeError(f"dtype must be a floating-point torch.dtype, got {dtype!r}")
-    return dtype
+    return check_float_dtype("dtype", dtype)
 
 
 def _check_frequencies(frequencies: object) -> Tensor:
     if isinstance(frequencies, Tensor):
-        values = check_tensor("frequencies", frequencies, ndim=1, finite=True).to(torch.float64)
+        values = check_real_tensor("frequencies", frequencies, ndim=1, finite=True).to(torch.float64)
     elif isinstance(frequencies, Sequence) and not isinstance(frequencies, str):
+        if len(frequencies) > MAX_SIZE:
+            raise ValueError(f"frequencies must hold at most {MAX_SIZE} frequencies, got {len(frequencies)}")
         values = torch.tensor([check_float("frequencies[]", f) for f in frequencies], dtype=torch.float64)
     else:
         raise TypeError(f"frequencies must be a sequence of numbers or a 1-D tensor, got {type(frequencies).__name__}")
@@ -65,7 +74,7 @@ def normalized_counting(seq_len: int, *, dtype: torch.dtype = torch.float64) -> 
         >>> normalized_counting(3).flatten()
         tensor([0.0000, 0.5000, 1.0000], dtype=torch.float64)
     """
-    seq_len = check_int("seq_len", seq_len, minimum=1)
+    seq_len = check_size_int("seq_len", seq_len)
     pos = torch.arange(seq_len, dtype=torch.float64)
     return (pos / max(seq_len - 1, 1))[:, None].to(_check_dtype(dtype))
 
@@ -74,7 +83,8 @@ def single_sine(positions: int | Tensor, *, frequency: float = 1.0, dtype: torch
     """Attempt 3: ``sin(frequency * pos)``, bounded in [-1, 1], ``[len, 1]``."""
     pos = check_positions("positions", positions)
     frequency = check_float("frequency", frequency, positive=True)
-    return torch.sin(frequency * pos)[:, None].to(_check_dtype(dtype))
+    angles = check_finite_result(frequency * pos, "positions x frequency")
+    return torch.sin(angles)[:, None].to(_check_dtype(dtype))
 
 
 def sine_cosine_pairs(
@@ -86,6 +96,7 @@ def sine_cosine_pairs(
     """
     pos = check_positions("positions", positions)
     freqs = _check_frequencies(frequencies)
-    angles = pos[:, None] * freqs[None, :]
+    check_elements("the table (positions x 2 * frequencies)", pos.numel(), 2 * freqs.numel())
+    angles = check_finite_result(pos[:, None] * freqs[None, :], "positions x frequencies")
     return torch.stack((angles.sin(), angles.cos()), dim=-1).flatten(-2).to(_check_dtype(dtype))
 # --8<-- [end:naive]

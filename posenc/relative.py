@@ -17,7 +17,17 @@ import math
 import torch
 from torch import Tensor, nn
 
-from posenc._checks import check_int, check_positive_int, check_size, check_tensor, is_integer
+from posenc._checks import (
+    MAX_SIZE,
+    check_bool,
+    check_elements,
+    check_int,
+    check_real_tensor,
+    check_size,
+    check_size_int,
+    check_tensor,
+    is_integer,
+)
 from posenc.attention import SelfAttention, scaled_dot_product_attention
 
 
@@ -33,8 +43,9 @@ def relative_positions(q_len: int, k_len: int) -> Tensor:
                 [-1,  0,  1,  2],
                 [-2, -1,  0,  1]])
     """
-    q_len = check_int("q_len", q_len, minimum=0)
-    k_len = check_int("k_len", k_len, minimum=0)
+    q_len = check_size_int("q_len", q_len, minimum=0)
+    k_len = check_size_int("k_len", k_len, minimum=0)
+    check_elements("the offsets (q_len x k_len)", q_len, k_len)
     return torch.arange(k_len)[None, :] - torch.arange(q_len)[:, None]
 # --8<-- [end:relative-positions]
 
@@ -67,10 +78,13 @@ class ShawRelativeAttention(nn.Module):
 
     def __init__(self, dim: int, num_heads: int, max_distance: int) -> None:
         super().__init__()
+        dim = check_size_int("dim", dim)
+        check_elements("the projections (dim x 4 * dim)", dim, 4 * dim)
         self.attention = SelfAttention(dim, num_heads)  # projections: qkv and out
-        self.dim, self.num_heads, self.head_dim = dim, num_heads, self.attention.head_dim
-        self.max_distance = check_positive_int("max_distance", max_distance)
+        self.dim, self.num_heads, self.head_dim = dim, self.attention.num_heads, self.attention.head_dim
+        self.max_distance = check_size_int("max_distance", max_distance)
         rows = 2 * self.max_distance + 1
+        check_elements("the tables (2 * max_distance + 1 x head_dim)", rows, self.head_dim)
         self.key_table = nn.Parameter(torch.randn(rows, self.head_dim) * self.head_dim**-0.5)
         self.value_table = nn.Parameter(torch.randn(rows, self.head_dim) * self.head_dim**-0.5)
 
@@ -82,6 +96,9 @@ class ShawRelativeAttention(nn.Module):
     def _heads(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         check_tensor("x", x, ndim=3, floating=True)
         check_size("x", x, -1, self.dim, expected_from="the module's dim")
+        if x.dtype != self.key_table.dtype:
+            raise TypeError(f"x must have the module's dtype {self.key_table.dtype} (cast the module with "
+                            f".to(dtype) to change it), got dtype {x.dtype}")
         return self.attention.split_heads(x)
 
     def _key_term(self, q: Tensor) -> Tensor:
@@ -96,6 +113,7 @@ class ShawRelativeAttention(nn.Module):
         return q @ k.transpose(-2, -1) / math.sqrt(self.head_dim) + self._key_term(q)
 
     def forward(self, x: Tensor, *, causal: bool = False) -> tuple[Tensor, Tensor]:
+        causal = check_bool("causal", causal)
         q, k, v = self._heads(x)
         heads_out, weights = scaled_dot_product_attention(q, k, v, bias=self._key_term(q), causal=causal)
         seq = x.shape[1]
@@ -107,15 +125,14 @@ class ShawRelativeAttention(nn.Module):
 
 
 def _check_bucket_setup(bidirectional: object, num_buckets: object, max_distance: object) -> tuple[bool, int, int]:
-    if not isinstance(bidirectional, bool):
-        raise TypeError(f"bidirectional must be a bool, got {type(bidirectional).__name__} {bidirectional!r}")
-    num_buckets = check_int("num_buckets", num_buckets, minimum=4 if bidirectional else 2)
+    bidirectional = check_bool("bidirectional", bidirectional)
+    num_buckets = check_int("num_buckets", num_buckets, minimum=4 if bidirectional else 2, maximum=MAX_SIZE)
     if bidirectional and num_buckets % 2:
         raise ValueError(
             f"num_buckets must be even when bidirectional=True (half the buckets for each "
             f"direction), got {num_buckets}"
         )
-    max_distance = check_int("max_distance", max_distance, minimum=1)
+    max_distance = check_int("max_distance", max_distance, minimum=1, maximum=1 << 62)
     max_exact = (num_buckets // 2 if bidirectional else num_buckets) // 2
     if max_distance <= max_exact:
         raise ValueError(
@@ -139,17 +156,27 @@ def t5_relative_position_bucket(
     distances up to ``max_distance`` in logarithmically growing steps; all larger distances share
     the last bucket.
 
+    The log buckets are computed in float32, in the order of T5's reference code, so that a
+    model's buckets are the ones it was trained with. A distance that lies exactly on a bucket
+    boundary (16, 32 and 64 in T5's encoder setting) or within float32 rounding of one (728 with
+    32 causal buckets and ``max_distance=939``) can land in either of the two neighbouring
+    buckets, depending on the last bit of the machine's float32 ``log``; every other distance
+    gets the bucket of the formula in exact arithmetic. The relative-position chapter lists
+    these distances.
+
     Examples:
         >>> t5_relative_position_bucket(torch.tensor([-200, -20, -1, 0, 1, 20, 200]))
         tensor([15, 10,  1,  0, 17, 26, 31])
     """
     bidirectional, num_buckets, max_distance = _check_bucket_setup(bidirectional, num_buckets, max_distance)
-    if is_integer(relative_position):
-        relative_position = torch.tensor(int(relative_position))
-    offsets = check_tensor("relative_position", relative_position)
-    if offsets.is_floating_point() or offsets.is_complex() or offsets.dtype == torch.bool:
+    if is_integer(relative_position):  # any Python int, 10**400 included: only the clamped value matters
+        relative_position = torch.tensor(max(-max_distance, min(max_distance, int(relative_position))))
+    offsets = check_real_tensor("relative_position", relative_position)
+    if offsets.is_floating_point():
         raise TypeError(f"relative_position must hold integers, got dtype {offsets.dtype}")
-    offsets = offsets.long()
+    # Every distance from max_distance on is in the last bucket: clamping first changes no bucket
+    # and keeps abs() away from the int64 minimum, whose absolute value overflows.
+    offsets = offsets.long().clamp(-max_distance, max_distance)
     if bidirectional:
         buckets = num_buckets // 2  # per direction
         base = torch.where(offsets > 0, buckets, 0)  # keys after the query use the upper half
@@ -160,8 +187,9 @@ def t5_relative_position_bucket(
         distance = (-offsets).clamp(min=0)  # keys after the query count as distance 0
     exact = buckets // 2
     # The log buckets are computed as T5's reference code computes them (Mesh TensorFlow, and the
-    # Hugging Face port): in float32, in this order, then truncated. Rounding then moves the same
-    # few boundary distances as in the checkpoints trained with it (exact arithmetic would not).
+    # Hugging Face port): in float32, in this order, then truncated. Rounding can then move a
+    # distance that sits on a boundary by one bucket, as it does in the reference code on the
+    # same machine (exact arithmetic would not).
     ratio = distance.clamp(min=exact).float() / exact  # clamp: no log(0); those are exact anyway
     scaled = torch.log(ratio) / math.log(max_distance / exact) * (buckets - exact)
     log_bucket = (exact + scaled.long()).clamp(max=buckets - 1)
@@ -194,14 +222,17 @@ class T5RelativeBias(nn.Module):
     def __init__(self, num_heads: int, *, num_buckets: int = 32, max_distance: int = 128,
                  bidirectional: bool = True) -> None:
         super().__init__()
-        self.num_heads = check_positive_int("num_heads", num_heads)
+        self.num_heads = check_size_int("num_heads", num_heads)
         self.bidirectional, self.num_buckets, self.max_distance = _check_bucket_setup(
             bidirectional, num_buckets, max_distance)
+        check_elements("the table (num_buckets x num_heads)", self.num_buckets, self.num_heads)
         self.weight = nn.Parameter(torch.randn(self.num_buckets, self.num_heads) * 0.1)
 
     def buckets(self, q_len: int, k_len: int | None = None) -> Tensor:
         """The bucket of each (query, key) pair, ``[q_len, k_len]``."""
-        k_len = q_len if k_len is None else k_len
+        q_len = check_size_int("q_len", q_len, minimum=0)
+        k_len = q_len if k_len is None else check_size_int("k_len", k_len, minimum=0)
+        check_elements("the bias (num_heads x q_len x k_len)", self.num_heads, q_len, k_len)
         return t5_relative_position_bucket(
             relative_positions(q_len, k_len), bidirectional=self.bidirectional,
             num_buckets=self.num_buckets, max_distance=self.max_distance)

@@ -1,17 +1,17 @@
-"""Rotary position embedding, RoPE (Su et al., "RoFormer", 2021), and its context-extension variants.
+"""Rotary position embedding, RoPE (Su et al., "RoFormer", 2021): the rotation, the module, the layouts.
 
 RoPE splits each query and key vector of width ``dim`` into ``dim / 2`` pairs and rotates pair i by
 the angle ``m * theta_i`` at position m, with ``theta_i = base^(-2i/dim)``. A rotation keeps lengths,
 and the dot product of a query rotated to position m with a key rotated to position n depends only on
-``m - n``.
+``m - n``. With ``rotary_dim < dim`` (partial rotary) only the first ``rotary_dim`` features turn.
 
 Two layouts of the pairs are in use, and they are not interchangeable:
 
 * ``"half"`` pairs dimension i with dimension ``i + dim/2`` (GPT-NeoX, Hugging Face's ``rotate_half``);
 * ``"interleaved"`` pairs dimensions ``2i`` and ``2i + 1`` (the RoFormer paper, Meta's LLaMA code).
 
-Context extension changes the frequencies ``theta_i`` (see `rope_inverse_frequencies`); the
-formulas follow the papers and agree with the Hugging Face ``transformers`` RoPE utilities.
+The frequencies and their context-extension rules live in `posenc.rope_scaling`, reading a model
+config in `posenc.rope_config`; both are re-exported here, so ``posenc.rope.X`` keeps working.
 """
 
 from __future__ import annotations
@@ -22,220 +22,44 @@ from collections.abc import Mapping
 import torch
 from torch import Tensor, nn
 
-from posenc._checks import check_choice, check_even_dim, check_float, check_int, check_tensor
+from posenc._checks import check_choice, check_int, check_tensor
+from posenc.rope_config import from_config
+from posenc.rope_scaling import (
+    SCALING_TYPES,
+    _check_dim,
+    _check_rotary_dim,
+    _check_scaling,
+    _default_frequencies,
+    _real,
+    rope_attention_scaling,
+    rope_inverse_frequencies,
+)
 
 __all__ = [
-    "LAYOUTS", "RotaryEmbedding", "apply_rope", "layout_permutation", "rope_attention_scaling",
-    "rope_inverse_frequencies", "rope_long_term_decay",
+    "LAYOUTS", "LAYOUT_ALIASES", "SCALING_TYPES", "RotaryEmbedding", "apply_rope", "convert_rope_layout",
+    "from_config", "layout_permutation", "rope_attention_scaling", "rope_inverse_frequencies",
+    "rope_long_term_decay",
 ]
 
 LAYOUTS = ("half", "interleaved")
-SCALING_TYPES = ("linear", "ntk", "dynamic", "yarn", "llama3")
 
-# Required and optional keys of each scaling type (besides "type").
-_REQUIRED: dict[str, tuple[str, ...]] = {
-    "linear": ("factor",),
-    "ntk": ("factor",),
-    "dynamic": ("factor", "original_max_position_embeddings"),
-    "yarn": ("factor", "original_max_position_embeddings"),
-    "llama3": ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"),
-}
-_OPTIONAL: dict[str, tuple[str, ...]] = {
-    "linear": (),
-    "ntk": (),
-    "dynamic": (),
-    "yarn": ("beta_fast", "beta_slow", "attention_factor", "truncate"),
-    "llama3": (),
+# Every name under which the two layouts appear in papers, code and engines.
+LAYOUT_ALIASES: dict[str, str] = {
+    "half": "half",
+    "rotate_half (Hugging Face transformers)": "half",
+    "GPT-NeoX": "half",
+    "is_neox_style=True (vLLM)": "half",
+    "interleaved=False (flash-attn)": "half",
+    "interleaved": "interleaved",
+    "rotate_every_two (GPT-J, Mesh Transformer JAX)": "interleaved",
+    "complex form (RoFormer eq. 12)": "interleaved",
+    "Meta's original LLaMA code (view_as_complex)": "interleaved",
+    "is_neox_style=False (vLLM)": "interleaved",
+    "interleaved=True (flash-attn)": "interleaved",
 }
 
-
-def _check_scaling(scaling: object) -> dict[str, object] | None:
-    """Validate a scaling dict: known type, every required key, no unknown key (typos fail loudly)."""
-    if scaling is None:
-        return None
-    if not isinstance(scaling, Mapping):
-        raise TypeError(f"scaling must be a dict such as {{'type': 'linear', 'factor': 2.0}} or None, "
-                        f"got {type(scaling).__name__}")
-    if "type" not in scaling:
-        raise ValueError(f"scaling is missing the key 'type' (one of {', '.join(map(repr, SCALING_TYPES))}), "
-                         f"got keys {sorted(scaling)}")
-    kind = check_choice("scaling['type']", scaling["type"], SCALING_TYPES)
-    for key in _REQUIRED[kind]:
-        if key not in scaling:
-            raise ValueError(f"scaling of type {kind!r} is missing the key {key!r} "
-                             f"(required: {', '.join(map(repr, _REQUIRED[kind]))})")
-    allowed = {"type", *_REQUIRED[kind], *_OPTIONAL[kind]}
-    for key in scaling:
-        if key not in allowed:
-            raise ValueError(f"scaling of type {kind!r} got the unknown key {key!r} "
-                             f"(allowed: {', '.join(map(repr, sorted(allowed)))})")
-    checked: dict[str, object] = {"type": kind}
-    checked["factor"] = check_float("scaling['factor']", scaling["factor"], minimum=1.0)
-    if "original_max_position_embeddings" in scaling:
-        checked["original_max_position_embeddings"] = check_int(
-            "scaling['original_max_position_embeddings']", scaling["original_max_position_embeddings"], minimum=1)
-    if kind == "yarn":
-        beta_fast = check_float("scaling['beta_fast']", scaling.get("beta_fast", 32.0), positive=True)
-        beta_slow = check_float("scaling['beta_slow']", scaling.get("beta_slow", 1.0), positive=True)
-        if beta_fast <= beta_slow:
-            raise ValueError(f"scaling['beta_fast'] must be greater than scaling['beta_slow'], "
-                             f"got beta_fast={beta_fast}, beta_slow={beta_slow}")
-        checked.update(beta_fast=beta_fast, beta_slow=beta_slow)
-        if scaling.get("attention_factor") is not None:
-            checked["attention_factor"] = check_float(
-                "scaling['attention_factor']", scaling["attention_factor"], positive=True)
-        truncate = scaling.get("truncate", True)
-        if not isinstance(truncate, bool):
-            raise TypeError(f"scaling['truncate'] must be True or False, got {truncate!r}")
-        checked["truncate"] = truncate
-    if kind == "llama3":
-        low = check_float("scaling['low_freq_factor']", scaling["low_freq_factor"], positive=True)
-        high = check_float("scaling['high_freq_factor']", scaling["high_freq_factor"], positive=True)
-        if high <= low:
-            raise ValueError(f"scaling['high_freq_factor'] must be greater than scaling['low_freq_factor'], "
-                             f"got high_freq_factor={high}, low_freq_factor={low}")
-        checked.update(low_freq_factor=low, high_freq_factor=high)
-    return checked
-
-
-# --8<-- [start:frequencies]
-def _default_frequencies(dim: int, base: float) -> Tensor:
-    """theta_i = base^(-2i/dim), i = 0 .. dim/2 - 1, in float64."""
-    return base ** -(torch.arange(0, dim, 2, dtype=torch.float64) / dim)
-# --8<-- [end:frequencies]
-
-
-# --8<-- [start:linear]
-def _linear(theta: Tensor, factor: float) -> Tensor:
-    # Position interpolation: position m is read as m / factor, i.e. every frequency / factor.
-    return theta / factor
-# --8<-- [end:linear]
-
-
-# --8<-- [start:ntk]
-def _ntk(dim: int, base: float, factor: float) -> Tensor:
-    # NTK-aware: a larger base; the fastest pair keeps theta_0 = 1, the slowest is divided by factor.
-    return _default_frequencies(dim, base * factor ** (dim / (dim - 2)))
-# --8<-- [end:ntk]
-
-
-# --8<-- [start:dynamic]
-def _dynamic(dim: int, base: float, factor: float, original: int, seq_len: int | None) -> Tensor:
-    # Dynamic NTK: unchanged up to the trained length, then an NTK base that grows with seq_len.
-    length = original if seq_len is None or seq_len <= original else seq_len
-    scale = factor * length / original - (factor - 1)
-    return _default_frequencies(dim, base * scale ** (dim / (dim - 2)))
-# --8<-- [end:dynamic]
-
-
-# --8<-- [start:yarn]
-def _yarn_pair_index(rotations: float, dim: int, base: float, original: int) -> float:
-    # The (fractional) pair index i whose wavelength fits `rotations` times into the trained length.
-    return dim * math.log(original / (rotations * 2 * math.pi)) / (2 * math.log(base))
-
-
-def _yarn(theta: Tensor, dim: int, base: float, factor: float, original: int,
-          beta_fast: float, beta_slow: float, truncate: bool) -> Tensor:
-    low = _yarn_pair_index(beta_fast, dim, base, original)   # pairs below: many turns, keep as is
-    high = _yarn_pair_index(beta_slow, dim, base, original)  # pairs above: < 1 turn, interpolate
-    if truncate:
-        low, high = math.floor(low), math.ceil(high)
-    low, high = max(low, 0), min(high, dim - 1)
-    if low == high:
-        high += 0.001
-    ramp = ((torch.arange(dim // 2, dtype=torch.float64) - low) / (high - low)).clamp(0, 1)
-    return theta / factor * ramp + theta * (1 - ramp)
-# --8<-- [end:yarn]
-
-
-# --8<-- [start:llama3]
-def _llama3(theta: Tensor, factor: float, low_freq_factor: float, high_freq_factor: float,
-            original: int) -> Tensor:
-    wavelength = 2 * math.pi / theta
-    # smooth = 1 for short wavelengths (kept), 0 for long ones (divided by factor), linear between.
-    smooth = ((original / wavelength - low_freq_factor) / (high_freq_factor - low_freq_factor)).clamp(0, 1)
-    return (1 - smooth) * theta / factor + smooth * theta
-# --8<-- [end:llama3]
-
-
-def rope_inverse_frequencies(dim: int, *, base: float = 10000.0, scaling: Mapping[str, object] | None = None,
-                             seq_len: int | None = None) -> Tensor:
-    """The rotation frequency of each pair, ``theta_i = base^(-2i/dim)``, changed by ``scaling``.
-
-    Args:
-        dim: the rotated width (the head dimension), a positive even integer.
-        base: the RoPE base (10000 in RoFormer and LLaMA 1/2; 500000 in Llama 3).
-        scaling: None, or a dict whose ``"type"`` is one of
-
-            * ``"linear"`` (position interpolation, Chen et al. 2023): ``factor``;
-            * ``"ntk"`` (NTK-aware base change): ``factor``; base becomes ``base * factor^(dim/(dim-2))``;
-            * ``"dynamic"`` (dynamic NTK): ``factor``, ``original_max_position_embeddings`` L; for
-              ``seq_len > L`` the base becomes ``base * (factor*seq_len/L - (factor-1))^(dim/(dim-2))``;
-            * ``"yarn"`` (Peng et al. 2023): ``factor``, ``original_max_position_embeddings``, optional
-              ``beta_fast`` (32), ``beta_slow`` (1), ``attention_factor`` and ``truncate`` (True);
-              its attention factor is given by `rope_attention_scaling`;
-            * ``"llama3"``: ``factor``, ``low_freq_factor``, ``high_freq_factor``,
-              ``original_max_position_embeddings``.
-
-        seq_len: the current sequence length; only ``"dynamic"`` uses it (None means "not past the
-            trained length"), the other types ignore it.
-
-    Returns:
-        ``[dim // 2]`` float64 tensor, in radians per position.
-
-    Examples:
-        >>> rope_inverse_frequencies(8)
-        tensor([1.0000, 0.1000, 0.0100, 0.0010], dtype=torch.float64)
-        >>> rope_inverse_frequencies(8, scaling={"type": "linear", "factor": 4.0})
-        tensor([0.2500, 0.0250, 0.0025, 0.0003], dtype=torch.float64)
-    """
-    dim = check_even_dim("dim", dim)
-    base = check_float("base", base, positive=True)
-    if base == 1.0:
-        raise ValueError("base must be > 0 and != 1 (every pair would have the same frequency), got 1.0")
-    checked = _check_scaling(scaling)
-    if seq_len is not None:
-        seq_len = check_int("seq_len", seq_len, minimum=1)
-    theta = _default_frequencies(dim, base)
-    if checked is None:
-        return theta
-    kind = checked["type"]
-    factor = float(checked["factor"])  # type: ignore[arg-type]
-    if kind in ("ntk", "dynamic") and dim == 2:
-        raise ValueError(f"dim must be >= 4 for scaling type {kind!r} (the exponent is dim/(dim-2)), got 2")
-    if kind == "linear":
-        return _linear(theta, factor)
-    if kind == "ntk":
-        return _ntk(dim, base, factor)
-    original = int(checked["original_max_position_embeddings"])  # type: ignore[call-overload]
-    if kind == "dynamic":
-        return _dynamic(dim, base, factor, original, seq_len)
-    if kind == "yarn":
-        return _yarn(theta, dim, base, factor, original, float(checked["beta_fast"]),  # type: ignore[arg-type]
-                     float(checked["beta_slow"]), bool(checked["truncate"]))  # type: ignore[arg-type]
-    return _llama3(theta, factor, float(checked["low_freq_factor"]),  # type: ignore[arg-type]
-                   float(checked["high_freq_factor"]), original)  # type: ignore[arg-type]
-
-
-# --8<-- [start:attention-scaling]
-def rope_attention_scaling(scaling: Mapping[str, object] | None = None) -> float:
-    """The factor that multiplies cos and sin (so both q and k) for this scaling; 1.0 except YaRN.
-
-    For YaRN it is ``scaling["attention_factor"]`` if given, else ``0.1 * ln(factor) + 1`` (the paper's
-    ``sqrt(1/t)``): since q and k are both multiplied, the attention logits grow by its square.
-
-    Examples:
-        >>> round(rope_attention_scaling({"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4096}), 4)
-        1.1386
-    """
-    checked = _check_scaling(scaling)
-    if checked is None or checked["type"] != "yarn":
-        return 1.0
-    if "attention_factor" in checked:
-        return float(checked["attention_factor"])  # type: ignore[arg-type]
-    factor = float(checked["factor"])  # type: ignore[arg-type]
-    return 1.0 if factor <= 1.0 else 0.1 * math.log(factor) + 1.0
-# --8<-- [end:attention-scaling]
+_CACHE_ROWS = 2**16  # the cos/sin cache grows freely up to this many positions (or 4x the sequence)
+_MAX_SEQ_LEN = 2**53
 
 
 def _compute_dtype(dtype: torch.dtype) -> torch.dtype:
@@ -243,33 +67,48 @@ def _compute_dtype(dtype: torch.dtype) -> torch.dtype:
     return dtype if dtype in (torch.float32, torch.float64) else torch.float32
 
 
-def _check_x(x: object) -> Tensor:
-    tensor = check_tensor("x", x, min_ndim=2, floating=True)
+def _check_x(x: object, name: str = "x") -> Tensor:
+    tensor = check_tensor(name, x, min_ndim=2, floating=True)
     if tensor.is_complex():
-        raise TypeError(f"x must be a real floating-point tensor, got dtype {tensor.dtype}")
-    check_even_dim("the last dimension of x", tensor.shape[-1])
+        raise TypeError(f"{name} must be a real floating-point tensor, got dtype {tensor.dtype}")
+    width = tensor.shape[-1]
+    if width == 0 or width % 2:
+        raise ValueError(f"the last dimension of {name} must be a positive even integer, got {width} "
+                         f"(shape {tuple(tensor.shape)})")
     return tensor
 
 
-def _check_rope_positions(positions: object, x: Tensor) -> Tensor | None:
-    """positions: None, [seq] or [batch, seq] (batch = x.shape[0]); integer or real, finite."""
-    if positions is None:
-        return None
+def _check_position_tensor(positions: object) -> Tensor:
     tensor = check_tensor("positions", positions, ndim=(1, 2), finite=True)
     if tensor.dtype == torch.bool or tensor.is_complex():
         raise TypeError(f"positions must hold integer or real positions, got dtype {tensor.dtype}")
+    return tensor
+
+
+def _check_rope_positions(positions: object, x: Tensor, name: str = "x") -> Tensor | None:
+    """positions: None, [seq] or [batch, seq] (batch = x.shape[0]); integer or real, finite."""
+    if positions is None:
+        return None
+    tensor = _check_position_tensor(positions)
     seq = x.shape[-2]
     if tensor.shape[-1] != seq:
-        raise ValueError(f"positions must have {seq} entries in its last dimension (the seq dimension of x, "
+        raise ValueError(f"positions must have {seq} entries in its last dimension (the seq dimension of {name}, "
                          f"shape {tuple(x.shape)}), got shape {tuple(tensor.shape)}")
     if tensor.ndim == 2:
         if x.ndim < 3:
-            raise ValueError(f"positions of shape [batch, seq] need x with a batch dimension, "
-                             f"got x of shape {tuple(x.shape)}")
+            raise ValueError(f"positions of shape [batch, seq] need {name} with a batch dimension, "
+                             f"got {name} of shape {tuple(x.shape)}")
         if tensor.shape[0] not in (1, x.shape[0]):
-            raise ValueError(f"positions must have size {x.shape[0]} (the batch of x) or 1 in dimension 0, "
+            raise ValueError(f"positions must have size {x.shape[0]} (the batch of {name}) or 1 in dimension 0, "
                              f"got shape {tuple(tensor.shape)}")
     return tensor
+
+
+def _sequence_length(positions: Tensor) -> int:
+    """max(positions) + 1, at least 1: the length that "dynamic" and "longrope" scaling look at."""
+    if not positions.numel():
+        return 1
+    return max(1, min(int(math.floor(float(positions.max()))) + 1, _MAX_SEQ_LEN))
 
 
 def _angle_table(positions: Tensor, theta: Tensor) -> tuple[Tensor, Tensor]:
@@ -278,12 +117,20 @@ def _angle_table(positions: Tensor, theta: Tensor) -> tuple[Tensor, Tensor]:
     return angles.cos(), angles.sin()
 
 
+def _complex_view(t: Tensor) -> Tensor | None:
+    """t [..., 2h] seen as h complex numbers (pairs 2i, 2i+1), without a copy; None if strides forbid it."""
+    if t.stride(-1) != 1 or t.storage_offset() % 2 or any(s % 2 for s in t.stride()[:-1]):
+        return None
+    return torch.view_as_complex(t.unflatten(-1, (-1, 2)))
+
+
 # --8<-- [start:rotate]
 def _rotate(x: Tensor, cos: Tensor, sin: Tensor, layout: str, out: Tensor) -> Tensor:
     """Write x with its pairs rotated (by the angles whose cos and sin are given) into ``out``.
 
-    No temporary at all: each half of ``out`` is written by one multiply, then updated in place
-    by a fused multiply-add. The pairs are strided views of x and out, never copies. When a
+    Interleaved pairs (2i, 2i+1) are read as complex numbers and multiplied by ``cos + i sin``:
+    one fused pass over x. Half pairs (i, i + dim/2) are strided views of x and out: each half
+    of ``out`` is written by one multiply, then updated in place by a fused multiply-add. When a
     gradient is needed the same formula is evaluated out of place instead.
     """
     half = x.shape[-1] // 2
@@ -298,6 +145,11 @@ def _rotate(x: Tensor, cos: Tensor, sin: Tensor, layout: str, out: Tensor) -> Te
         if layout == "half":
             return torch.cat((first, second), dim=-1)
         return torch.stack((first, second), dim=-1).flatten(-2)
+    if layout == "interleaved":
+        x_c, out_c = _complex_view(x), _complex_view(out)
+        if x_c is not None and out_c is not None:
+            torch.mul(x_c, torch.complex(cos, sin), out=out_c)  # (x1 + i x2)(cos + i sin)
+            return out
     torch.mul(x1, cos, out=out1)
     out1.addcmul_(x2, sin, value=-1.0)  # x1' = x1 cos - x2 sin
     torch.mul(x2, cos, out=out2)
@@ -313,29 +165,45 @@ def _broadcast_table(table: Tensor, x: Tensor) -> Tensor:
     return table
 
 
-def _apply_table(x: Tensor, cos: Tensor, sin: Tensor, layout: str) -> Tensor:
+# --8<-- [start:partial]
+def _apply_table(x: Tensor, cos: Tensor, sin: Tensor, layout: str, rotary_dim: int | None = None) -> Tensor:
+    """Rotate the first ``rotary_dim`` features of x (all if None) by the table; copy the rest as is."""
     dtype = _compute_dtype(x.dtype)
     cos = _broadcast_table(cos.to(device=x.device, dtype=dtype), x)
     sin = _broadcast_table(sin.to(device=x.device, dtype=dtype), x)
     source = x if x.dtype == dtype else x.to(dtype)
-    out = _rotate(source, cos, sin, layout, torch.empty_like(source))
+    width = x.shape[-1] if rotary_dim is None else rotary_dim
+    if width == x.shape[-1]:
+        out = _rotate(source, cos, sin, layout, torch.empty_like(source))
+    else:  # partial rotary: the pass-through features are copied bit for bit
+        turned = _rotate(source[..., :width], cos, sin, layout, torch.empty_like(source[..., :width]))
+        out = torch.cat((turned, source[..., width:]), dim=-1)
     return out if out.dtype == x.dtype else out.to(x.dtype)
+# --8<-- [end:partial]
+
+
+def _check_width(name: str, x: Tensor, rotary_dim: int | None) -> None:
+    if rotary_dim is not None and rotary_dim > x.shape[-1]:
+        raise ValueError(f"rotary_dim must be <= the last dimension of {name}, got rotary_dim={rotary_dim} "
+                         f"and {name} of shape {tuple(x.shape)}")
 
 
 # --8<-- [start:apply]
 def apply_rope(x: Tensor, positions: Tensor | None = None, *, base: float = 10000.0, layout: str = "half",
-               scaling: Mapping[str, object] | None = None) -> Tensor:
+               scaling: Mapping[str, object] | None = None, rotary_dim: int | None = None) -> Tensor:
     """Rotate queries or keys ``x [..., seq, dim]`` by their positions.
 
     Args:
         x: queries or keys, e.g. ``[batch, heads, seq, head_dim]`` (never the values).
         positions: ``[seq]`` or ``[batch, seq]`` integer or real positions; default ``0 .. seq-1``.
         base: the RoPE base.
-        layout: ``"half"`` pairs (i, i + dim/2) as GPT-NeoX and Hugging Face; ``"interleaved"``
-            pairs (2i, 2i + 1) as RoFormer and Meta's LLaMA code.
-        scaling: a context-extension dict (see `rope_inverse_frequencies`). ``"dynamic"`` uses
-            ``max(positions) + 1`` as the sequence length; ``"yarn"`` also multiplies the result by
-            `rope_attention_scaling`.
+        layout: ``"half"`` pairs (i, i + d/2) as GPT-NeoX and Hugging Face; ``"interleaved"``
+            pairs (2i, 2i + 1) as RoFormer and Meta's LLaMA code (d: the rotated width).
+        scaling: a context-extension dict (see `rope_inverse_frequencies`). ``"dynamic"`` and
+            ``"longrope"`` use ``max(positions) + 1`` as the sequence length; the result is
+            multiplied by `rope_attention_scaling` (YaRN's and LongRoPE's attention factor).
+        rotary_dim: rotate only the first ``rotary_dim`` features (even, <= dim), with frequencies
+            over that width; the other features pass through unchanged. None rotates all of them.
 
     Returns:
         The rotated tensor, same shape and dtype as x. Angles are computed in float64 and the
@@ -346,37 +214,44 @@ def apply_rope(x: Tensor, positions: Tensor | None = None, *, base: float = 1000
         >>> apply_rope(x)                                # position 1 turns it by 1 radian
         tensor([[1.0000, 0.0000],
                 [0.5403, 0.8415]])
+        >>> apply_rope(torch.ones(2, 4), rotary_dim=2)   # features 2 and 3 pass through
+        tensor([[ 1.0000,  1.0000,  1.0000,  1.0000],
+                [-0.3012,  1.3818,  1.0000,  1.0000]])
     """
     x = _check_x(x)
     layout = check_choice("layout", layout, LAYOUTS)
+    width = None if rotary_dim is None else _check_rotary_dim(rotary_dim, x.shape[-1])
     pos = _check_rope_positions(positions, x)
     if pos is None:
         pos = torch.arange(x.shape[-2], dtype=torch.float64)
-    seq_len = int(math.floor(float(pos.max()))) + 1 if pos.numel() else 1
-    theta = rope_inverse_frequencies(x.shape[-1], base=base, scaling=scaling, seq_len=max(seq_len, 1))
+    theta = rope_inverse_frequencies(x.shape[-1], base=base, scaling=scaling, seq_len=_sequence_length(pos),
+                                     rotary_dim=width)
     cos, sin = _angle_table(pos, theta)
     attention = rope_attention_scaling(scaling)
     if attention != 1.0:
         cos, sin = cos * attention, sin * attention
-    return _apply_table(x, cos, sin, layout)
+    return _apply_table(x, cos, sin, layout, width)
 # --8<-- [end:apply]
 
 
 class RotaryEmbedding(nn.Module):
     """RoPE as a module: ``forward(q, k, positions=None)`` returns the rotated ``(q, k)``.
 
-    The cos/sin table (float64, ``[length, dim/2]``) is cached for positions ``0 .. length-1`` and
-    grows (doubling) when a longer sequence or a larger position arrives; fractional positions and
-    ``"dynamic"`` scaling (whose frequencies depend on the sequence length) are computed directly.
-    It gives exactly what `apply_rope` gives. The module itself can be passed as the ``rotary``
-    hook of `posenc.attention.SelfAttention`. Without ``positions``, keys get 0 .. k_len-1 and
-    queries the last q_len of those (decoding with a cache).
+    The frequencies are float64 and kept outside the module's buffers, so ``.to(torch.bfloat16)``,
+    ``.half()`` and the like never round them. The cos/sin table (float64, ``[length, d/2]``, one per
+    device) is cached for positions ``0 .. length-1`` and grows (doubling) when a longer sequence or a
+    larger position arrives, up to ``max(2**16, 4 * seq)`` rows; positions beyond that, fractional or
+    negative positions, and ``"dynamic"``/``"longrope"`` scaling (whose frequencies depend on the
+    sequence length) are computed directly. It gives exactly what `apply_rope` gives. The module can
+    be passed as the ``rotary`` hook of `posenc.attention.SelfAttention`. Without ``positions``, keys
+    get 0 .. k_len-1 and queries the last q_len of those (decoding with a cache).
 
     Args:
         dim: the head dimension (even).
         base: the RoPE base.
         layout: ``"half"`` or ``"interleaved"``.
         scaling: a context-extension dict (see `rope_inverse_frequencies`).
+        rotary_dim: rotate only the first ``rotary_dim`` features (partial rotary); None rotates all.
 
     Examples:
         >>> rotary = RotaryEmbedding(8)
@@ -384,51 +259,65 @@ class RotaryEmbedding(nn.Module):
         >>> q_rot, k_rot = rotary(q, k)
         >>> torch.allclose(q_rot, apply_rope(q)), rotary.cached_length
         (True, 5)
+        >>> rotary.to(torch.bfloat16).inv_freq.dtype    # a cast leaves the frequencies alone
+        torch.float64
     """
 
-    inv_freq: Tensor
-
     def __init__(self, dim: int, *, base: float = 10000.0, layout: str = "half",
-                 scaling: Mapping[str, object] | None = None) -> None:
+                 scaling: Mapping[str, object] | None = None, rotary_dim: int | None = None) -> None:
         super().__init__()
-        self.dim = check_even_dim("dim", dim)
-        self.base = check_float("base", base, positive=True)
+        self.dim = _check_dim("dim", dim)
+        self.base = _real("base", base, positive=True)
         self.layout = check_choice("layout", layout, LAYOUTS)
+        self.rotary_dim = None if rotary_dim is None else _check_rotary_dim(rotary_dim, self.dim)
         checked = _check_scaling(scaling)
         self.scaling = None if scaling is None else dict(scaling)
-        self._dynamic = checked is not None and checked["type"] == "dynamic"
+        self._length_dependent = checked is not None and checked["type"] in ("dynamic", "longrope")
         self.attention_scaling = rope_attention_scaling(scaling)
-        self.register_buffer("inv_freq", rope_inverse_frequencies(self.dim, base=self.base, scaling=scaling),
-                             persistent=False)
-        self._cos = torch.empty(0, self.dim // 2, dtype=torch.float64)
-        self._sin = torch.empty(0, self.dim // 2, dtype=torch.float64)
+        self._frequencies = rope_inverse_frequencies(self.dim, base=self.base, scaling=scaling,
+                                                     rotary_dim=self.rotary_dim)
+        self._cache: dict[torch.device, tuple[Tensor, Tensor]] = {}
+
+    @property
+    def inv_freq(self) -> Tensor:
+        """The frequencies (float64, ``[d/2]``) at lengths within the trained context."""
+        return self._frequencies.clone()
 
     @property
     def cached_length(self) -> int:
-        """How many positions (0 .. cached_length - 1) the cos/sin cache holds."""
-        return int(self._cos.shape[0])
+        """How many positions (0 .. cached_length - 1) the largest cos/sin cache holds."""
+        return max((int(cos.shape[0]) for cos, _ in self._cache.values()), default=0)
 
-    def _grow(self, length: int) -> None:
-        size = max(length, 2 * self.cached_length)
-        cos, sin = _angle_table(torch.arange(size, dtype=torch.float64, device=self.inv_freq.device), self.inv_freq)
-        self._cos, self._sin = cos * self.attention_scaling, sin * self.attention_scaling
+    def _cached(self, length: int, device: torch.device) -> tuple[Tensor, Tensor]:
+        cos, sin = self._cache.get(device, (None, None))
+        if cos is None or sin is None or cos.shape[0] < length:
+            size = max(length, 2 * (0 if cos is None else int(cos.shape[0])))
+            cos, sin = _angle_table(torch.arange(size, dtype=torch.float64, device=device), self._frequencies)
+            cos, sin = cos * self.attention_scaling, sin * self.attention_scaling
+            self._cache[device] = (cos, sin)
+        return cos, sin
+
+    def _tables(self, positions: Tensor, device: torch.device) -> tuple[Tensor, Tensor]:
+        integral = not positions.is_floating_point() or bool((positions == positions.round()).all())
+        low = float(positions.min()) if positions.numel() else 0.0
+        high = float(positions.max()) if positions.numel() else -1.0
+        limit = max(_CACHE_ROWS, 4 * positions.shape[-1])
+        if self._length_dependent or not integral or low < 0 or high + 1 > limit:
+            theta = rope_inverse_frequencies(self.dim, base=self.base, scaling=self.scaling,
+                                             seq_len=_sequence_length(positions), rotary_dim=self.rotary_dim)
+            cos, sin = _angle_table(positions.to(device), theta)
+            return cos * self.attention_scaling, sin * self.attention_scaling
+        cos, sin = self._cached(int(high) + 1, device)
+        index = positions.to(device=device, dtype=torch.long)
+        return cos[index], sin[index]
 
     def tables(self, positions: Tensor) -> tuple[Tensor, Tensor]:
         """cos and sin (float64, scaled by the attention factor) for ``positions [seq] or [batch, seq]``."""
-        integral = not positions.is_floating_point() or bool((positions == positions.round()).all())
-        if self._dynamic or not integral or (positions.numel() and float(positions.min()) < 0):
-            seq_len = int(math.floor(float(positions.max()))) + 1 if positions.numel() else 1
-            theta = rope_inverse_frequencies(self.dim, base=self.base, scaling=self.scaling, seq_len=max(seq_len, 1))
-            cos, sin = _angle_table(positions, theta)
-            return cos * self.attention_scaling, sin * self.attention_scaling
-        needed = int(positions.max()) + 1 if positions.numel() else 0
-        if needed > self.cached_length:
-            self._grow(needed)
-        index = positions.to(device=self._cos.device, dtype=torch.long)
-        return self._cos[index], self._sin[index]
+        pos = _check_position_tensor(positions)
+        return self._tables(pos, pos.device)
 
     def forward(self, q: Tensor, k: Tensor, positions: Tensor | None = None) -> tuple[Tensor, Tensor]:
-        q, k = _check_x(q), _check_x(k)
+        q, k = _check_x(q, "q"), _check_x(k, "k")
         for name, tensor in (("q", q), ("k", k)):
             if tensor.shape[-1] != self.dim:
                 raise ValueError(f"{name} must have size {self.dim} in its last dimension (the module's dim), "
@@ -436,33 +325,93 @@ class RotaryEmbedding(nn.Module):
         if q.shape[-2] != k.shape[-2] and positions is not None:
             raise ValueError(f"q and k must have the same seq length when positions are given, "
                              f"got {tuple(q.shape)} and {tuple(k.shape)}")
-        pos = _check_rope_positions(positions, q)
+        pos = _check_rope_positions(positions, q, "q")
         if pos is not None:
-            _check_rope_positions(positions, k)
-            cos, sin = self.tables(pos)
-            return _apply_table(q, cos, sin, self.layout), _apply_table(k, cos, sin, self.layout)
+            _check_rope_positions(positions, k, "k")
+            cos, sin = self._tables(pos, q.device)
+            return (_apply_table(q, cos, sin, self.layout, self.rotary_dim),
+                    _apply_table(k, cos, sin, self.layout, self.rotary_dim))
         # default positions: keys at 0 .. k_len-1; queries are the last q_len of them (as when decoding)
         k_len, q_len = k.shape[-2], q.shape[-2]
         if q_len > k_len:
             raise ValueError(f"q must not be longer than k without explicit positions, got q of shape "
                              f"{tuple(q.shape)} and k of shape {tuple(k.shape)}")
-        cos, sin = self.tables(torch.arange(k_len))
+        cos, sin = self._tables(torch.arange(k_len, device=k.device), k.device)
         q_cos, q_sin = cos[k_len - q_len:], sin[k_len - q_len:]
-        return _apply_table(q, q_cos, q_sin, self.layout), _apply_table(k, cos, sin, self.layout)
+        return (_apply_table(q, q_cos, q_sin, self.layout, self.rotary_dim),
+                _apply_table(k, cos, sin, self.layout, self.rotary_dim))
 
 
 # --8<-- [start:permutation]
-def layout_permutation(dim: int) -> Tensor:
-    """Index ``perm`` with ``x_interleaved = x_half[..., perm]``: half-layout pair (i, i + dim/2)
+def layout_permutation(dim: int, *, heads: int = 1, rotary_dim: int | None = None) -> Tensor:
+    """Index ``perm`` with ``x_interleaved = x_half[..., perm]``: half-layout pair (i, i + d/2)
     moves to dimensions (2i, 2i + 1). ``perm.argsort()`` maps back.
+
+    Args:
+        dim: the head dimension.
+        heads: for ``heads > 1`` the index covers ``heads * dim`` features, head after head (the rows
+            of a q or k projection): each head is permuted within itself.
+        rotary_dim: only the first ``rotary_dim`` features of each head are rotated (so permuted);
+            the others keep their place. None: all of them.
 
     Examples:
         >>> layout_permutation(8)
         tensor([0, 4, 1, 5, 2, 6, 3, 7])
+        >>> layout_permutation(4, heads=2)
+        tensor([0, 2, 1, 3, 4, 6, 5, 7])
     """
-    half = check_even_dim("dim", dim) // 2
-    return torch.stack((torch.arange(half), torch.arange(half, 2 * half)), dim=-1).flatten()
+    dim = _check_dim("dim", dim)
+    heads = _check_heads(heads)
+    width = dim if rotary_dim is None else _check_rotary_dim(rotary_dim, dim)
+    half = width // 2
+    one = torch.arange(dim)
+    one[:width] = torch.stack((torch.arange(half), torch.arange(half, width)), dim=-1).flatten()
+    return (one + dim * torch.arange(heads)[:, None]).flatten()
 # --8<-- [end:permutation]
+
+
+def _check_heads(heads: object) -> int:
+    return check_int("heads", heads, minimum=1, maximum=2**20)
+
+
+# --8<-- [start:convert]
+def convert_rope_layout(weight: Tensor, head_dim: int, *, source: str = "interleaved", target: str = "half",
+                        rotary_dim: int | None = None) -> Tensor:
+    """Reorder the rows of a q or k projection (or its bias) from one pair layout to the other.
+
+    Under grouped-query attention W_q has ``num_attention_heads * head_dim`` rows and W_k
+    ``num_key_value_heads * head_dim``: call this once for each; the number of heads is read from
+    the row count. With the converted weights, RoPE in the ``target`` layout gives the same
+    attention scores as RoPE in the ``source`` layout with the original weights.
+
+    Args:
+        weight: ``[heads * head_dim, in_features]`` or a bias ``[heads * head_dim]``.
+        head_dim: the head dimension.
+        source: the layout the checkpoint was trained with, ``"half"`` or ``"interleaved"``.
+        target: the layout of the engine that will run it.
+        rotary_dim: partial rotary width (see `layout_permutation`).
+
+    Returns:
+        A new tensor with permuted rows.
+
+    Examples:
+        >>> w = torch.arange(8.0)[:, None]               # 2 heads of 4 rows
+        >>> convert_rope_layout(w, 4).flatten()
+        tensor([0., 2., 1., 3., 4., 6., 5., 7.])
+    """
+    tensor = check_tensor("weight", weight, ndim=(1, 2))
+    head_dim = _check_dim("head_dim", head_dim)
+    source = check_choice("source", source, LAYOUTS)
+    target = check_choice("target", target, LAYOUTS)
+    rows = tensor.shape[0]
+    if rows == 0 or rows % head_dim:
+        raise ValueError(f"weight must have a positive multiple of head_dim ({head_dim}) rows, "
+                         f"got shape {tuple(tensor.shape)}")
+    perm = layout_permutation(head_dim, heads=rows // head_dim, rotary_dim=rotary_dim)
+    if source == target:
+        return tensor.clone()
+    return tensor[perm.to(tensor.device)] if source == "half" else tensor[perm.argsort().to(tensor.device)]
+# --8<-- [end:convert]
 
 
 # --8<-- [start:decay]
@@ -477,11 +426,12 @@ def rope_long_term_decay(distances: Tensor, dim: int, *, base: float = 10000.0) 
         >>> rope_long_term_decay(torch.tensor([0, 1000]), 128)
         tensor([32.5000,  4.4708], dtype=torch.float64)
     """
-    dim = check_even_dim("dim", dim)
-    base = check_float("base", base, positive=True)
-    r = check_tensor("distances", distances, ndim=1, finite=True).to(torch.float64)
-    angles = r[:, None] * _default_frequencies(dim, base)[None, :]
+    dim = _check_dim("dim", dim)
+    base = _real("base", base, positive=True)
+    r = check_tensor("distances", distances, ndim=1, finite=True)
+    if r.dtype == torch.bool or r.is_complex():
+        raise TypeError(f"distances must hold integer or real distances, got dtype {r.dtype}")
+    angles = r.to(torch.float64)[:, None] * _default_frequencies(dim, base)[None, :]
     partial_sums = torch.polar(torch.ones_like(angles), angles).cumsum(dim=-1)  # S_1 .. S_{dim/2}
     return partial_sums.abs().mean(dim=-1)
 # --8<-- [end:decay]
-

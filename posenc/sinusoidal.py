@@ -8,17 +8,29 @@ large positions loses the digits that decide the sine (see the Properties chapte
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import torch
 from torch import Tensor, nn
 
-from posenc._checks import check_even_dim, check_float, check_int, check_positions, check_size, check_tensor
+from posenc._checks import (
+    MAX_POSITION,
+    check_bool,
+    check_elements,
+    check_even_dim,
+    check_finite_result,
+    check_float,
+    check_float_dtype,
+    check_int,
+    check_positions,
+    check_size,
+    check_size_int,
+    check_tensor,
+)
 
 
 def _check_dtype(dtype: object) -> torch.dtype:
-    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
-        raise TypeError(f"dtype must be a floating-point torch.dtype, got {dtype!r}")
-    return dtype
+    return check_float_dtype("dtype", dtype)
 
 
 # --8<-- [start:encoding]
@@ -49,7 +61,9 @@ def sinusoidal_encoding(
     """
     pos = check_positions("positions", positions)  # float64
     dtype = _check_dtype(dtype)
-    angles = pos[:, None] * inverse_frequencies(dim, base)[None, :]
+    freqs = inverse_frequencies(dim, base)
+    check_elements("the table (positions x dim)", pos.numel(), 2 * freqs.numel())
+    angles = check_finite_result(pos[:, None] * freqs[None, :], "positions x frequencies")
     table = torch.stack((angles.sin(), angles.cos()), dim=-1)  # [len, dim/2, (sin, cos)]
     return table.flatten(-2).to(dtype)  # interleave: sin in even columns, cos in odd ones
 # --8<-- [end:encoding]
@@ -68,7 +82,9 @@ def offset_matrix(k: int | float, dim: int, *, base: float = 10000.0, dtype: tor
         True
     """
     k = check_float("k", k)
-    angles = k * inverse_frequencies(dim, base)
+    dim = check_even_dim("dim", dim)
+    check_elements("the matrix (dim x dim)", dim, dim)
+    angles = check_finite_result(k * inverse_frequencies(dim, base), "k x frequencies")
     cos, sin = angles.cos(), angles.sin()
     # [sin(a+b), cos(a+b)] = [[cos b, sin b], [-sin b, cos b]] @ [sin a, cos a]
     blocks = torch.stack((torch.stack((cos, sin), -1), torch.stack((-sin, cos), -1)), -2)
@@ -82,7 +98,7 @@ class SinusoidalPositionalEncoding(nn.Module):
     Args:
         dim: model width (even).
         base: frequency base (10000 in the paper).
-        max_len: positions to precompute into a buffer (default 2048). Longer inputs still work:
+        max_len: positions to precompute into a table (default 2048). Longer inputs still work:
             the missing rows are computed on demand.
         dropout: dropout applied to the sum, as in the paper (0.1 there).
         scale_input: multiply the embeddings by sqrt(dim) before adding, as in the paper's
@@ -90,11 +106,17 @@ class SinusoidalPositionalEncoding(nn.Module):
 
     ``forward(x, offset=0)`` encodes positions offset .. offset + seq - 1.
 
+    The precomputed table stays in float32 whatever ``.to()``, ``.half()`` or ``.bfloat16()``
+    do to the module: those move it to the new device but never lower its precision, and the
+    encoding is cast to the input's dtype only when it is added.
+
     Examples:
         >>> layer = SinusoidalPositionalEncoding(4)
         >>> layer(torch.zeros(1, 2, 4))
         tensor([[[0.0000, 1.0000, 0.0000, 1.0000],
                  [0.8415, 0.5403, 0.0100, 0.9999]]])
+        >>> layer.bfloat16().table.dtype
+        torch.float32
     """
 
     table: Tensor
@@ -106,27 +128,38 @@ class SinusoidalPositionalEncoding(nn.Module):
         super().__init__()
         self.dim = check_even_dim("dim", dim)
         self.base = check_float("base", base, positive=True)
-        self.max_len = 2048 if max_len is None else check_int("max_len", max_len, minimum=1)
+        self.max_len = 2048 if max_len is None else check_size_int("max_len", max_len)
+        check_elements("the table (max_len x dim)", self.max_len, self.dim)
         check_float("dropout", dropout, minimum=0.0, maximum=1.0)
-        self.scale_input = bool(scale_input)
+        self.scale_input = check_bool("scale_input", scale_input)
         self.dropout = nn.Dropout(dropout)
-        # A buffer, not a parameter: it moves with .to() but is never trained, and it is left
-        # out of state_dict so that checkpoints do not depend on max_len.
-        table = sinusoidal_encoding(self.max_len, self.dim, base=self.base)
-        self.register_buffer("table", table, persistent=False)
+        # A plain attribute, not a buffer: a buffer would be cast by .half()/.to(bfloat16), and
+        # bfloat16 keeps 3 significant digits of a sine. _apply below moves it between devices
+        # only. It is not in state_dict, so checkpoints do not depend on max_len.
+        self.table = sinusoidal_encoding(self.max_len, self.dim, base=self.base)
+
+    def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> SinusoidalPositionalEncoding:
+        # .to(), .cuda(), .half()... call fn on every parameter and buffer; learn the target
+        # device from an empty float64 probe and move the table there in float32.
+        target = fn(torch.empty(0, dtype=torch.float64))
+        self.table = self.table.to(device=target.device)
+        return super()._apply(fn, recurse)
 
     def encoding(self, seq_len: int, offset: int = 0) -> Tensor:
-        """Rows offset .. offset + seq_len - 1 of the table (computed if past max_len)."""
+        """Rows offset .. offset + seq_len - 1 of the table (computed if past max_len), float32."""
+        seq_len = check_size_int("seq_len", seq_len, minimum=0)
+        offset = check_int("offset", offset, minimum=0, maximum=MAX_POSITION - seq_len)
         end = offset + seq_len
         if end <= self.max_len:
             return self.table[offset:end]
-        positions = torch.arange(offset, end, dtype=torch.float64)
+        check_elements("the encoding (seq_len x dim)", seq_len, self.dim)
+        positions = torch.arange(seq_len, dtype=torch.float64) + offset
         return sinusoidal_encoding(positions, self.dim, base=self.base).to(self.table.device)
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
         check_tensor("x", x, ndim=3, floating=True)
         check_size("x", x, -1, self.dim, expected_from="the module's dim")
-        offset = check_int("offset", offset, minimum=0)
+        offset = check_int("offset", offset, minimum=0, maximum=MAX_POSITION - x.shape[1])
         if self.scale_input:
             x = x * math.sqrt(self.dim)
         return self.dropout(x + self.encoding(x.shape[1], offset).to(x.dtype))

@@ -12,16 +12,18 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from posenc._checks import check_float, check_int, check_positive_int
+from posenc._checks import check_float, check_int, check_size_int
 
 
 def word_vector(word: str, dim: int, *, seed: int = 0, std: float = 1.0) -> Tensor:
     """A deterministic N(0, std²) vector ``[dim]`` for ``word`` (seeded by a CRC of the word)."""
-    if not isinstance(word, str) or not word:
+    if not isinstance(word, str):
+        raise TypeError(f"word must be a non-empty string, got {type(word).__name__} {word!r:.60}")
+    if not word:
         raise ValueError(f"word must be a non-empty string, got {word!r}")
-    dim = check_positive_int("dim", dim)
-    seed = check_int("seed", seed, minimum=0)
-    std = check_float("std", std, positive=True)
+    dim = check_size_int("dim", dim)
+    seed = check_int("seed", seed, minimum=0, maximum=(1 << 63) - (1 << 32))  # + CRC32 fits the seed
+    std = check_float("std", std, positive=True, maximum=1e150)
     generator = torch.Generator().manual_seed(zlib.crc32(word.encode()) + seed)
     return torch.randn(dim, generator=generator) * std
 
@@ -35,7 +37,15 @@ def sentence_embeddings(sentence: str | Sequence[str], dim: int, *, seed: int = 
         >>> torch.equal(dog_first[0, 0], man_first[0, 2])
         True
     """
-    words = sentence.split() if isinstance(sentence, str) else list(sentence)
+    if isinstance(sentence, str):
+        words = sentence.split()
+    elif isinstance(sentence, Sequence) and all(isinstance(w, str) and w for w in sentence):
+        words = list(sentence)
+    else:
+        raise TypeError(f"sentence must be a string or a sequence of non-empty strings, got {sentence!r:.60}")
     if not words:
         raise ValueError("sentence must contain at least one word")
+    dim = check_size_int("dim", dim)
+    if len(words) * dim > 1 << 27:
+        raise ValueError(f"sentence of {len(words)} words x dim {dim} is too large")
     return torch.stack([word_vector(w, dim, seed=seed, std=std) for w in words]).unsqueeze(0)

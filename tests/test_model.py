@@ -58,7 +58,8 @@ def test_parameter_counts_of_the_two_embedding_kinds() -> None:
     sinusoidal = PositionalEmbedding(100, 8, kind="sinusoidal", max_len=20)
     assert sum(p.numel() for p in learned.parameters()) == 100 * 8 + 20 * 8
     assert sum(p.numel() for p in sinusoidal.parameters()) == 100 * 8
-    assert sum(b.numel() for b in sinusoidal.buffers()) == 20 * 8  # the table: a buffer, not trained
+    assert sinusoidal.position.table.shape == (20, 8)  # the table: stored, never trained
+    assert not sinusoidal.position.table.requires_grad
 
 
 def test_sinusoidal_embedding_is_token_plus_the_paper_table() -> None:
@@ -255,6 +256,16 @@ def test_same_seed_same_model() -> None:
         (lambda: TinyTransformer(10, 8, 2, 1, position="none")(torch.zeros(1, 3)), TypeError, "tokens must be an integer tensor"),
         (lambda: TinyTransformer(10, 8, 2, 1, position="none")(torch.zeros(3, dtype=torch.long)), ValueError, "tokens must have 2 dimensions"),
         (lambda: PositionalEmbedding(10, 8, kind="sinusoidal")(torch.zeros(1, 3, dtype=torch.long), offset=-1), ValueError, "offset must be an integer >= 0, got -1"),
+        (lambda: PositionalEmbedding(10, 8, kind="sinusoidal")(torch.tensor([[1, 10]])), ValueError, r"tokens must be ids in \[0, 10\).*1 to 10"),
+        (lambda: PositionalEmbedding(10, 8, kind="learned", max_len=4)(torch.tensor([[-1, 2]])), ValueError, r"tokens must be ids in \[0, 10\)"),
+        (lambda: PositionalEmbedding(10, 8, kind="learned", max_len=4)(torch.tensor([[1, 2]]), positions=torch.tensor([[0, 4]])), ValueError, "positions must be < max_len=4"),
+        (lambda: PositionalEmbedding(10, 8, kind="sinusoidal")(torch.tensor([[1, 2]]), positions=torch.tensor([[0.0, 1.0]])), TypeError, "positions must be an integer tensor"),
+        (lambda: PositionalEmbedding(10, 8, kind="sinusoidal")(torch.tensor([[1, 2]]), 1, positions=torch.tensor([[0, 1]])), ValueError, "either offset or positions"),
+        (lambda: TinyTransformer(10, 8, 2, 1, position="none")(torch.tensor([[3, 12]])), ValueError, r"tokens must be ids in \[0, 10\)"),
+        (lambda: TinyTransformer(10, 8, 2, 1, position="rope")(torch.tensor([[-3]])), ValueError, r"tokens must be ids in \[0, 10\)"),
+        (lambda: TinyTransformer(10, 8, 2, 1, position="alibi").attention_bias(-1), ValueError, "seq_len must be an integer >= 0, got -1"),
+        (lambda: TinyTransformer(10, 8, 2, 1, position="t5").attention_bias(2.5), TypeError, "seq_len must be an integer"),
+        (lambda: TinyTransformer(10, 8, 2, 1, position="alibi").attention_bias(10**9), ValueError, "seq_len must be an integer <="),
     ],
 )
 def test_bad_input_is_a_clear_error(build, error, match) -> None:  # type: ignore[no-untyped-def]
@@ -286,3 +297,91 @@ def test_rope_hook_is_differentiable() -> None:
     torch.testing.assert_close(q_rot, reference(q.detach()))
     torch.testing.assert_close(q.grad, q2.grad)
     torch.testing.assert_close(k.grad, k2.grad)
+
+
+# ---------------------------------------------------------------- half precision
+
+
+def reference_rotation(x: torch.Tensor, position: int) -> torch.Tensor:
+    """RoPE of one head vector in the "half" layout (RoFormer, GPT-NeoX pairing), float64 loops."""
+    d = x.shape[-1]
+    out = torch.empty(d, dtype=torch.float64)
+    for i in range(d // 2):
+        angle = position * 10000.0 ** (-2 * i / d)
+        a, b = float(x[i]), float(x[i + d // 2])
+        out[i] = a * math.cos(angle) - b * math.sin(angle)
+        out[i + d // 2] = b * math.cos(angle) + a * math.sin(angle)
+    return out
+
+
+def relative_error(actual: torch.Tensor, expected: torch.Tensor) -> float:
+    return float((actual.double() - expected).norm() / expected.norm())
+
+
+HALF_POSITIONS = (4096, 10**5)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_rope_positions_survive_a_cast_to_half_precision(dtype: torch.dtype) -> None:
+    model = make("rope").to(dtype)
+    assert model.rotary is not None
+    head = DIM // HEADS
+    x = torch.randn(1, 1, 1, head, generator=torch.Generator().manual_seed(0)).to(dtype)
+    for position in HALF_POSITIONS:
+        q_rot, _ = model.rotary(x, x, torch.tensor([position]))
+        assert q_rot.dtype == dtype
+        expected = reference_rotation(x[0, 0, 0].double(), position)
+        assert relative_error(q_rot[0, 0, 0], expected) < 2e-2, (dtype, position)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("method", ["alibi", "t5"])
+def test_logit_bias_survives_a_cast_to_half_precision(method: str, dtype: torch.dtype) -> None:
+    model = make(method)
+    reference = make(method).double()
+    model = model.to(dtype)
+    for position in HALF_POSITIONS:
+        queries = torch.tensor([[position]])
+        keys = torch.tensor([[0, 1, position // 2, position - 3, position]])
+        bias, expected = model.position_bias(queries, keys), reference.position_bias(queries, keys)
+        assert bias is not None and expected is not None
+        if method == "alibi":  # independent: -slope_h * distance, slopes 2^(-8h/H)
+            slopes = torch.tensor([2.0 ** (-8.0 * (h + 1) / HEADS) for h in range(HEADS)], dtype=torch.float64)
+            expected = -slopes[:, None] * (position - keys[0]).double()
+        assert relative_error(bias[0].squeeze(1) if method == "alibi" else bias, expected) < 2e-2
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("method", ["sinusoidal", "learned"])
+def test_embedding_positions_survive_a_cast_to_half_precision(method: str, dtype: torch.dtype) -> None:
+    torch.manual_seed(0)
+    max_len = 10**5 + 1 if method == "learned" else None
+    model = TinyTransformer(VOCAB, 8, 2, 1, position=method, max_len=max_len)
+    assert isinstance(model.embedding, PositionalEmbedding)
+    table = None if method == "sinusoidal" else model.embedding.position.table.detach().double().clone()
+    model = model.to(dtype)
+    for position in HALF_POSITIONS:
+        rows = model.embedding.rows(torch.tensor([position]))[0]
+        if table is None:
+            expected = reference_sinusoidal_row(position, 8)
+        else:
+            expected = table[position]
+        assert relative_error(rows, expected) < 2e-2, (method, dtype, position)
+    ids = torch.zeros(1, 2, dtype=torch.long)
+    logits = model(ids, positions=torch.tensor([[4096, 10**5]]))
+    assert logits.dtype == dtype and bool(torch.isfinite(logits).all())
+
+
+def reference_sinusoidal_row(position: int, dim: int) -> torch.Tensor:
+    row = torch.zeros(dim, dtype=torch.float64)
+    for i in range(dim // 2):
+        angle = position / 10000 ** (2 * i / dim)
+        row[2 * i], row[2 * i + 1] = math.sin(angle), math.cos(angle)
+    return row
+
+
+@pytest.mark.parametrize("method", POSITION_METHODS)
+def test_forward_without_keywords_is_unchanged_by_explicit_default_positions(method: str) -> None:
+    model, tokens = make(method), torch.randint(0, VOCAB, (2, 9))
+    with torch.no_grad():
+        assert torch.equal(model(tokens), model(tokens, positions=torch.arange(9).expand(2, 9)))

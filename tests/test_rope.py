@@ -405,7 +405,7 @@ YARN = {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 64}
         (lambda: rope_inverse_frequencies(8, base=1.0), ValueError, "base must be > 0 and != 1"),
         (lambda: rope_inverse_frequencies(8, scaling={"factor": 2.0}), ValueError, "missing the key 'type'"),
         (lambda: rope_inverse_frequencies(8, scaling={"type": "cubic", "factor": 2.0}), ValueError,
-         r"scaling\['type'\] must be one of 'linear', 'ntk', 'dynamic', 'yarn', 'llama3', got 'cubic'"),
+         r"scaling\['type'\] must be one of 'linear', 'ntk', 'dynamic', 'yarn', 'llama3', 'proportional', 'longrope', got 'cubic'"),
         (lambda: rope_inverse_frequencies(8, scaling={"type": "linear"}), ValueError, "missing the key 'factor'"),
         (lambda: rope_inverse_frequencies(8, scaling={"type": "dynamic", "factor": 2.0}), ValueError,
          "missing the key 'original_max_position_embeddings'"),

@@ -14,9 +14,17 @@
 # # Order blindness in a notebook
 #
 # A companion to [Why position matters](../../why-position/): the same experiment as a notebook
-# you can download and run. We measure how far apart the outputs of one self-attention layer are
-# for two orders of the same words, $\lVert \mathrm{out}(x) - \mathrm{out}(Px) \rVert$, with and
-# without positions added to the inputs.
+# you can download and run (install posenc first: `pip install -e .` in a checkout of its
+# repository, or `pip install git+<repository URL>`).
+#
+# Shuffle the words of a sentence with a permutation $P$ and run one self-attention layer on
+# both orders. Without positions, attention is permutation-*equivariant*: the outputs for the
+# shuffled words are the original outputs, shuffled the same way, $\mathrm{out}(Px) = P\,\mathrm{out}(x)$.
+# So $\lVert \mathrm{out}(x) - \mathrm{out}(Px) \rVert$ is not the thing to measure (it is non-zero
+# simply because the rows are in another order); we measure
+# $\lVert \mathrm{out}(Px) - P\,\mathrm{out}(x) \rVert$, which is zero exactly when the layer cannot
+# tell the two orders apart, and the distance between the mean-pooled outputs, which a mean
+# makes blind to order in the same case.
 
 # %%
 import torch
@@ -27,25 +35,32 @@ from posenc.toy import sentence_embeddings
 torch.manual_seed(0)
 attention = SelfAttention(dim=16, num_heads=1).eval()
 words = ["the", "cat", "sat", "on", "the", "mat"]
-shuffled = ["mat", "the", "on", "sat", "cat", "the"]
+permutation = [5, 0, 3, 2, 1, 4]  # P: the shuffled sentence takes word permutation[k] at place k
+shuffled = [words[k] for k in permutation]
+print(" ".join(words), "->", " ".join(shuffled))
 
-# %% [markdown]
-# Without positions, the sentence-level mean of the outputs is the same for both orders (up to
-# floating-point rounding), because attention is permutation-equivariant and a mean ignores order.
 
 # %%
-def pooled(sentence: list[str], *, with_positions: bool) -> torch.Tensor:
+def outputs(sentence: list[str], *, with_positions: bool) -> torch.Tensor:
+    """The layer's outputs for ``sentence``, one row per word: [seq, dim]."""
     x = sentence_embeddings(sentence, 16)
     if with_positions:
         x = x + sinusoidal_encoding(len(sentence), 16)
     with torch.no_grad():
         out, _ = attention(x)
-    return out.mean(dim=1)
+    return out[0]
 
 
 for with_positions in (False, True):
-    gap = (pooled(words, with_positions=with_positions) - pooled(shuffled, with_positions=with_positions)).norm()
-    print(f"positions added: {with_positions!s:5}  distance between pooled outputs: {gap:.6f}")
+    out_x = outputs(words, with_positions=with_positions)
+    out_px = outputs(shuffled, with_positions=with_positions)
+    equivariance_gap = (out_px - out_x[permutation]).norm()  # ||out(Px) - P out(x)||
+    pooled_gap = (out_px.mean(dim=0) - out_x.mean(dim=0)).norm()
+    print(f"positions added: {with_positions!s:5}  ||out(Px) - P out(x)|| = {equivariance_gap:.6f}"
+          f"  pooled distance = {pooled_gap:.6f}")
 
 # %% [markdown]
-# With positions, the two orders give different pooled vectors: the model can now tell them apart.
+# Without positions both numbers are zero up to floating-point rounding: the layer only permutes
+# its outputs, and the mean forgets the permutation. With sinusoidal positions added, the word
+# at place $k$ carries $p_k$ whatever the word is, so the shuffled sentence is no longer the
+# original one permuted; both numbers move away from zero and the model can tell the orders apart.

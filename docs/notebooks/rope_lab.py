@@ -11,9 +11,13 @@
 # ---
 
 # %% [markdown]
-# # Lab: positioning in 3D (the RoPE animator)
+# # Lab: RoPE rotations and relative attention
 #
-# A companion to [RoPE](../../rope/) and [The RoPE animator](../../rope-animator/). The tasks follow
+# A companion to [RoPE](../../rope/) and [The RoPE animator](../../rope-animator/): it rotates
+# query and key vectors with RoPE, compares the rotation with the sinusoidal and learned tables
+# on the same input, and checks which scores depend only on the offset. To run it yourself,
+# download it (link above) and install posenc first: `pip install -e .` in a checkout of the
+# repository (or `pip install git+<repository URL>`). The tasks follow
 # one of the source tutorials; the solutions are new, use `posenc`, and correct the tutorial where
 # it went wrong (see the [errata](../../errata/#rope)).
 #
@@ -36,13 +40,21 @@ from posenc import (
     rope_inverse_frequencies,
     sinusoidal_encoding,
 )
-from posenc.figures._style import PALETTES, rc_params
 from posenc.toy import sentence_embeddings
 
 # %matplotlib inline
-# The site's light palette on an opaque background: readable in light and dark mode alike.
-plt.rcParams.update(rc_params(PALETTES["light"]))
-plt.rcParams["figure.dpi"] = 72  # keeps the page light: the plots are embedded in it as PNG
+# %config InlineBackend.figure_formats = ["svg"]
+# Plots as SVG (sharp at any zoom) on a transparent background, in colours that keep at least
+# 3:1 contrast on a white page and on the site's dark page alike: readable in both palettes.
+INK = "#7f8790"
+plt.rcParams.update({
+    "figure.facecolor": "none", "axes.facecolor": "none", "savefig.transparent": True,
+    "text.color": INK, "axes.labelcolor": INK, "axes.edgecolor": INK, "axes.titlecolor": INK,
+    "xtick.color": INK, "ytick.color": INK, "legend.labelcolor": INK, "legend.frameon": False,
+    "grid.color": INK, "grid.alpha": 0.35, "axes.grid": True,
+    "font.size": 11, "legend.fontsize": 10.5, "svg.fonttype": "none",
+    "axes.prop_cycle": plt.cycler(color=["#1f88d0", "#e06a1b", "#13a37c", "#c05a9c"]),
+})
 torch.manual_seed(0)
 DIM = 64
 
@@ -67,8 +79,9 @@ print("matches posenc:", torch.allclose(my_sinusoidal(100, DIM), pe))
 
 # %%
 fig, (top, bottom) = plt.subplots(2, 1, figsize=(7.2, 5.6), layout="constrained")
-image = top.imshow(pe.T.numpy(), aspect="auto", cmap="RdBu_r", vmin=-1, vmax=1, interpolation="nearest")
-top.set(xlabel="position", ylabel="dimension", title="sinusoidal encoding, 100 positions × 64 dimensions")
+# positions down, dimensions across: as in the chapter's heatmaps
+image = top.imshow(pe.numpy(), aspect="auto", cmap="RdBu_r", vmin=-1, vmax=1, interpolation="nearest")
+top.set(xlabel="dimension", ylabel="position", title="sinusoidal encoding, 100 positions × 64 dimensions")
 top.grid(False)
 fig.colorbar(image, ax=top, label="value")
 for column in (0, 1, 8, 16):
@@ -129,8 +142,8 @@ fig, (left, right) = plt.subplots(1, 2, figsize=(7.2, 3.4), layout="constrained"
 vector = torch.tensor([[1.0, 0.3]]).expand(8, 2)
 rotated = apply_rope(vector, torch.arange(8) * 0.7)  # step m is given as position 0.7 * m
 for m, (u, v) in enumerate(rotated.tolist()):
-    left.annotate("", xy=(u, v), xytext=(0, 0), arrowprops={"arrowstyle": "->", "color": plt.cm.viridis(m / 8)})
-    left.text(1.15 * u, 1.15 * v, str(m), ha="center", va="center", fontsize=9)
+    left.annotate("", xy=(u, v), xytext=(0, 0), arrowprops={"arrowstyle": "->", "color": "#1f88d0"})
+    left.text(1.15 * u, 1.15 * v, str(m), ha="center", va="center")
 left.set(xlim=(-1.4, 1.4), ylim=(-1.4, 1.4), aspect="equal", title="one pair, steps 0-7 of 0.7 rad",
          xlabel="first coordinate", ylabel="second coordinate")
 theta = rope_inverse_frequencies(DIM)
@@ -138,7 +151,7 @@ positions = torch.arange(21, dtype=torch.float64)
 for i in (0, 1, 4, 16):
     right.plot(positions, positions * theta[i], "o-", ms=3, label=f"pair {i}: θ = {theta[i]:.3g}")
 right.set(xlabel="position m", ylabel="angle m·θᵢ (rad)", title="angle grows linearly with m")
-right.legend(fontsize=9)
+right.legend()
 plt.show()
 
 # %% [markdown]
@@ -177,12 +190,12 @@ def spread_along_diagonals(matrix: torch.Tensor) -> float:
     return max((matrix.diagonal(o).max() - matrix.diagonal(o).min()).item() for o in range(-size + 1, size))
 
 
-fig, axes = plt.subplots(1, 3, figsize=(7.2, 2.9), layout="constrained")
+fig, axes = plt.subplots(1, 3, figsize=(7.2, 3.6), layout="constrained")
 for ax, (name, matrix) in zip(axes, scores.items()):
-    ax.imshow(matrix.numpy(), cmap="viridis")
-    ax.set(title=name, xlabel="position n", ylabel="position m")
-    ax.title.set_fontsize(9.5)
+    image = ax.imshow(matrix.numpy(), cmap="viridis")  # row m (query position) down, column n across
+    ax.set(title=name.replace(" (", "\n("), xlabel="position n", ylabel="position m")
     ax.grid(False)
+    fig.colorbar(image, ax=ax, location="bottom", label="score", shrink=0.9)
     print(f"{name:<30} spread along diagonals: {spread_along_diagonals(matrix):.2e}")
 plt.show()
 

@@ -159,8 +159,9 @@ def _bar(method: str, config: Config, position: int, enabled: bool) -> Any:
                 mininterval=2.0, leave=True, disable=not enabled, dynamic_ncols=True)
 
 
-def train_and_evaluate(method: str, config: Config, *, progress: bool = False, bar_position: int = 0) -> dict[str, Any]:
-    """Train the model of one method and score it at every evaluation length."""
+def train_model(method: str, config: Config, *, progress: bool = False,
+                bar_position: int = 0) -> tuple[TinyTransformer, dict[str, Any]]:
+    """Train the model of one method; returns it (in eval mode) and its training statistics."""
     method = check_choice("method", method, POSITION_METHODS)
     corpus = load_corpus(config.validation_fraction)
     model = build_model(method, config, corpus.vocab_size)
@@ -194,7 +195,20 @@ def train_and_evaluate(method: str, config: Config, *, progress: bool = False, b
             if step % 50 == 0:
                 bar.set_postfix(loss=f"{loss.item():.3f}", refresh=False)
     train_seconds, train_cpu_seconds = time.perf_counter() - wall, time.process_time() - cpu
+    model.eval()
+    return model, {
+        "final_train_loss": round(sum(recent) / len(recent), 4),  # mean of the last 100 steps
+        "train_curve": curve,
+        "train_curve_block": curve_block,
+        "train_seconds": round(train_seconds, 1),
+        "train_cpu_seconds": round(train_cpu_seconds, 1),
+    }
 
+
+def train_and_evaluate(method: str, config: Config, *, progress: bool = False, bar_position: int = 0) -> dict[str, Any]:
+    """Train the model of one method and score it at every evaluation length."""
+    model, stats = train_model(method, config, progress=progress, bar_position=bar_position)
+    corpus = load_corpus(config.validation_fraction)
     text = evaluation_text(corpus, config)
     perplexity: list[float | None] = []
     loss_by_length: list[float | None] = []
@@ -216,11 +230,7 @@ def train_and_evaluate(method: str, config: Config, *, progress: bool = False, b
         "perplexity": perplexity,
         "loss": loss_by_length,
         "position_loss": position_loss,  # mean loss per bucket of positions, longest length scored
-        "final_train_loss": round(sum(recent) / len(recent), 4),  # mean of the last 100 steps
-        "train_curve": curve,
-        "train_curve_block": curve_block,
-        "train_seconds": round(train_seconds, 1),
-        "train_cpu_seconds": round(train_cpu_seconds, 1),
+        **stats,
     }
 
 

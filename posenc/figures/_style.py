@@ -1,20 +1,36 @@
 """The one place for figure colours, sizes and fonts, in a light and a dark palette.
 
 Every figure is drawn twice, once per palette, and the page shows the one matching the reader's
-theme. Colours are chosen to stay distinguishable on both backgrounds (and for colour-blind
-readers: the categorical cycle is the Okabe-Ito palette).
+theme. Three rules hold for every figure (checked by ``tests/test_figures.py`` and, as displayed
+in a browser, by ``tests/site/check_site.py``):
+
+* **One colour per method.** A line, marker or bar that stands for a position method takes its
+  colour from `METHOD_COLOURS` through `method_colour` (and its marker and label from
+  `method_style`), so "RoPE" is the same green in every figure and in both palettes. The hues
+  follow Okabe and Ito's colour-blind-safe set, darkened for the light page and lightened for the
+  dark one; each method also has its own marker, so no reader has to rely on hue alone.
+* **Contrast.** Every line colour is at least 3:1 against its background (WCAG 2 non-text
+  contrast); `contrast` computes it, `line_colours` picks n colours from the sequential map that
+  keep it (e.g. one line per ALiBi head).
+* **Readable text.** Figures are `WIDTH` inches wide, which the site shows at about its natural
+  size in the 688 px text column at 1280 px; the smallest font is `MIN_FONT_PT`, i.e. at least
+  11 px as displayed. Log-axis labels are written ``10⁻⁶`` in the label's own font size rather
+  than with matplotlib's smaller mathtext exponents.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-import matplotlib
 import matplotlib.pyplot as plt
+import numpy as np
 from cycler import cycler
+from matplotlib import colormaps, scale, ticker
+from matplotlib.colors import to_hex, to_rgb
 from matplotlib.figure import Figure
 
 
@@ -30,16 +46,146 @@ class Palette:
     diverging: str  # colormap for signed values centred on zero
 
 
-OKABE_ITO_LIGHT = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
-OKABE_ITO_DARK = ("#56B4E9", "#E69F00", "#009E73", "#CC79A7", "#F0E442", "#FF8C5A", "#FFFFFF")
+# The categorical cycle, for lines that are not methods. Index i has the same hue in both
+# palettes (blue, orange, green, pink, ochre, violet, black/white), each >= 3:1 on its background.
+CYCLE_LIGHT = ("#0072B2", "#C84E00", "#007D5E", "#B03C86", "#9A6A00", "#5B3FB0", "#000000")
+CYCLE_DARK = ("#56B4E9", "#F5803E", "#2FCB9B", "#EE8CC8", "#F0C419", "#AE9CF5", "#FFFFFF")
 
 PALETTES = {
-    "light": Palette("light", "#ffffff", "#1f2328", "#57606a", "#d0d7de", OKABE_ITO_LIGHT, "viridis", "RdBu_r"),
-    "dark": Palette("dark", "#1e2129", "#e6edf3", "#9aa5b1", "#3a404c", OKABE_ITO_DARK, "viridis", "RdBu_r"),
+    "light": Palette("light", "#ffffff", "#1f2328", "#57606a", "#d0d7de", CYCLE_LIGHT, "viridis", "RdBu_r"),
+    "dark": Palette("dark", "#1e2129", "#e6edf3", "#9aa5b1", "#3a404c", CYCLE_DARK, "viridis", "RdBu_r"),
 }
 
-#: Figure width in inches; the content column of the site is about 700 px wide.
+#: One colour per position method, ``(light, dark)``: the same hue in both palettes, each at
+#: least 3:1 against its background (tested). Figures of any chapter use `method_colour`.
+METHOD_COLOURS: dict[str, tuple[str, str]] = {
+    "none": ("#5F6368", "#AEB4BC"),  # grey: no position information
+    "sinusoidal": ("#0072B2", "#56B4E9"),  # blue
+    "learned": ("#C84E00", "#F5803E"),  # vermillion
+    "rope": ("#007D5E", "#2FCB9B"),  # bluish green
+    "alibi": ("#9A6A00", "#F0C419"),  # ochre / yellow
+    "t5": ("#B03C86", "#EE8CC8"),  # reddish purple
+    "shaw": ("#5B3FB0", "#AE9CF5"),  # violet
+    "xpos": ("#00808C", "#5FD8E6"),  # teal
+    "kerple": ("#6B7000", "#C9CC52"),  # olive
+    "fire": ("#A3213A", "#FF7F93"),  # crimson
+    "cope": ("#80502A", "#D9A877"),  # brown
+    "randomized": ("#2A3F9E", "#8FA6FF"),  # indigo
+}
+#: A marker per method, so that lines differ by more than hue.
+METHOD_MARKERS: dict[str, str] = {
+    "none": "o", "sinusoidal": "s", "learned": "D", "rope": "^", "alibi": "v", "t5": "P",
+    "shaw": "X", "xpos": "<", "kerple": ">", "fire": "*", "cope": "h", "randomized": "p",
+}
+#: How a method is named in legends.
+METHOD_LABELS: dict[str, str] = {
+    "none": "none (NoPE)", "sinusoidal": "sinusoidal", "learned": "learned", "rope": "RoPE",
+    "alibi": "ALiBi", "t5": "T5 bias", "shaw": "Shaw et al.", "xpos": "xPos", "kerple": "KERPLE",
+    "fire": "FIRE", "cope": "CoPE", "randomized": "randomized positions",
+}
+
+#: Figure width in inches. Saved as SVG it is 518 pt = 691 px wide, about the width of the text
+#: column at 1280 px (688 px), so it is shown at about its natural size there.
 WIDTH = 7.2
+#: Pixels per point as displayed in the 688 px column (688 / (72 * WIDTH)).
+DISPLAY_PX_PER_PT = 688 / (72 * WIDTH)
+#: The smallest font size (points) any text in a figure may have: 11 px as displayed at 1280 px.
+MIN_FONT_PT = 8.5
+#: Font sizes, in points, for every kind of text (pass ``fontsize=FONT["small"]`` to annotations).
+FONT = {"base": 11.0, "title": 12.0, "label": 11.0, "tick": 10.5, "legend": 10.5, "small": 10.0}
+
+
+def method_colour(method: str, palette_name: str | None = None) -> str:
+    """The colour of ``method`` (a key of `METHOD_COLOURS`) in the given or current palette.
+
+    Examples:
+        >>> method_colour("rope", "light"), method_colour("rope", "dark")
+        ('#007D5E', '#2FCB9B')
+    """
+    if method not in METHOD_COLOURS:
+        raise ValueError(f"method must be one of {sorted(METHOD_COLOURS)}, got {method!r}")
+    name = palette_name if palette_name is not None else _current.name
+    if name not in PALETTES:
+        raise ValueError(f"palette_name must be one of {sorted(PALETTES)}, got {name!r}")
+    light, dark = METHOD_COLOURS[method]
+    return light if name == "light" else dark
+
+
+def method_style(method: str) -> dict[str, Any]:
+    """Keyword arguments for ``ax.plot`` of one method's line: colour, marker and label."""
+    return {"color": method_colour(method), "marker": METHOD_MARKERS.get(method, "o"),
+            "label": METHOD_LABELS.get(method, method)}
+
+
+def _relative_luminance(colour: str) -> float:
+    channels = np.asarray(to_rgb(colour))
+    linear = np.where(channels <= 0.04045, channels / 12.92, ((channels + 0.055) / 1.055) ** 2.4)
+    return float(linear @ np.array([0.2126, 0.7152, 0.0722]))
+
+
+def contrast(colour: str, background: str) -> float:
+    """WCAG 2 contrast ratio of two colours (1 to 21).
+
+    Examples:
+        >>> round(contrast("#000000", "#ffffff"), 1)
+        21.0
+    """
+    high, low = sorted((_relative_luminance(colour), _relative_luminance(background)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def line_colours(count: int, minimum_contrast: float = 3.0) -> list[str]:
+    """``count`` colours from the current palette's sequential map, in order, each at least
+    ``minimum_contrast`` against the background (the map's ends that vanish are left out)."""
+    current = _current
+    cmap = colormaps[current.sequential]
+    usable = [x for x in np.linspace(0.0, 1.0, 201)
+              if contrast(to_hex(cmap(x)), current.background) >= minimum_contrast + 0.1]
+    low, high = usable[0], usable[-1]
+    steps = np.linspace(low, high, count) if count > 1 else np.array([low])
+    return [to_hex(cmap(x)) for x in steps]
+
+
+# ---------------------------------------------------------------------------------------------
+# log axes whose labels are as large as the other tick labels
+
+_SUPERSCRIPT = str.maketrans("-−0123456789", "⁻⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+_MATHTEXT_POWER = re.compile(r"^(?P<sign>[-−]?)(?:(?P<mantissa>[\d.]+)\\times\s*)?(?P<base>[\d.e]+)\^\{(?P<exponent>[-−\d]+)\}$")
+
+
+class ReadableLogFormatter(ticker.LogFormatterSciNotation):
+    """matplotlib's log-axis labels (``$10^{-6}$``) as plain text ``10⁻⁶``: mathtext would draw the
+    exponent at 70 % of the label size, below the smallest readable size."""
+
+    def __call__(self, x: float, pos: int | None = None) -> str:
+        label = super().__call__(x, pos)
+        inner = label.strip("$").replace("\\mathdefault{", "", 1)
+        if inner.endswith("}") and label.startswith("$\\mathdefault{"):
+            inner = inner[:-1]
+        match = _MATHTEXT_POWER.match(inner.replace(" ", ""))
+        if match is None:
+            return inner.replace("\\times", "×").replace("\\", "")
+        power = f"{match['base']}{match['exponent'].translate(_SUPERSCRIPT)}"
+        sign = "−" if match["sign"] else ""
+        return f"{sign}{match['mantissa']}×{power}" if match["mantissa"] else sign + power
+
+
+class _ReadableLogScale(scale.LogScale):
+    def set_default_locators_and_formatters(self, axis: Any) -> None:
+        super().set_default_locators_and_formatters(axis)
+        axis.set_major_formatter(ReadableLogFormatter(self.base))
+        axis.set_minor_formatter(ReadableLogFormatter(self.base, labelOnlyBase=(self.subs is not None)))
+
+
+class _ReadableSymmetricalLogScale(scale.SymmetricalLogScale):
+    def set_default_locators_and_formatters(self, axis: Any) -> None:
+        super().set_default_locators_and_formatters(axis)
+        axis.set_major_formatter(ReadableLogFormatter(self.base))
+
+
+# Every figure module imports this one: from here on, "log" and "symlog" axes label like this.
+scale.register_scale(_ReadableLogScale)
+scale.register_scale(_ReadableSymmetricalLogScale)
 
 
 def rc_params(palette: Palette) -> dict[str, Any]:
@@ -65,10 +211,14 @@ def rc_params(palette: Palette) -> dict[str, Any]:
         "axes.spines.top": False,
         "axes.spines.right": False,
         "font.family": "DejaVu Sans",
-        "font.size": 10.5,
-        "axes.titlesize": 11.5,
-        "axes.labelsize": 10.5,
-        "legend.fontsize": 9.5,
+        "font.size": FONT["base"],
+        "axes.titlesize": FONT["title"],
+        "figure.titlesize": FONT["title"],
+        "axes.labelsize": FONT["label"],
+        "xtick.labelsize": FONT["tick"],
+        "ytick.labelsize": FONT["tick"],
+        "legend.fontsize": FONT["legend"],
+        "legend.title_fontsize": FONT["legend"],
         "lines.linewidth": 1.8,
         "image.cmap": palette.sequential,
         # Deterministic SVG: fixed ids, no date, text kept as text (smaller, selectable).
@@ -111,3 +261,37 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, height: float = 3.6, width: fl
     fig.set_layout_engine("constrained", **({} if wspace is None else {"wspace": wspace}))
     axes = fig.subplots(nrows, ncols, **subplot_kw)
     return fig, axes
+
+
+def show_matrix(ax: Any, data: Any, *, title: str, xlabel: str, ylabel: str | None = None,
+                cmap: str | None = None, limit: float | None = None, vmin: float | None = None,
+                vmax: float | None = None, aspect: str | None = None,
+                xticks: Sequence[int] | None = None, yticks: Sequence[int] | None = None) -> Any:
+    """Draw a matrix as a heatmap, rows down and columns across, in the house style; return the image.
+
+    ``limit`` makes a colour scale symmetric around zero (``-limit`` to ``limit``, in the
+    diverging map unless ``cmap`` says otherwise); otherwise ``vmin``/``vmax`` (or the data's
+    range) and the sequential map. Grid lines are off: they would cut through the cells.
+    """
+    current = _current
+    if limit is not None:
+        vmin, vmax = -limit, limit
+        cmap = cmap or current.diverging
+    image = ax.imshow(data, cmap=cmap or current.sequential, vmin=vmin, vmax=vmax, aspect=aspect,
+                      interpolation="nearest")
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    if ylabel is not None:
+        ax.set_ylabel(ylabel)
+    if xticks is not None:
+        ax.set_xticks(list(xticks))
+    if yticks is not None:
+        ax.set_yticks(list(yticks))
+    ax.grid(False)
+    return image
+
+
+def cell_text_colour(rgba: Sequence[float]) -> str:
+    """Black or white, whichever reads better on a heatmap cell of colour ``rgba``."""
+    cell = to_hex(tuple(float(c) for c in rgba[:3]))  # type: ignore[arg-type]
+    return "#000000" if contrast(cell, "#000000") >= contrast(cell, "#ffffff") else "#ffffff"

@@ -15,17 +15,15 @@ from matplotlib.figure import Figure
 
 from posenc.experiments.length_extrapolation import load_results
 from posenc.figures import figure
-from posenc.figures._style import new_figure, palette
-
-LABELS = {"none": "none (NoPE)", "sinusoidal": "sinusoidal", "learned": "learned", "rope": "RoPE",
-          "alibi": "ALiBi", "t5": "T5 bias"}
-MARKERS = {"none": "o", "sinusoidal": "s", "learned": "D", "rope": "^", "alibi": "v", "t5": "P"}
+from posenc.figures._style import FONT, method_style, new_figure, palette
 
 
-def _styles(methods: list[str]) -> dict[str, dict[str, Any]]:
-    colours = palette().cycle
-    return {m: {"color": colours[i % len(colours)], "marker": MARKERS.get(m, "o"), "label": LABELS.get(m, m)}
-            for i, m in enumerate(methods)}
+def _results_and_styles() -> tuple[dict[str, Any], list[str], dict[str, dict[str, Any]]]:
+    """The committed results, their methods in order, and each method's line style (colour,
+    marker and label from the site-wide method table)."""
+    results = load_results()
+    methods = list(results["methods"])
+    return results, methods, {method: method_style(method) for method in methods}
 
 
 @figure(
@@ -38,9 +36,7 @@ def _styles(methods: list[str]) -> dict[str, dict[str, Any]]:
     ),
 )
 def length_extrapolation() -> Figure:
-    results = load_results()
-    methods = list(results["methods"])
-    styles = _styles(methods)
+    results, methods, styles = _results_and_styles()
     lengths = results["eval_lengths"]
     train_length = results["config"]["train_length"]
     bucket = results["config"]["position_bucket"]
@@ -60,7 +56,7 @@ def length_extrapolation() -> Figure:
         point = (train_length, learned["perplexity"][0])
         left.annotate(f"learned: no rows\npast max_len = {learned['max_len']}",
                       xy=point, xytext=(train_length * 1.06, 0.6 * max(_scored(results))),
-                      textcoords="data", fontsize=9, color=colours.foreground, va="top",
+                      textcoords="data", fontsize=FONT["small"], color=colours.foreground, va="top",
                       arrowprops={"arrowstyle": "->", "color": colours.muted, "lw": 0.9})
     left.set_xscale("log", base=2)
     left.set_yscale("log")
@@ -75,13 +71,13 @@ def length_extrapolation() -> Figure:
 
     right.axvline(train_length, color=colours.muted, lw=1, ls="--")
     right.text(train_length * 1.08, 0.97, "training\nlength", transform=right.get_xaxis_transform(),
-               fontsize=9, color=colours.muted, va="top")
+               fontsize=FONT["small"], color=colours.muted, va="top")
     right.set_xlabel(f"position in a {max(lengths)}-character window")
     right.set_ylabel("mean loss (nats per character)")
     right.set_title("Loss by position")
     right.set_xlim(0, max(lengths))
     handles, labels = left.get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncols=len(methods), fontsize=9, frameon=False,
+    fig.legend(handles, labels, loc="outside lower center", ncols=(len(methods) + 1) // 2, frameon=False,
                handletextpad=0.3, columnspacing=1.0)
     return fig
 
@@ -108,9 +104,7 @@ def _nice_ticks(values: list[float]) -> list[float]:
     ),
 )
 def training_loss_by_method() -> Figure:
-    results = load_results()
-    methods = list(results["methods"])
-    styles = _styles(methods)
+    results, methods, styles = _results_and_styles()
     fig, ax = new_figure(1, 1, height=3.8)
     for method in methods:
         entry = results["methods"][method]
@@ -120,5 +114,5 @@ def training_loss_by_method() -> Figure:
     ax.set_xlabel("training step")
     ax.set_ylabel("training loss (nats per character)")
     ax.set_title(f"Training at length {results['config']['train_length']}, same batches for every method")
-    ax.legend(ncols=3, fontsize=9)
+    ax.legend(ncols=3)
     return fig

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-from matplotlib import colormaps
 from matplotlib.figure import Figure
 
 from posenc.alibi import alibi_bias, alibi_slopes
 from posenc.figures import figure
-from posenc.figures._style import new_figure, palette
+from posenc.figures._style import FONT, cell_text_colour, line_colours, method_colour, new_figure, palette, show_matrix
 from posenc.learned import LearnedPositionalEmbedding
 from posenc.relative import ShawRelativeAttention, T5RelativeBias, relative_positions, t5_relative_position_bucket
 from posenc.sinusoidal import sinusoidal_encoding
@@ -37,16 +36,10 @@ def learned_table_init(max_len: int = 64, dim: int = 32) -> Figure:
     learned = LearnedPositionalEmbedding(max_len, dim).table.detach().numpy()
     sinusoidal = sinusoidal_encoding(max_len, dim).numpy()
     fig, axes = new_figure(1, 2, height=3.9, wspace=0.12)
-    colours = palette()
     for ax, table, title in ((axes[0], learned, "learned table at initialisation\nN(0, 0.02²)"),
                              (axes[1], sinusoidal, "sinusoidal table\n(fixed, no parameters)")):
-        limit = float(np.abs(table).max())
-        image = ax.imshow(table, aspect="auto", cmap=colours.diverging, vmin=-limit, vmax=limit,
-                          interpolation="nearest")
-        ax.set_title(title)
-        ax.set_xlabel("dimension")
-        ax.set_ylabel("position")
-        ax.grid(False)
+        image = show_matrix(ax, table, limit=float(np.abs(table).max()), aspect="auto", title=title,
+                            xlabel="dimension", ylabel="position")
         fig.colorbar(image, ax=ax, shrink=0.85, label="value")
     return fig
 
@@ -66,8 +59,8 @@ def learned_similarity_init(max_len: int = 64, dim: int = 64, anchor: int = 20) 
     fig, ax = new_figure(height=3.4)
     colours = palette()
     positions = np.arange(max_len)
-    ax.plot(positions, _cosine_to(sinusoidal, anchor), color=colours.cycle[0], label="sinusoidal")
-    ax.plot(positions, _cosine_to(learned, anchor), color=colours.cycle[1], marker="o", markersize=3,
+    ax.plot(positions, _cosine_to(sinusoidal, anchor), color=method_colour("sinusoidal"), label="sinusoidal")
+    ax.plot(positions, _cosine_to(learned, anchor), color=method_colour("learned"), marker="D", markersize=3,
             linewidth=1.0, label="learned, at initialisation")
     ax.axvline(anchor, color=colours.muted, linewidth=1.0, linestyle=":")
     ax.set_xlabel("position")
@@ -94,20 +87,14 @@ def relative_distance_matrix(seq: int = 8, max_distance: int = 3) -> Figure:
     layer = ShawRelativeAttention(dim=4, num_heads=1, max_distance=max_distance)
     clipped = layer.table_rows(seq, seq) - max_distance  # back from table rows to clipped offsets
     fig, axes = new_figure(1, 2, height=3.9)
-    colours = palette()
     for ax, values, title in ((axes[0], offsets, "offset j − i"),
                               (axes[1], clipped, f"clipped to ±{max_distance} (Shaw et al.)")):
         data = values.numpy()
-        ax.imshow(data, cmap=colours.diverging, vmin=-seq, vmax=seq, interpolation="nearest")
+        image = show_matrix(ax, data, limit=seq, title=title, xlabel="key position j",
+                            ylabel="query position i", xticks=range(seq), yticks=range(seq))
         for (i, j), value in np.ndenumerate(data):
-            ax.text(j, i, f"{value:d}", ha="center", va="center", fontsize=9,
-                    color="#000000" if abs(value) < 0.6 * seq else "#ffffff")
-        ax.set_title(title)
-        ax.set_xlabel("key position j")
-        ax.set_ylabel("query position i")
-        ax.set_xticks(range(seq))
-        ax.set_yticks(range(seq))
-        ax.grid(False)
+            ax.text(j, i, f"{value:d}", ha="center", va="center", fontsize=FONT["small"],
+                    color=cell_text_colour(image.to_rgba(value)))
     return fig
 
 
@@ -133,7 +120,7 @@ def t5_buckets(limit: int = 160) -> Figure:
                    linewidth=0, label="one bucket per distance (below 8 per direction / 16 causal)")
         for edge in (-128, 128):
             ax.axvline(edge, color=colours.muted, linestyle=":", linewidth=1.2)
-        ax.step(offsets.numpy(), buckets.numpy(), where="mid", color=colours.cycle[0], label="bucket")
+        ax.step(offsets.numpy(), buckets.numpy(), where="mid", color=method_colour("t5"), label="bucket")
         ax.set_xscale("symlog", linthresh=16, linscale=1.0)
         ticks = [-128, -40, -16, -8, 0, 8, 16, 40, 128]
         ax.set_xticks(ticks, [str(t) for t in ticks])
@@ -142,7 +129,7 @@ def t5_buckets(limit: int = 160) -> Figure:
     axes[0].set_ylabel("bucket")
     axes[0].set_yticks(range(0, 33, 4))
     handles, labels = axes[1].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncol=2, fontsize=9)
+    fig.legend(handles, labels, loc="outside lower center", ncol=2)
     return fig
 
 
@@ -163,21 +150,15 @@ def t5_bias_heads(seq: int = 24) -> Figure:
         bias = module(seq).numpy()
     buckets = module.buckets(seq).numpy()
     fig, axes = new_figure(1, 3, height=3.6, wspace=0.1)
-    colours = palette()
-    image = axes[0].imshow(buckets, cmap="viridis", interpolation="nearest")
+    ticks = [0, 8, 16]
+    image = show_matrix(axes[0], buckets, title="bucket of (i, j)\n(16 buckets)", xlabel="key j",
+                        ylabel="query i", xticks=ticks, yticks=ticks)
     fig.colorbar(image, ax=axes[0], shrink=0.8, label="bucket", ticks=range(0, 16, 3))
-    axes[0].set_title("bucket of (i, j)\n(16 buckets)")
     limit = float(np.abs(bias).max())
     for h in range(2):
-        image = axes[h + 1].imshow(bias[h], cmap=colours.diverging, vmin=-limit, vmax=limit, interpolation="nearest")
-        axes[h + 1].set_title(f"bias of head {h}\n(at initialisation)")
+        image = show_matrix(axes[h + 1], bias[h], limit=limit, title=f"bias of head {h}\n(at initialisation)",
+                            xlabel="key j", ylabel="query i", xticks=ticks, yticks=ticks)
     fig.colorbar(image, ax=axes[1:], shrink=0.8, label="added to the logit")
-    for ax in axes:
-        ax.set_xlabel("key j")
-        ax.set_ylabel("query i")
-        ax.set_xticks([0, 8, 16])
-        ax.set_yticks([0, 8, 16])
-        ax.grid(False)
     return fig
 
 
@@ -196,8 +177,7 @@ def t5_bias_heads(seq: int = 24) -> Figure:
 )
 def alibi_slopes_figure() -> Figure:
     fig, ax = new_figure(height=3.6)
-    colours = palette()
-    for row, (heads, colour) in enumerate(((8, colours.cycle[0]), (12, colours.cycle[1]), (16, colours.cycle[2]))):
+    for row, (heads, colour) in enumerate(zip((8, 12, 16), line_colours(3))):
         slopes = alibi_slopes(heads, dtype=torch.float64).numpy()
         index = np.arange(heads)
         main = index < 8 if heads == 12 else index >= 0
@@ -210,7 +190,7 @@ def alibi_slopes_figure() -> Figure:
     ax.set_xlabel("slope m (log scale)")
     ax.set_yticks([0, 1, 2], ["8 heads", "12 heads", "16 heads"])
     ax.set_ylim(-0.6, 3.6)
-    ax.legend(loc="upper left", fontsize=9, ncol=1)
+    ax.legend(loc="upper left", ncol=1)
     return fig
 
 
@@ -230,14 +210,9 @@ def alibi_bias_matrices(seq: int = 12, heads: int = 8) -> Figure:
     fig, axes = new_figure(1, 3, height=3.2)
     low = float(bias.min())
     for ax, h in zip(axes, (0, 3, heads - 1)):
-        shown = np.ma.masked_array(bias[h], mask=future)
-        image = ax.imshow(shown, cmap="viridis", vmin=low, vmax=0.0, interpolation="nearest")
-        ax.set_title(f"head {h}: m = 1/{round(1 / slopes[h])}")
-        ax.set_xlabel("key j")
-        ax.set_ylabel("query i")
-        ax.set_xticks([0, 4, 8])
-        ax.set_yticks([0, 4, 8])
-        ax.grid(False)
+        image = show_matrix(ax, np.ma.masked_array(bias[h], mask=future), vmin=low, vmax=0.0,
+                            title=f"head {h}: m = 1/{round(1 / slopes[h])}", xlabel="key j",
+                            ylabel="query i" if h == 0 else None, xticks=[0, 4, 8], yticks=[0, 4, 8])
     fig.colorbar(image, ax=axes, shrink=0.8, label="bias −m·(i − j)")
     return fig
 
@@ -255,16 +230,14 @@ def alibi_attention_distance(seq: int = 64, heads: int = 8) -> Figure:
     bias = alibi_bias(heads, seq, dtype=torch.float64)[:, -1, :]  # last query, all keys (all in the past)
     weights = torch.softmax(bias, dim=-1).flip(-1).numpy()  # index = distance i - j
     slopes = alibi_slopes(heads, dtype=torch.float64).numpy()
-    fig, ax = new_figure(height=4.4)
-    colormap = colormaps["viridis"]
-    low, high = (0.0, 0.85) if palette().name == "light" else (0.3, 1.0)  # stay visible on the background
-    for h in range(heads):
-        ax.plot(np.arange(seq), weights[h], color=colormap(low + (high - low) * h / (heads - 1)),
-                label=f"head {h}: m = 1/{round(1 / slopes[h])}")
+    fig, ax = new_figure(height=4.6)
+    for h, colour in enumerate(line_colours(heads)):  # each >= 3:1 against the background
+        ax.plot(np.arange(seq), weights[h], color=colour, label=f"{h}: m = 1/{round(1 / slopes[h])}")
     ax.set_yscale("log")
     ax.set_ylim(1e-6, 1.0)
     ax.set_xlabel("distance i − j from the query (tokens)")
     ax.set_ylabel("attention weight")
-    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncol=4, fontsize=9)
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncol=4, title="head: slope",
+               columnspacing=1.2)
     return fig
 

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import torch
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from posenc.analysis import (
     binary_code,
@@ -16,7 +17,7 @@ from posenc.analysis import (
     similarity_to_position,
 )
 from posenc.figures import figure
-from posenc.figures._style import new_figure, palette
+from posenc.figures._style import FONT, method_colour, new_figure, palette, show_matrix
 from posenc.naive import sine_cosine_pairs
 from posenc.sinusoidal import sinusoidal_encoding
 
@@ -57,18 +58,12 @@ def collision_vs_pairs(positions: int = 1000, max_pairs: int = 4) -> Figure:
     ),
 )
 def sinusoidal_heatmap() -> Figure:
-    colours = palette()
     fig, axes = new_figure(1, 2, height=4.2, width_ratios=[1, 2.2])
     for ax, (length, dim) in zip(axes, [(20, 8), (100, 128)]):
-        table = sinusoidal_encoding(length, dim).numpy()
-        image = ax.imshow(table, cmap=colours.diverging, vmin=-1, vmax=1, aspect="auto", interpolation="nearest")
-        ax.set_title(f"{length} positions × d = {dim}")
-        ax.set_xlabel("dimension")
-        ax.set_ylabel("position")
-        ax.grid(False)
-        step = 1 if dim <= 8 else 16
-        ax.set_xticks(range(0, dim, step))
-        ax.set_yticks(range(0, length, 5 if length <= 20 else 20))
+        image = show_matrix(ax, sinusoidal_encoding(length, dim).numpy(), limit=1.0, aspect="auto",
+                            title=f"{length} positions × d = {dim}", xlabel="dimension", ylabel="position",
+                            xticks=range(0, dim, 1 if dim <= 8 else 32),
+                            yticks=range(0, length, 5 if length <= 20 else 20))
     fig.colorbar(image, ax=axes, shrink=0.8, label="value")
     return fig
 
@@ -96,7 +91,7 @@ def sinusoidal_dimensions(dim: int = 128, length: int = 101) -> Figure:
     ax.set_ylim(-1.15, 1.15)
     ax.set_title(f"Chosen dimensions of the encoding, d = {dim}")
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False,
-              title="wavelengths in positions", title_fontsize=9.5)
+              title="wavelengths in positions")
     return fig
 
 
@@ -104,21 +99,23 @@ def sinusoidal_dimensions(dim: int = 128, length: int = 101) -> Figure:
     "similarity-matrices",
     alt=(
         "Three 64-by-64 cosine-similarity matrices of the sinusoidal codes for d = 8, 64 and "
-        "512. Each is constant along its diagonals; d = 8 shows dark-red bands of high similarity "
-        "far from the diagonal, the wider ones a dark-red diagonal fading to a middling level."
+        "512, each on its own colour scale from its smallest value to 1. Each is constant along its "
+        "diagonals; d = 8 shows bands of high similarity far from the diagonal, the wider ones a "
+        "bright diagonal fading to a middling level."
     ),
 )
 def similarity_matrices(length: int = 64) -> Figure:
-    colours = palette()
-    fig, axes = new_figure(1, 3, height=3.0)
+    fig, axes = new_figure(1, 3, height=3.3, wspace=0.06)
     for ax, dim in zip(axes, (8, 64, 512)):
         sim = cosine_similarity_matrix(sinusoidal_encoding(length, dim, dtype=torch.float64)).numpy()
-        image = ax.imshow(sim, cmap=colours.diverging, vmin=-1, vmax=1, interpolation="nearest")
-        ax.set_title(f"d = {dim}")
-        ax.set_xlabel("position")
-        ax.grid(False)
-    axes[0].set_ylabel("position")
-    fig.colorbar(image, ax=axes, shrink=0.6, label="cosine similarity")
+        # each panel its own scale, from its smallest similarity to 1: on one shared -1..1 scale
+        # the wide models (all above about 0.2) would look flat
+        image = show_matrix(ax, sim, vmin=float(sim.min()), vmax=1.0, title=f"d = {dim}", xlabel="position",
+                            ylabel="position" if dim == 8 else None, xticks=range(0, length, 20),
+                            yticks=range(0, length, 20))
+        bar = fig.colorbar(image, ax=ax, location="bottom", shrink=0.9, pad=0.02, aspect=14)
+        bar.ax.xaxis.set_major_locator(MaxNLocator(3))
+    fig.supxlabel("cosine similarity (each panel on its own colour scale)", fontsize=FONT["label"])
     return fig
 
 
@@ -157,19 +154,12 @@ def similarity_vs_offset(max_offset: int = 200) -> Figure:
 def binary_counter(length: int = 64) -> Figure:
     colours = palette()
     fig, axes = new_figure(1, 2, height=4.4, width_ratios=[1, 2])
-    bits = binary_code(length, 6).numpy()
-    axes[0].imshow(bits, cmap="gray_r" if colours.name == "light" else "gray", aspect="auto", interpolation="nearest")
-    axes[0].set_title("binary: bit $b$ flips\nevery $2^b$ positions")
-    axes[0].set_xlabel("bit (lowest first)")
-    axes[0].set_xticks(range(6))
-    table = sinusoidal_encoding(length, 64)[:, :16].numpy()
-    image = axes[1].imshow(table, cmap=colours.diverging, vmin=-1, vmax=1, aspect="auto", interpolation="nearest")
-    axes[1].set_title("sinusoidal, d = 64: first 16 dims\n(wavelength ×1.33 per pair)")
-    axes[1].set_xlabel("dimension")
-    axes[1].set_xticks(range(0, 16, 2))
-    for ax in axes:
-        ax.set_ylabel("position")
-        ax.grid(False)
+    show_matrix(axes[0], binary_code(length, 6).numpy(), cmap="gray_r" if colours.name == "light" else "gray",
+                aspect="auto", title="binary: bit b flips\nevery 2ᵇ positions", xlabel="bit (lowest first)",
+                ylabel="position", xticks=range(6))
+    image = show_matrix(axes[1], sinusoidal_encoding(length, 64)[:, :16].numpy(), limit=1.0, aspect="auto",
+                        title="sinusoidal, d = 64: first 16 dims\n(wavelength ×1.33 per pair)",
+                        xlabel="dimension", ylabel="position", xticks=range(0, 16, 2))
     fig.colorbar(image, ax=axes[1], shrink=0.8, label="value")
     return fig
 
@@ -221,10 +211,10 @@ def magnitude_balance(dim: int = 512) -> Figure:
     position_length = float(sinusoidal_encoding(1, dim).norm())
     fig, ax = new_figure(height=3.2)
     rows = np.arange(len(setups))
-    ax.barh(rows, lengths, color=colours.cycle[0])
+    ax.barh(rows, lengths, color=colours.muted)
     for row, value in zip(rows, lengths):
-        ax.text(value * 1.1, row, f"{value:.2f}", va="center", color=colours.foreground, fontsize=9.5)
-    ax.axvline(position_length, color=colours.cycle[1], linewidth=2,
+        ax.text(value * 1.1, row, f"{value:.2f}", va="center", color=colours.foreground, fontsize=FONT["small"])
+    ax.axvline(position_length, color=method_colour("sinusoidal"), linewidth=2,
                label=f"sinusoidal code: √(d/2) = {position_length:.0f}")
     ax.set_yticks(rows, [name for name, _, _ in setups])
     ax.invert_yaxis()

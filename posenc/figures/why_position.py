@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 from matplotlib.figure import Figure
 
 from posenc.attention import SelfAttention
 from posenc.figures import figure
-from posenc.figures._style import new_figure, palette
+from posenc.figures._style import FONT, cell_text_colour, new_figure, show_matrix
 from posenc.sinusoidal import sinusoidal_encoding
 from posenc.toy import sentence_embeddings
 
@@ -37,22 +38,18 @@ def attention_maps(sentence: str, *, with_positions: bool, seed: int = 0) -> tor
 )
 def attention_word_order() -> Figure:
     fig, axes = new_figure(2, 2, height=6.8)
-    colours = palette()
     for row, with_positions in enumerate((False, True)):
         for col, sentence in enumerate(SENTENCES):
             ax = axes[row, col]
             weights = attention_maps(sentence, with_positions=with_positions).numpy()
-            image = ax.imshow(weights, vmin=0.0, vmax=1.0, cmap="viridis")
+            where = "+ sinusoidal positions" if with_positions else "no positions"
+            image = show_matrix(ax, weights, vmin=0.0, vmax=1.0, title=f"“{sentence}”\n{where}",
+                                xlabel="key (attended to)", ylabel="query")
             words = sentence.split()
             ax.set_xticks(range(3), words)
             ax.set_yticks(range(3), words)
-            ax.grid(False)
-            for (i, j), value in [((i, j), weights[i, j]) for i in range(3) for j in range(3)]:
-                ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=9.5,
-                        color="#000000" if value > 0.55 else "#ffffff")
-            where = "+ sinusoidal positions" if with_positions else "no positions"
-            ax.set_title(f"“{sentence}”\n{where}", color=colours.foreground)
-            ax.set_xlabel("key (attended to)")
-            ax.set_ylabel("query")
+            for (i, j), value in np.ndenumerate(weights):
+                ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=FONT["small"] + 0.5,
+                        color=cell_text_colour(image.to_rgba(value)))
     fig.colorbar(image, ax=axes, shrink=0.7, label="attention weight")
     return fig

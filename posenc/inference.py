@@ -1,0 +1,328 @@
+"""Positions at inference time: the KV cache, left padding, packed sequences, sliding windows.
+
+At training time every sequence starts at position 0 and the model sees it whole. At inference
+time the position ids have to be supplied with care:
+
+* decoding with a cache (`KVCache`) feeds one token at a time, and its position must continue
+  from the cached ones, not restart at 0;
+* a left-padded batch must number each row from its first real token
+  (`positions_from_mask`), or every position shifts by the amount of padding;
+* several documents packed into one row must each restart at 0 (`packed_positions`) and must
+  not see each other (`packed_attention_mask`);
+* a sliding window with attention sinks (Xiao et al., 2024, https://arxiv.org/abs/2309.17453)
+  keeps the first ``sinks`` entries and the last ``window`` ones, and must decide which
+  positions the kept keys carry (``key_positions``).
+
+`posenc.model.TinyTransformer.forward` takes ``positions``, ``attention_mask`` and ``cache``
+and uses the helpers here.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from posenc._checks import check_choice, check_int, check_tensor, is_integer
+
+#: The largest position id accepted (tables are built up to the largest position seen).
+MAX_POSITION = 2**20
+#: Total length accepted by `packed_attention_mask` (its mask has length² entries).
+MAX_PACKED_LENGTH = 2**14
+#: The ``key_positions`` values of `KVCache`.
+KEY_POSITIONS = ("original", "in-cache")
+
+
+def _check_bool_mask(name: str, value: object, *, ndim: int | tuple[int, ...]) -> Tensor:
+    tensor = check_tensor(name, value, ndim=ndim)
+    if tensor.dtype != torch.bool:
+        raise TypeError(f"{name} must be a boolean tensor (True = a real token / may attend), got dtype "
+                        f"{tensor.dtype}; convert a 0/1 mask with .bool()")
+    return tensor
+
+
+# --8<-- [start:from-mask]
+def positions_from_mask(attention_mask: Tensor) -> Tensor:
+    """Position ids of a padded batch: each row counts its real tokens from 0.
+
+    Args:
+        attention_mask: ``[batch, seq]`` booleans, True for a real token, False for padding.
+
+    Returns:
+        ``[batch, seq]`` int64: the number of real tokens before each real token; padding
+        gets 0 (it is masked anyway). A left-padded row starts at 0 on its first real token,
+        as if it had not been padded.
+
+    Examples:
+        >>> mask = torch.tensor([[False, False, True, True, True],
+        ...                      [True, True, True, True, True]])
+        >>> positions_from_mask(mask)
+        tensor([[0, 0, 0, 1, 2],
+                [0, 1, 2, 3, 4]])
+    """
+    mask = _check_bool_mask("attention_mask", attention_mask, ndim=2)
+    counted = mask.long().cumsum(dim=-1) - 1  # real tokens up to and including this one, minus 1
+    return counted.masked_fill(~mask, 0)
+# --8<-- [end:from-mask]
+
+
+def _check_lengths(document_lengths: object) -> list[int]:
+    if isinstance(document_lengths, Tensor):
+        tensor = check_tensor("document_lengths", document_lengths, ndim=1)
+        if tensor.is_floating_point() or tensor.is_complex() or tensor.dtype == torch.bool:
+            raise TypeError(f"document_lengths must hold integers, got dtype {tensor.dtype}")
+        values: list[object] = [int(v) for v in tensor.tolist()]
+    elif isinstance(document_lengths, Sequence) and not isinstance(document_lengths, (str, bytes)):
+        values = list(document_lengths)
+    else:
+        raise TypeError(f"document_lengths must be a sequence of positive integers, "
+                        f"got {type(document_lengths).__name__}")
+    if not values:
+        raise ValueError("document_lengths must hold at least one length, got an empty sequence")
+    lengths = []
+    for value in values:
+        if not is_integer(value):
+            raise TypeError(f"document_lengths must hold integers, got {type(value).__name__} {value!r}")
+        if int(value) < 1:  # type: ignore[call-overload]
+            raise ValueError(f"document_lengths must be >= 1 each, got {value}")
+        lengths.append(int(value))  # type: ignore[call-overload]
+    if sum(lengths) > MAX_PACKED_LENGTH:
+        raise ValueError(f"document_lengths must add up to at most {MAX_PACKED_LENGTH} tokens, "
+                         f"got {sum(lengths)}")
+    return lengths
+
+
+# --8<-- [start:packing]
+def packed_positions(document_lengths: Sequence[int] | Tensor) -> Tensor:
+    """Position ids of documents packed into one row: each document restarts at 0.
+
+    Examples:
+        >>> packed_positions([3, 2, 4])
+        tensor([0, 1, 2, 0, 1, 0, 1, 2, 3])
+    """
+    lengths = _check_lengths(document_lengths)
+    return torch.cat([torch.arange(n) for n in lengths])
+
+
+def packed_attention_mask(document_lengths: Sequence[int] | Tensor) -> Tensor:
+    """``[L, L]`` booleans: query i may attend to key j if both are in the same document and j <= i.
+
+    Examples:
+        >>> packed_attention_mask([2, 1]).int()
+        tensor([[1, 0, 0],
+                [1, 1, 0],
+                [0, 0, 1]], dtype=torch.int32)
+    """
+    lengths = _check_lengths(document_lengths)
+    document = torch.repeat_interleave(torch.arange(len(lengths)), torch.tensor(lengths))
+    same_document = document[:, None] == document[None, :]
+    causal = torch.ones(len(document), len(document), dtype=torch.bool).tril()
+    return same_document & causal
+# --8<-- [end:packing]
+
+
+class KVCache:
+    """The keys and values of every layer, kept between calls so decoding does not recompute them.
+
+    Create it empty and pass it to `posenc.model.TinyTransformer.forward` (or let
+    ``generate`` make one); the model fills it in place. The first model that uses a cache
+    owns it: another model, or a batch of another size, is refused.
+
+    Args:
+        window: None (keep everything) or the number of most recent tokens each query may see,
+            itself included (sliding-window attention). After each call the cache keeps only
+            what the next token can see.
+        sinks: with a window, also keep the first ``sinks`` entries forever: the attention
+            sinks of StreamingLLM (Xiao et al., 2024, https://arxiv.org/abs/2309.17453).
+        key_positions: which positions the kept keys carry. ``"original"``: the position each
+            key had when it was cached (RoPE keys are cached already rotated, ALiBi and T5
+            measure distances from it). ``"in-cache"``: positions are re-assigned as the index
+            of each entry among the cache's real entries at every step, as StreamingLLM does;
+            RoPE keys are then cached unrotated and rotated again at every step.
+
+    Attributes:
+        keys, values: one ``[batch, heads, entries, head_dim]`` tensor per layer.
+        positions: ``[batch, entries]`` int64, the position of each entry.
+        valid: ``[batch, entries]`` bool, False for padding.
+        order: ``[entries]`` int64, which token of the stream each kept entry is (0 = the
+            first token ever fed): it tells which entries the window kept.
+        seen: how many tokens have been fed so far.
+
+    Examples:
+        >>> cache = KVCache(window=4, sinks=1)
+        >>> len(cache), cache.seen
+        (0, 0)
+    """
+
+    def __init__(self, *, window: int | None = None, sinks: int = 0, key_positions: str = "original") -> None:
+        self.window = None if window is None else check_int("window", window, minimum=1)
+        self.sinks = check_int("sinks", sinks, minimum=0)
+        if self.sinks and self.window is None:
+            raise ValueError(f"sinks={self.sinks} needs a window: without one every entry is kept anyway")
+        self.key_positions = check_choice("key_positions", key_positions, KEY_POSITIONS)
+        self.keys: list[Tensor] = []
+        self.values: list[Tensor] = []
+        self.positions = torch.zeros(0, 0, dtype=torch.long)
+        self.valid = torch.zeros(0, 0, dtype=torch.bool)
+        self.order = torch.zeros(0, dtype=torch.long)
+        self.seen = 0
+        self._next = torch.zeros(0, dtype=torch.long)
+        self._owner: weakref.ref[object] | None = None
+
+    def __len__(self) -> int:
+        """The number of entries kept (per row and layer)."""
+        return int(self.order.numel())
+
+    def __repr__(self) -> str:
+        return (f"KVCache(entries={len(self)}, seen={self.seen}, window={self.window}, sinks={self.sinks}, "
+                f"key_positions={self.key_positions!r})")
+
+    def next_positions(self) -> Tensor:
+        """``[batch]``: one past the largest position of each row's real tokens fed so far (0 if none).
+
+        Recorded before the window drops entries, so evicting the most recent keys (a window
+        of 1) does not send the next position back.
+        """
+        return self._next.clone()
+
+    def _check_owner(self, owner: object, num_layers: int, batch: int) -> None:
+        if self._owner is None:
+            if self.seen:
+                raise ValueError("cache was filled by a model that no longer exists; start a new KVCache")
+            return
+        if self._owner() is not owner:
+            raise ValueError("cache was filled by another model; each model needs its own KVCache")
+        if len(self.keys) != num_layers:
+            raise ValueError(f"cache holds {len(self.keys)} layers, the model has {num_layers}")
+        if self.positions.shape[0] != batch:
+            raise ValueError(f"cache holds a batch of {self.positions.shape[0]} rows, "
+                             f"got tokens with {batch} rows")
+
+    def _extend(self, layer: int, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+        """Append this call's keys and values to layer ``layer``; return all of them."""
+        if layer < len(self.keys):
+            k = torch.cat((self.keys[layer].to(k.dtype), k), dim=-2)
+            v = torch.cat((self.values[layer].to(v.dtype), v), dim=-2)
+            self.keys[layer], self.values[layer] = k, v
+        else:
+            self.keys.append(k)
+            self.values.append(v)
+        return k, v
+
+    def _commit(self, owner: object, step: StepPlan) -> None:
+        """After every layer has extended: record the new entries, then drop what the window hides."""
+        self._owner = weakref.ref(owner)
+        self.positions, self.valid, self.order = step.key_positions, step.key_valid, step.key_order
+        self.seen += step.query_positions.shape[1]
+        latest = torch.zeros(self.positions.shape[0], dtype=torch.long)
+        if self.positions.shape[1]:
+            latest = self.positions.masked_fill(~self.valid, -1).amax(dim=-1) + 1
+        self._next = latest if self._next.shape != latest.shape else torch.maximum(self._next, latest)
+        if self.window is None:
+            return
+        # The next token (order == seen) sees keys with seen - order < window, and the sinks.
+        keep = (self.order < self.sinks) | (self.order > self.seen - self.window)
+        index = keep.nonzero().squeeze(-1)
+        self.order = self.order[index]
+        self.positions, self.valid = self.positions[:, index], self.valid[:, index]
+        device_index = [index.to(k.device) for k in self.keys[:1]]
+        if device_index:
+            self.keys = [k.index_select(-2, device_index[0]) for k in self.keys]
+            self.values = [v.index_select(-2, device_index[0]) for v in self.values]
+        if self.key_positions == "in-cache":  # the kept entries are renumbered 0, 1, 2, ...
+            self.positions = positions_from_mask(self.valid)
+
+
+@dataclass(frozen=True)
+class StepPlan:
+    """The positions and the mask of one forward call (internal to the model)."""
+
+    query_positions: Tensor  # [batch, q_len] (on the CPU, like the rest of the bookkeeping)
+    key_positions: Tensor  # [batch, k_len]: cached entries, then this call's tokens
+    key_valid: Tensor  # [batch, k_len]
+    key_order: Tensor  # [k_len]
+    mask: Tensor | None  # [batch, 1, q_len, k_len], True = attend; None = plain causal
+
+
+def _check_positions(positions: object, batch: int, q_len: int) -> Tensor:
+    tensor = check_tensor("positions", positions, ndim=2)
+    if tensor.is_floating_point() or tensor.is_complex() or tensor.dtype == torch.bool:
+        raise TypeError(f"positions must be an integer tensor of position ids, got dtype {tensor.dtype}")
+    if tensor.shape[1] != q_len or tensor.shape[0] not in (1, batch):
+        raise ValueError(f"positions must have shape [batch, seq] = [{batch}, {q_len}] (or [1, {q_len}]), "
+                         f"got shape {tuple(tensor.shape)}")
+    if tensor.numel() and (int(tensor.min()) < 0 or int(tensor.max()) > MAX_POSITION):
+        raise ValueError(f"positions must be between 0 and {MAX_POSITION}, got values from "
+                         f"{int(tensor.min())} to {int(tensor.max())}")
+    return tensor.long().expand(batch, q_len)
+
+
+def plan_step(cache: KVCache | None, *, owner: object, num_layers: int, batch: int, q_len: int,
+              positions: object, attention_mask: object, device: torch.device) -> StepPlan:
+    """Validate ``positions``, ``attention_mask`` and ``cache`` and work out this call's positions and mask."""
+    if cache is not None and not isinstance(cache, KVCache):
+        raise TypeError(f"cache must be a posenc.KVCache or None, got {type(cache).__name__}")
+    if cache is not None:
+        cache._check_owner(owner, num_layers, batch)
+    past = len(cache) if cache is not None else 0
+    k_len = past + q_len
+    mask_2d = mask_3d = None
+    if attention_mask is not None:
+        tensor = _check_bool_mask("attention_mask", attention_mask, ndim=(2, 3))
+        wanted = (batch, k_len) if tensor.ndim == 2 else (batch, q_len, k_len)
+        if tuple(tensor.shape) != wanted:
+            where = f" ({past} cached entries + {q_len} new tokens)" if past else ""
+            raise ValueError(f"attention_mask must have shape [batch, k_len] = [{batch}, {k_len}] for padding or "
+                             f"[batch, q_len, k_len] = [{batch}, {q_len}, {k_len}]{where}, "
+                             f"got shape {tuple(tensor.shape)}")
+        mask_2d, mask_3d = (tensor, None) if tensor.ndim == 2 else (None, tensor)
+    new_valid = torch.ones(batch, q_len, dtype=torch.bool)
+    old_valid = cache.valid if cache is not None and past else torch.zeros(batch, 0, dtype=torch.bool)
+    key_valid = torch.cat((old_valid, new_valid), dim=1) if mask_2d is None else mask_2d.cpu()
+
+    in_cache = cache is not None and cache.key_positions == "in-cache"
+    if in_cache:
+        if positions is not None:
+            raise ValueError("positions cannot be given with a KVCache(key_positions='in-cache'): "
+                             "its positions are the index of each entry in the cache")
+        key_positions = positions_from_mask(key_valid)
+        query_positions = key_positions[:, past:]
+    else:
+        old_positions = cache.positions if cache is not None and past else torch.zeros(batch, 0, dtype=torch.long)
+        if positions is not None:
+            query_positions = _check_positions(positions, batch, q_len).cpu()
+            if cache is not None and cache.seen and q_len:
+                last = cache.next_positions() - 1 if cache is not None else None
+                assert last is not None
+                backwards = (last >= 0) & (query_positions[:, 0] <= last)
+                if bool(backwards.any()):
+                    row = int(backwards.nonzero()[0, 0])
+                    raise ValueError(f"positions go backwards: row {row} starts at {int(query_positions[row, 0])} "
+                                     f"but the cache already holds position {int(last[row])}; leave positions "
+                                     "out to continue from the cache")
+        else:
+            start = cache.next_positions() if cache is not None and cache.seen else torch.zeros(batch, dtype=torch.long)
+            query_positions = start[:, None] + torch.arange(q_len)
+            if query_positions.numel() and int(query_positions.max()) > MAX_POSITION:
+                raise ValueError(f"positions would pass {MAX_POSITION}: the cache already holds {cache.seen if cache else 0} tokens")
+        key_positions = torch.cat((old_positions, query_positions), dim=1)
+
+    seen = cache.seen if cache is not None else 0
+    old_order = cache.order if cache is not None else torch.zeros(0, dtype=torch.long)
+    key_order = torch.cat((old_order, seen + torch.arange(q_len)))
+    window = cache.window if cache is not None else None
+    mask = None
+    if past or window is not None or attention_mask is not None:
+        query_order = key_order[past:]
+        allowed = key_order[None, :] <= query_order[:, None]  # causal, in the order tokens were fed
+        if window is not None and cache is not None:
+            distance = query_order[:, None] - key_order[None, :]
+            allowed = allowed & ((distance < window) | (key_order[None, :] < cache.sinks))
+        full = allowed[None] & key_valid[:, None, :]
+        if mask_3d is not None:
+            full = full & mask_3d.cpu()
+        mask = full[:, None].to(device)
+    return StepPlan(query_positions, key_positions, key_valid, key_order, mask)

@@ -1,0 +1,97 @@
+"""KERPLE (Chi, Fan, Ramadge and Rudnicky, "KERPLE: Kernelized Relative Positional Embedding
+for Length Extrapolation", NeurIPS 2022): learned bias shapes.
+
+Each head adds a learned function of the distance ``|i - j|`` to the logits, from one of two
+families of conditionally positive definite kernels, shifted to be 0 at distance 0:
+
+* ``"power"``: ``-r1 * |i - j|^r2`` with ``r1 > 0`` and ``0 < r2 <= 2``;
+* ``"log"``: ``-r1 * log(1 + r2 * |i - j|)`` with ``r1, r2 > 0``.
+
+The constraints are kept as the authors' code keeps them: before each use the parameters are
+projected back into the allowed set (clamped to ``>= eps``, 0.01 in their code, and ``r2 <= 2``
+for the power kernel). ALiBi is the power kernel with ``r2 = 1`` and ``r1`` the ALiBi slopes,
+fixed; since the smallest ALiBi slopes (1/128, 1/256 for 8 heads) are below 0.01, recovering
+them needs ``eps <= 2^-8``, which the paper's constraint ``r1 > 0`` allows.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+from posenc._checks import check_choice, check_float, check_int, check_positions, check_positive_int
+
+__all__ = ["KerpleBias", "KINDS"]
+
+KINDS = ("log", "power")
+
+#: The smallest value a parameter may take by default (the authors' ``eps``).
+EPS = 1e-2
+
+
+def distance_matrix(q_positions: Tensor, k_positions: Tensor) -> Tensor:
+    """``|i - j|`` for every query position i and key position j, float64 ``[q, k]``."""
+    return (q_positions.to(torch.float64)[:, None] - k_positions.to(torch.float64)[None, :]).abs()
+
+
+class KerpleBias(nn.Module):
+    """KERPLE: per-head learnable ``r1``, ``r2``; ``forward(q_len, k_len)`` -> ``[heads, q_len, k_len]``.
+
+    Args:
+        num_heads: number of heads (one ``r1`` and one ``r2`` each).
+        kind: ``"log"`` (the variant the paper recommends) or ``"power"``.
+        eps: the smallest value ``r1`` and ``r2`` are projected to (the paper asks ``> 0``; the
+            authors' code uses 0.01), in ``(0, 1]``.
+
+    Initialisation as in the authors' code: uniform, ``r1 ~ U(0, 2)``, ``r2 ~ U(0, 1)`` for the log
+    kernel; ``r1 ~ U(0, 1)``, ``r2 ~ U(0, 2)`` for the power kernel. Query ``i`` and key ``j`` are
+    positions ``0 .. q_len - 1`` and ``0 .. k_len - 1``, as in `posenc.alibi.alibi_bias`; use
+    `bias` with explicit positions when the queries are not the first positions (a KV cache).
+
+    Examples:
+        >>> _ = torch.manual_seed(0)
+        >>> kerple = KerpleBias(2, kind="log")
+        >>> kerple(3).shape
+        torch.Size([2, 3, 3])
+        >>> bool((kerple(3).diagonal(dim1=1, dim2=2) == 0).all())
+        True
+    """
+
+    def __init__(self, num_heads: int, *, kind: str = "log", eps: float = EPS) -> None:
+        super().__init__()
+        self.num_heads = check_positive_int("num_heads", num_heads)
+        self.kind = check_choice("kind", kind, KINDS)
+        self.eps = check_float("eps", eps, positive=True, maximum=1.0)
+        r1_scale, r2_scale = (2.0, 1.0) if self.kind == "log" else (1.0, 2.0)
+        self.r1 = nn.Parameter(torch.rand(self.num_heads) * r1_scale)
+        self.r2 = nn.Parameter(torch.rand(self.num_heads) * r2_scale)
+        self.project_()
+
+    @torch.no_grad()
+    def project_(self) -> None:
+        """Clamp ``r1`` and ``r2`` into the allowed set, in place, if (and only if) they left it."""
+        high = 2.0 if self.kind == "power" else None
+        if bool((self.r1 < self.eps).any()):
+            self.r1.clamp_(min=self.eps)
+        if bool((self.r2 < self.eps).any()) or (high is not None and bool((self.r2 > high).any())):
+            self.r2.clamp_(min=self.eps, max=high)
+
+    # --8<-- [start:kernel]
+    def bias(self, q_positions: Tensor | int, k_positions: Tensor | int) -> Tensor:
+        """The bias for explicit positions (1-D tensors, or ints n meaning 0 .. n-1): ``[heads, q, k]``."""
+        q_pos = check_positions("q_positions", q_positions)
+        k_pos = check_positions("k_positions", k_positions)
+        self.project_()
+        distance = distance_matrix(q_pos, k_pos).to(device=self.r1.device)
+        dtype = self.r1.dtype if self.r1.dtype in (torch.float32, torch.float64) else torch.float32
+        distance = distance.to(dtype)
+        r1, r2 = self.r1.to(dtype)[:, None, None], self.r2.to(dtype)[:, None, None]
+        if self.kind == "log":
+            return -r1 * torch.log1p(r2 * distance)
+        return -r1 * distance.pow(r2)
+    # --8<-- [end:kernel]
+
+    def forward(self, q_len: int, k_len: int | None = None) -> Tensor:
+        q_len = check_int("q_len", q_len, minimum=0)
+        k_len = q_len if k_len is None else check_int("k_len", k_len, minimum=0)
+        return self.bias(q_len, k_len)

@@ -1,0 +1,253 @@
+"""RoPE on several axes: axial 2-D/3-D RoPE for images and video, and M-RoPE for text mixed with images.
+
+A token on a grid has one coordinate per axis (row and column; or time, row and column). RoPE
+extends to it by giving each axis some of the ``dim / 2`` rotation pairs: pair j is rotated by the
+angle ``p_a * theta_j``, where ``p_a`` is the token's coordinate on the axis ``a`` that owns the
+pair. Each axis is then an ordinary 1-D RoPE on its own pairs, so the score of a query at ``p``
+and a key at ``q`` depends only on the offset ``p - q``, one number per axis.
+
+Two choices make the variants in use:
+
+* which pairs an axis owns: consecutive blocks of ``sections[a]`` pairs (Qwen2-VL's M-RoPE,
+  Wang et al. 2024, and axial RoPE) or turn by turn, pair j to axis ``j % n_axes`` (the
+  interleaved M-RoPE of Qwen3-VL, ``mrope_interleaved`` in transformers; see `rope_axis_assignment`);
+* which frequency a pair turns at: ``"global"``, the 1-D ladder of the whole head,
+  ``theta_j = base^(-2j/dim)`` whichever axis owns pair j (M-RoPE), or ``"per_axis"``, a full
+  ladder for each axis, ``theta_k = base^(-k/sections[a])`` for its k-th pair (axial RoPE of
+  Heo et al. 2024, and the vision encoder of Qwen2-VL).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from torch import Tensor
+
+from posenc._checks import check_choice, check_float, check_int, check_tensor, is_integer
+from posenc.rope import _apply_table, _default_frequencies
+
+__all__ = ["ASSIGNMENTS", "FREQUENCIES", "apply_rope_nd", "grid_positions", "mrope_positions",
+           "rope_axis_assignment"]
+
+#: The pair layouts of `posenc.rope.apply_rope`.
+LAYOUTS = ("half", "interleaved")
+#: How pairs are given to axes: consecutive blocks, or a round robin (Qwen3-VL).
+ASSIGNMENTS = ("blocks", "interleaved")
+#: Which frequency ladder a pair uses: the whole head's, or one per axis.
+FREQUENCIES = ("global", "per_axis")
+_MAX_GRID = 1 << 20  # a bound on grid sizes, so a typo cannot ask for a huge allocation
+
+
+def _check_sections(sections: object) -> tuple[int, ...]:
+    if isinstance(sections, (str, bytes)) or not isinstance(sections, Sequence):
+        raise TypeError(f"sections must be a list or tuple of positive integers (pairs per axis), "
+                        f"got {type(sections).__name__} {sections!r}")
+    if len(sections) == 0:
+        raise ValueError("sections must name at least one axis, got an empty sequence")
+    for value in sections:
+        if not is_integer(value) or int(value) < 1:
+            raise ValueError(f"sections must hold positive integers (pairs per axis), got {list(sections)!r}")
+    return tuple(int(value) for value in sections)
+
+
+# --8<-- [start:assignment]
+def rope_axis_assignment(sections: Sequence[int], *, assignment: str = "blocks") -> Tensor:
+    """The axis that owns each rotation pair, ``[sum(sections)]`` int64.
+
+    Args:
+        sections: how many pairs each axis owns, e.g. Qwen2-VL's ``mrope_section`` (16, 24, 24)
+            for (time, height, width).
+        assignment: ``"blocks"``: the first ``sections[0]`` pairs to axis 0, the next
+            ``sections[1]`` to axis 1, ... (Qwen2-VL). ``"interleaved"``: pair j goes to axis
+            ``a = j % n_axes`` (a >= 1) while ``j < n_axes * sections[a]``, every other pair to axis
+            0 (Qwen3-VL's ``mrope_interleaved``); each axis must then still own exactly its
+            ``sections[a]`` pairs.
+
+    Examples:
+        >>> rope_axis_assignment([2, 1, 1])
+        tensor([0, 0, 1, 2])
+        >>> rope_axis_assignment([3, 2, 2], assignment="interleaved")
+        tensor([0, 1, 2, 0, 1, 2, 0])
+    """
+    sections = _check_sections(sections)
+    assignment = check_choice("assignment", assignment, ASSIGNMENTS)
+    counts = torch.tensor(sections)
+    if assignment == "blocks":
+        return torch.repeat_interleave(torch.arange(len(sections)), counts)
+    n = len(sections)
+    pair = torch.arange(int(counts.sum()))
+    owner = torch.zeros_like(pair)
+    for axis in range(1, n):
+        owner[(pair % n == axis) & (pair < n * sections[axis])] = axis
+    if not torch.equal(torch.bincount(owner, minlength=n), counts):
+        raise ValueError(f"sections={list(sections)} cannot be interleaved: axis a >= 1 owns the pairs "
+                         f"j = a, a + {n}, ... below {n} * sections[a], and among the {int(counts.sum())} pairs "
+                         f"that is not sections[a] pairs for every axis (axis 0 needs at least as many as the others)")
+    return owner
+# --8<-- [end:assignment]
+
+
+# --8<-- [start:frequencies]
+def _pair_frequencies(owner: Tensor, sections: tuple[int, ...], frequencies: str, base: float) -> Tensor:
+    """theta of each pair, float64: the head's ladder, or the k-th rung of its axis's own ladder."""
+    if frequencies == "global":
+        return _default_frequencies(2 * owner.numel(), base)  # base^(-2j/dim)
+    theta = torch.empty(owner.numel(), dtype=torch.float64)
+    for axis, pairs in enumerate(sections):
+        theta[owner == axis] = _default_frequencies(2 * pairs, base)  # base^(-k/pairs)
+    return theta
+# --8<-- [end:frequencies]
+
+
+def _check_nd_positions(positions: object, x: Tensor, n_axes: int) -> Tensor:
+    tensor = check_tensor("positions", positions, ndim=(2, 3), finite=True)
+    if tensor.dtype == torch.bool or tensor.is_complex():
+        raise TypeError(f"positions must hold integer or real coordinates, got dtype {tensor.dtype}")
+    seq = x.shape[-2]
+    if tensor.shape[-1] != n_axes or tensor.shape[-2] != seq:
+        raise ValueError(f"positions must have shape [seq, n_axes] or [batch, seq, n_axes] = [..., {seq}, "
+                         f"{n_axes}] (seq of x, one coordinate per entry of sections), "
+                         f"got shape {tuple(tensor.shape)}")
+    if tensor.ndim == 3:
+        if x.ndim < 3:
+            raise ValueError(f"positions of shape [batch, seq, n_axes] need x with a batch dimension, "
+                             f"got x of shape {tuple(x.shape)}")
+        if tensor.shape[0] not in (1, x.shape[0]):
+            raise ValueError(f"positions must have size {x.shape[0]} (the batch of x) or 1 in dimension 0, "
+                             f"got shape {tuple(tensor.shape)}")
+    return tensor
+
+
+# --8<-- [start:apply]
+def apply_rope_nd(x: Tensor, positions: Tensor, *, sections: Sequence[int], base: float = 10000.0,
+                  layout: str = "half", assignment: str = "blocks", frequencies: str = "global") -> Tensor:
+    """Rotate queries or keys ``x [..., seq, dim]`` by coordinates on several axes.
+
+    Args:
+        x: queries or keys, e.g. ``[batch, heads, seq, head_dim]``.
+        positions: one coordinate per axis, ``[seq, n_axes]`` or ``[batch, seq, n_axes]``
+            (integer or real), e.g. (row, column) of image patches, or (time, height, width).
+            Transformers' Qwen2-VL ``position_ids [3, batch, seq]`` are ``position_ids.permute(1, 2, 0)``.
+        sections: pairs per axis (``n_axes`` entries, summing to ``dim // 2``).
+        base: the RoPE base (10000 for language models; Heo et al. use 100 for ViTs).
+        layout: ``"half"`` pairs (i, i + dim/2), ``"interleaved"`` pairs (2i, 2i + 1), as in
+            `posenc.rope.apply_rope`.
+        assignment: ``"blocks"`` or ``"interleaved"``, see `rope_axis_assignment`.
+        frequencies: ``"global"`` (pair j turns at ``base^(-2j/dim)``: M-RoPE) or ``"per_axis"``
+            (the k-th pair of axis a turns at ``base^(-k/sections[a])``: axial RoPE).
+
+    Returns:
+        The rotated tensor, same shape and dtype as x (angles in float64, rotation in at least float32).
+
+    Examples:
+        >>> x = torch.ones(3, 4)                       # 3 tokens, 2 pairs: pair 0 row, pair 1 column
+        >>> rows_cols = torch.tensor([[0, 0], [1, 0], [0, 1]])
+        >>> apply_rope_nd(x, rows_cols, sections=[1, 1], frequencies="per_axis")
+        tensor([[ 1.0000,  1.0000,  1.0000,  1.0000],
+                [-0.3012,  1.0000,  1.3818,  1.0000],
+                [ 1.0000, -0.3012,  1.0000,  1.3818]])
+    """
+    x = check_tensor("x", x, min_ndim=2, floating=True)
+    if x.is_complex():
+        raise TypeError(f"x must be a real floating-point tensor, got dtype {x.dtype}")
+    sections = _check_sections(sections)
+    if 2 * sum(sections) != x.shape[-1]:
+        raise ValueError(f"sections must sum to dim // 2 = {x.shape[-1] // 2} (x has last dimension "
+                         f"{x.shape[-1]}), got {list(sections)} (sum {sum(sections)})")
+    base = check_float("base", base, positive=True)
+    if base == 1.0:
+        raise ValueError("base must be > 0 and != 1 (every pair would have the same frequency), got 1.0")
+    layout = check_choice("layout", layout, LAYOUTS)
+    frequencies = check_choice("frequencies", frequencies, FREQUENCIES)
+    owner = rope_axis_assignment(sections, assignment=assignment)
+    pos = _check_nd_positions(positions, x, len(sections)).to(torch.float64)
+    theta = _pair_frequencies(owner, sections, frequencies, base).to(pos.device)
+    angles = pos[..., owner.to(pos.device)] * theta  # [..., seq, dim/2]: coordinate of the pair's axis
+    return _apply_table(x, angles.cos(), angles.sin(), layout)
+# --8<-- [end:apply]
+
+
+# --8<-- [start:grid]
+def grid_positions(*sizes: int) -> Tensor:
+    """The integer coordinates of every cell of a grid, row-major, ``[prod(sizes), len(sizes)]``.
+
+    ``grid_positions(height, width)`` lists (row, column) of image patches in the order a ViT
+    flattens them; ``grid_positions(t, h, w)`` the (time, row, column) of video patches.
+
+    Examples:
+        >>> grid_positions(2, 3).T
+        tensor([[0, 0, 0, 1, 1, 1],
+                [0, 1, 2, 0, 1, 2]])
+    """
+    if not sizes:
+        raise ValueError("grid_positions needs at least one size, got none")
+    checked = [check_int(f"sizes[{i}]", size, minimum=1, maximum=_MAX_GRID) for i, size in enumerate(sizes)]
+    total = 1
+    for size in checked:
+        total *= size
+    if total > _MAX_GRID:
+        raise ValueError(f"the grid {tuple(checked)} has {total} cells, more than the {_MAX_GRID} allowed")
+    axes = torch.meshgrid(*(torch.arange(size) for size in checked), indexing="ij")
+    return torch.stack(axes, dim=-1).reshape(-1, len(checked))
+# --8<-- [end:grid]
+
+
+def _check_segment(index: int, segment: object, merge: int) -> tuple[int, int, int] | int:
+    if is_integer(segment):
+        return check_int(f"segments[{index}]", segment, minimum=1, maximum=_MAX_GRID)
+    if not isinstance(segment, tuple) or len(segment) != 3 or not all(is_integer(v) for v in segment):
+        raise TypeError(f"segments[{index}] must be an int (text tokens) or a tuple (t, h, w) of ints "
+                        f"(a grid of patches), got {segment!r}")
+    t, h, w = (check_int(f"segments[{index}][{i}]", v, minimum=1, maximum=_MAX_GRID) for i, v in enumerate(segment))
+    if h % merge or w % merge:
+        raise ValueError(f"segments[{index}] = {segment!r}: h and w must be multiples of "
+                         f"spatial_merge_size={merge} (patches are merged {merge} x {merge})")
+    if t * (h // merge) * (w // merge) > _MAX_GRID:
+        raise ValueError(f"segments[{index}] = {segment!r} has more than {_MAX_GRID} tokens")
+    return (t, h, w)
+
+
+# --8<-- [start:mrope-positions]
+def mrope_positions(segments: Sequence[int | tuple[int, int, int]], *, spatial_merge_size: int = 2) -> Tensor:
+    """Qwen2-VL's (time, height, width) position ids of a sequence of text and images, ``[3, seq]``.
+
+    Args:
+        segments: in order, an int ``n`` for n text tokens, or a tuple ``(t, h, w)`` for an image
+            (t = 1) or a video, its grid in patches before merging (transformers' ``image_grid_thw``).
+        spatial_merge_size: the vision encoder merges ``m x m`` neighbouring patches into one
+            token (2 in Qwen2-VL), so a grid gives ``t * (h/m) * (w/m)`` tokens.
+
+    A text token gets the same id on all three axes, one more than the token before it. A visual
+    block starting at id ``s`` gives its token at (frame i, row r, column c) the ids
+    ``(s + i, s + r, s + c)``; the text after it continues at ``s + max(h, w) / m``, as
+    transformers' ``Qwen2VLModel.get_rope_index`` (version 5) does. (Earlier versions, and the
+    Qwen2-VL report, continue at one past the largest id of the block; the two agree whenever
+    ``t <= max(h, w) / m``, so for every image.)
+
+    Examples:
+        >>> mrope_positions([2, (1, 4, 6), 1])
+        tensor([[0, 1, 2, 2, 2, 2, 2, 2, 5],
+                [0, 1, 2, 2, 2, 3, 3, 3, 5],
+                [0, 1, 2, 3, 4, 2, 3, 4, 5]])
+    """
+    merge = check_int("spatial_merge_size", spatial_merge_size, minimum=1, maximum=_MAX_GRID)
+    if isinstance(segments, (str, bytes)) or not isinstance(segments, Sequence):
+        raise TypeError(f"segments must be a list of ints and (t, h, w) tuples, got {type(segments).__name__}")
+    if len(segments) == 0:
+        raise ValueError("segments must hold at least one segment, got an empty list")
+    checked = [_check_segment(i, segment, merge) for i, segment in enumerate(segments)]
+    total = sum(s if isinstance(s, int) else s[0] * (s[1] // merge) * (s[2] // merge) for s in checked)
+    if total > _MAX_GRID:
+        raise ValueError(f"segments describe {total} tokens, more than the {_MAX_GRID} allowed")
+    blocks, start = [], 0
+    for segment in checked:
+        if isinstance(segment, int):  # text: one id, repeated on the three axes
+            blocks.append((start + torch.arange(segment)).expand(3, -1))
+            start += segment
+        else:  # a grid: its (time, row, column) offset by the current start
+            t, h, w = segment[0], segment[1] // merge, segment[2] // merge
+            blocks.append(start + grid_positions(t, h, w).T)
+            start += max(h, w)
+    return torch.cat(blocks, dim=1)
+# --8<-- [end:mrope-positions]

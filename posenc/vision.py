@@ -1,0 +1,280 @@
+"""Positions of image patches: the 2-D sine-cosine table, a learned 2-D grid, and a tiny ViT.
+
+A vision transformer (Dosovitskiy et al., 2021) cuts an image into patches and reads them as a
+sequence, row after row. Each patch has a row and a column, and a position method for images
+encodes both:
+
+* `sinusoidal_encoding_2d`: the fixed table of MAE (He et al., 2022): half of the features are a
+  1-D sine-cosine table of the column, the other half of the row;
+* `LearnedPositionalEmbedding2D`: one trainable vector per grid cell (ViT, DeiT), resized by
+  bicubic interpolation when the grid changes;
+* axial RoPE (Heo et al., 2024), through `posenc.rope_nd.apply_rope_nd`.
+
+`TinyViT` wires any of them (or none) into a small classifier.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+from torch.nn import functional
+
+from posenc._checks import check_choice, check_float, check_int, check_positive_int, check_size, check_tensor
+from posenc.attention import SelfAttention
+from posenc.rope_nd import apply_rope_nd, grid_positions
+from posenc.sinusoidal import inverse_frequencies
+
+__all__ = ["VIT_POSITIONS", "LearnedPositionalEmbedding2D", "TinyViT", "sinusoidal_encoding_2d"]
+
+#: The ``position`` values of `TinyViT`.
+VIT_POSITIONS = ("none", "learned", "sinusoidal", "rope")
+_MAX_CELLS = 1 << 20  # a bound on grid sizes, so a typo cannot ask for a huge allocation
+
+
+def _check_grid(height: object, width: object) -> tuple[int, int]:
+    h = check_int("height", height, minimum=1, maximum=_MAX_CELLS)
+    w = check_int("width", width, minimum=1, maximum=_MAX_CELLS)
+    if h * w > _MAX_CELLS:
+        raise ValueError(f"height * width must be <= {_MAX_CELLS}, got {h} * {w} = {h * w}")
+    return h, w
+
+
+# --8<-- [start:table]
+def _sincos_1d(positions: Tensor, dim: int, base: float) -> Tensor:
+    """MAE's 1-D block: ``dim/2`` sines, then ``dim/2`` cosines (not interleaved), float64."""
+    angles = positions.to(torch.float64)[:, None] * inverse_frequencies(dim, base)[None, :]
+    return torch.cat((angles.sin(), angles.cos()), dim=-1)
+
+
+def sinusoidal_encoding_2d(height: int, width: int, dim: int, *, base: float = 10000.0) -> Tensor:
+    """The fixed 2-D sine-cosine table of MAE, ``[height * width, dim]`` float32, patches row-major.
+
+    Features ``0 .. dim/2 - 1`` encode the column of the patch, ``dim/2 .. dim - 1`` its row
+    (the order of MAE's ``get_2d_sincos_pos_embed``). Each half is a block of ``dim/4`` sines
+    followed by a block of ``dim/4`` cosines, with frequencies ``base^(-k/(dim/4))``; the 1-D
+    table of `posenc.sinusoidal.sinusoidal_encoding` interleaves them instead.
+
+    Args:
+        height: rows of patches.
+        width: columns of patches.
+        dim: model width, a multiple of 4.
+        base: the constant 10000 of the 1-D table.
+
+    Examples:
+        >>> table = sinusoidal_encoding_2d(2, 3, 4)     # patch (r, c) is row 3r + c
+        >>> table                         # [sin c, cos c, sin r, cos r] with dim/4 = 1 frequency
+        tensor([[ 0.0000,  1.0000,  0.0000,  1.0000],
+                [ 0.8415,  0.5403,  0.0000,  1.0000],
+                [ 0.9093, -0.4161,  0.0000,  1.0000],
+                [ 0.0000,  1.0000,  0.8415,  0.5403],
+                [ 0.8415,  0.5403,  0.8415,  0.5403],
+                [ 0.9093, -0.4161,  0.8415,  0.5403]])
+    """
+    height, width = _check_grid(height, width)
+    dim = check_int("dim", dim, minimum=4)
+    if dim % 4:
+        raise ValueError(f"dim must be a multiple of 4 (half per axis, each half sines and cosines), got {dim}")
+    base = check_float("base", base, positive=True)
+    rows, cols = grid_positions(height, width).unbind(-1)
+    half = dim // 2
+    return torch.cat((_sincos_1d(cols, half, base), _sincos_1d(rows, half, base)), dim=-1).float()
+# --8<-- [end:table]
+
+
+# --8<-- [start:learned]
+class LearnedPositionalEmbedding2D(nn.Module):
+    """A trainable vector per cell of a ``height x width`` grid of patches, and its resizing.
+
+    Args:
+        height: rows of patches the table is trained at.
+        width: columns of patches.
+        dim: model width.
+        cls_token: also hold a row for a class token placed before the patches; it belongs to
+            no cell, so resizing leaves it as it is (as DeiT and MAE do).
+        init_std: standard deviation of the normal initialisation (0.02, as in ViT and DeiT).
+
+    ``encoding(height, width)`` is the table for a grid of that size: the trained one, or the
+    trained grid resampled by bicubic interpolation (``align_corners=False``, as DeiT's and MAE's
+    ``interpolate_pos_embed``). ``resize(height, width)`` makes that resampled grid the module's
+    parameter, as before fine-tuning at a new resolution. ``forward(x, height, width)`` adds it
+    to ``x [batch, (1 +) height * width, dim]``.
+
+    Examples:
+        >>> layer = LearnedPositionalEmbedding2D(4, 4, 8, cls_token=True)
+        >>> layer.encoding(4, 4).shape, layer.encoding(6, 6).shape
+        (torch.Size([17, 8]), torch.Size([37, 8]))
+        >>> layer.resize(6, 6)
+        >>> layer.grid.shape, (layer.height, layer.width)
+        (torch.Size([36, 8]), (6, 6))
+    """
+
+    cls: nn.Parameter | None
+
+    def __init__(self, height: int, width: int, dim: int, *, cls_token: bool = False,
+                 init_std: float = 0.02) -> None:
+        super().__init__()
+        self.height, self.width = _check_grid(height, width)
+        self.dim = check_positive_int("dim", dim)
+        if not isinstance(cls_token, bool):
+            raise TypeError(f"cls_token must be True or False, got {cls_token!r}")
+        self.init_std = check_float("init_std", init_std, minimum=0.0)
+        self.grid = nn.Parameter(torch.randn(self.height * self.width, self.dim) * self.init_std)
+        self.cls = nn.Parameter(torch.randn(1, self.dim) * self.init_std) if cls_token else None
+
+    def _interpolate(self, height: int, width: int) -> Tensor:
+        # [cells, dim] -> [1, dim, rows, cols], bicubic in float64, then back to [cells, dim]
+        image = self.grid.to(torch.float64).T.reshape(1, self.dim, self.height, self.width)
+        resized = functional.interpolate(image, size=(height, width), mode="bicubic", align_corners=False)
+        return resized.reshape(self.dim, height * width).T.to(self.grid.dtype)
+
+    def encoding(self, height: int | None = None, width: int | None = None) -> Tensor:
+        """The table for a ``height x width`` grid (default: the trained one), class row first."""
+        height, width = _check_grid(self.height if height is None else height, self.width if width is None else width)
+        same = (height, width) == (self.height, self.width)
+        table = self.grid if same else self._interpolate(height, width)
+        return table if self.cls is None else torch.cat((self.cls, table), dim=0)
+
+    def resize(self, height: int, width: int) -> None:
+        """Replace the grid by its bicubic resampling to ``height x width``; the class row is kept."""
+        height, width = _check_grid(height, width)
+        with torch.no_grad():
+            table = self._interpolate(height, width).clone()
+        self.grid = nn.Parameter(table)
+        self.height, self.width = height, width
+
+    def forward(self, x: Tensor, height: int | None = None, width: int | None = None) -> Tensor:
+        check_tensor("x", x, ndim=3, floating=True)
+        check_size("x", x, -1, self.dim, expected_from="the module's dim")
+        table = self.encoding(height, width)
+        check_size("x", x, 1, table.shape[0], expected_from="the grid's cells (plus the class row)")
+        return x + table.to(x.dtype)
+# --8<-- [end:learned]
+
+
+class _EncoderBlock(nn.Module):
+    """One pre-norm encoder block (no causal mask): x + attention(norm(x)), then x + mlp(norm(x))."""
+
+    def __init__(self, dim: int, num_heads: int, hidden: int) -> None:
+        super().__init__()
+        self.attention_norm = nn.LayerNorm(dim)
+        self.attention = SelfAttention(dim, num_heads)
+        self.mlp_norm = nn.LayerNorm(dim)
+        self.mlp = nn.Sequential(nn.Linear(dim, hidden), nn.GELU(), nn.Linear(hidden, dim))
+
+    def forward(self, x: Tensor, rotary: _AxialRotary | None) -> Tensor:
+        attended, _ = self.attention(self.attention_norm(x), rotary=rotary)
+        x = x + attended
+        return x + self.mlp(self.mlp_norm(x))
+
+
+class _AxialRotary:
+    """The ``rotary`` hook of `posenc.attention.SelfAttention`: axial 2-D RoPE at (row, column)."""
+
+    def __init__(self, positions: Tensor, head_dim: int, base: float) -> None:
+        self.positions, self.sections, self.base = positions, (head_dim // 4, head_dim // 4), base
+
+    def __call__(self, q: Tensor, k: Tensor) -> tuple[Tensor, Tensor]:
+        def rotate(t: Tensor) -> Tensor:
+            return apply_rope_nd(t, self.positions, sections=self.sections, base=self.base,
+                                 frequencies="per_axis")
+        return rotate(q), rotate(k)
+
+
+# --8<-- [start:vit]
+class TinyViT(nn.Module):
+    """A small vision transformer classifier, ``[batch, channels, H, W] images -> [batch, classes] logits``.
+
+    Args:
+        image_size: the (height, width) in pixels it is built for (an int for a square); this
+            sets the grid of the learned table. Other sizes are accepted at run time, see below.
+        patch_size: side of the square patches; the image sides must be multiples of it.
+        num_classes: number of classes.
+        dim: model width.
+        num_heads: attention heads (``dim`` divisible by it; for ``"rope"`` the head width must be
+            a multiple of 4: half of its pairs for the row, half for the column).
+        num_layers: encoder blocks (pre-norm, bidirectional attention).
+        position: ``"none"``, ``"learned"`` (`LearnedPositionalEmbedding2D`), ``"sinusoidal"``
+            (`sinusoidal_encoding_2d`) or ``"rope"`` (axial 2-D RoPE, `posenc.rope_nd.apply_rope_nd`
+            with ``frequencies="per_axis"``, in every layer).
+        channels: colour channels of the images.
+        mlp_ratio: width of the feed-forward layer, as a multiple of ``dim``.
+        rope_base: the RoPE base (Heo et al. use 100 for ViTs).
+        rope_rescale: for ``"rope"`` on a grid other than the trained one, multiply the
+            coordinates by (trained rows / rows, trained columns / columns), so that they span the
+            trained range, as a resampled learned grid does; False keeps the patch indices.
+
+    Patches are embedded by a strided convolution, as in ViT; the class is read from the mean
+    of the patch outputs (no class token). An image of another size gives another grid: the
+    sine-cosine table and RoPE simply take the new coordinates, the learned table is resampled
+    (bicubic) to the new grid.
+
+    Examples:
+        >>> model = TinyViT(8, patch_size=2, num_classes=10, dim=16, num_heads=2, num_layers=1,
+        ...                 position="rope")
+        >>> model(torch.zeros(3, 1, 8, 8)).shape, model(torch.zeros(3, 1, 12, 16)).shape
+        (torch.Size([3, 10]), torch.Size([3, 10]))
+    """
+
+    def __init__(self, image_size: int | tuple[int, int], patch_size: int, num_classes: int, dim: int,
+                 num_heads: int, num_layers: int, *, position: str, channels: int = 1, mlp_ratio: int = 2,
+                 rope_base: float = 100.0, rope_rescale: bool = False) -> None:
+        super().__init__()
+        size = (image_size, image_size) if not isinstance(image_size, tuple) else image_size
+        if len(size) != 2:
+            raise ValueError(f"image_size must be an int or a (height, width) tuple, got {image_size!r}")
+        self.patch_size = check_positive_int("patch_size", patch_size)
+        height = check_int("image_size", size[0], minimum=self.patch_size)
+        width = check_int("image_size", size[1], minimum=self.patch_size)
+        if height % self.patch_size or width % self.patch_size:
+            raise ValueError(f"image_size must be a multiple of patch_size={patch_size}, got {image_size!r}")
+        self.grid = (height // self.patch_size, width // self.patch_size)
+        self.num_classes = check_positive_int("num_classes", num_classes)
+        self.dim = check_positive_int("dim", dim)
+        self.num_heads = check_positive_int("num_heads", num_heads)
+        self.num_layers = check_positive_int("num_layers", num_layers)
+        self.position = check_choice("position", position, VIT_POSITIONS)
+        self.channels = check_positive_int("channels", channels)
+        mlp_ratio = check_positive_int("mlp_ratio", mlp_ratio)
+        self.rope_base = check_float("rope_base", rope_base, positive=True)
+        if not isinstance(rope_rescale, bool):
+            raise TypeError(f"rope_rescale must be True or False, got {rope_rescale!r}")
+        self.rope_rescale = rope_rescale
+        if self.dim % self.num_heads:
+            raise ValueError(f"dim must be divisible by num_heads, got dim={dim}, num_heads={num_heads}")
+        head_dim = self.dim // self.num_heads
+        if position == "rope" and head_dim % 4:
+            raise ValueError(f"position='rope' needs a head width dim // num_heads that is a multiple of 4, "
+                             f"got {head_dim}")
+        if position == "sinusoidal" and self.dim % 4:
+            raise ValueError(f"position='sinusoidal' needs dim to be a multiple of 4, got {dim}")
+        self.head_dim = head_dim
+        self.patches = nn.Conv2d(self.channels, self.dim, kernel_size=self.patch_size, stride=self.patch_size)
+        self.learned = LearnedPositionalEmbedding2D(*self.grid, self.dim) if position == "learned" else None
+        self.blocks = nn.ModuleList(_EncoderBlock(self.dim, self.num_heads, mlp_ratio * self.dim)
+                                    for _ in range(self.num_layers))
+        self.norm = nn.LayerNorm(self.dim)
+        self.head = nn.Linear(self.dim, self.num_classes)
+
+    def forward(self, images: Tensor) -> Tensor:
+        check_tensor("images", images, ndim=4, floating=True)
+        check_size("images", images, 1, self.channels, expected_from="the model's channels")
+        side_h, side_w = images.shape[-2:]
+        if side_h % self.patch_size or side_w % self.patch_size:
+            raise ValueError(f"images must have height and width that are multiples of patch_size="
+                             f"{self.patch_size}, got shape {tuple(images.shape)}")
+        rows, cols = _check_grid(side_h // self.patch_size, side_w // self.patch_size)
+        x = self.patches(images).flatten(2).transpose(1, 2)  # [batch, rows * cols, dim], row-major
+        rotary = None
+        if self.learned is not None:  # the trained grid, resampled if the grid changed
+            x = self.learned(x, rows, cols)
+        elif self.position == "sinusoidal":  # the table at the new coordinates
+            x = x + sinusoidal_encoding_2d(rows, cols, self.dim).to(device=x.device, dtype=x.dtype)
+        elif self.position == "rope":  # rotate q and k by (row, column) in every layer
+            positions = grid_positions(rows, cols).to(device=x.device, dtype=torch.float64)
+            if self.rope_rescale:  # (rows, cols) coordinates squeezed into the trained grid's range
+                positions = positions * torch.tensor([self.grid[0] / rows, self.grid[1] / cols], device=x.device)
+            rotary = _AxialRotary(positions, self.head_dim, self.rope_base)
+        for block in self.blocks:
+            x = block(x, rotary)
+        return self.head(self.norm(x.mean(dim=1)))
+# --8<-- [end:vit]

@@ -1,0 +1,174 @@
+"""xPos (Sun et al., "A Length-Extrapolatable Transformer", 2022): RoPE with a decay.
+
+xPos rotates queries and keys exactly as RoPE does and, in addition, multiplies pair ``i`` of
+the query at position ``m`` by ``zeta_i^(m / B)`` and pair ``i`` of the key at position ``n``
+by ``zeta_i^(-n / B)``, with
+
+    zeta_i = (2i / dim + 0.4) / 1.4   (i = 0 .. dim/2 - 1, so 0.29 <= zeta_i < 1)
+
+and the scale base ``B = scale_base`` (512 in the paper). The dot product of pair ``i`` then
+carries the factor ``zeta_i^((m - n) / B)``: it depends on ``m - n`` only, and it shrinks as the
+query moves away from the key, most for the fast low pairs. ``scale_base=math.inf`` switches the
+decay off, and what is left is RoPE.
+
+Like the authors' code (torchscale, ``xpos_relative_position.py``), the exponent uses positions
+*centred* on the middle of the sequence, ``m - c`` with ``c = ceil(length / 2)``, while the
+rotation uses the positions themselves. The centre cancels in ``q . k`` (``(m - c) - (n - c) =
+m - n``) and only keeps the factors near 1: uncentred, the key of position 8191 would be
+multiplied by ``zeta_0^(-8191/512)``, about ``5e8``, past float16's largest number.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor, nn
+
+from posenc._checks import check_choice, check_even_dim, check_float, check_tensor
+from posenc.rope import LAYOUTS, _angle_table, _apply_table, rope_inverse_frequencies
+
+__all__ = ["XPos", "xpos_zeta"]
+
+#: The offset gamma of the paper's zeta_i = (2i/dim + gamma) / (1 + gamma).
+GAMMA = 0.4
+
+
+# --8<-- [start:zeta]
+def xpos_zeta(dim: int) -> Tensor:
+    """The per-pair decay base ``zeta_i = (2i / dim + 0.4) / 1.4``, ``[dim // 2]``, float64.
+
+    Examples:
+        >>> xpos_zeta(8)
+        tensor([0.2857, 0.4643, 0.6429, 0.8214], dtype=torch.float64)
+    """
+    dim = check_even_dim("dim", dim)
+    return (torch.arange(0, dim, 2, dtype=torch.float64) / dim + GAMMA) / (1 + GAMMA)
+# --8<-- [end:zeta]
+
+
+def _check_scale_base(value: object) -> float:
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value == math.inf:
+        return math.inf
+    return check_float("scale_base", value, positive=True)
+
+
+def _check_qk(name: str, value: object, dim: int) -> Tensor:
+    tensor = check_tensor(name, value, min_ndim=2, floating=True)
+    if tensor.is_complex():
+        raise TypeError(f"{name} must be a real floating-point tensor, got dtype {tensor.dtype}")
+    if tensor.shape[-1] != dim:
+        raise ValueError(f"{name} must have size {dim} in its last dimension (the module's dim), "
+                         f"got shape {tuple(tensor.shape)}")
+    return tensor
+
+
+def _check_positions(positions: object, x: Tensor, name: str) -> Tensor:
+    tensor = check_tensor("positions", positions, ndim=(1, 2), finite=True)
+    if tensor.dtype == torch.bool or tensor.is_complex():
+        raise TypeError(f"positions must hold integer or real positions, got dtype {tensor.dtype}")
+    if tensor.shape[-1] != x.shape[-2]:
+        raise ValueError(f"positions must have {x.shape[-2]} entries in its last dimension (the seq "
+                         f"dimension of {name}, shape {tuple(x.shape)}), got shape {tuple(tensor.shape)}")
+    if tensor.ndim == 2 and (x.ndim < 3 or tensor.shape[0] not in (1, x.shape[0])):
+        raise ValueError(f"positions of shape {tuple(tensor.shape)} need {name} with a batch dimension "
+                         f"of that size (or 1), got {name} of shape {tuple(x.shape)}")
+    return tensor
+
+
+def _check_centre(centre: object) -> float:
+    return check_float("centre", centre)
+
+
+class XPos(nn.Module):
+    """xPos: ``forward(q, k, positions=None, *, centre=None)`` returns the rotated, scaled ``(q, k)``.
+
+    Args:
+        dim: the head dimension (even).
+        scale_base: ``B`` in ``zeta_i^(m / B)`` (512 in the paper); ``math.inf`` switches the decay
+            off, leaving plain RoPE.
+        base: the RoPE base of the rotation.
+        layout: ``"half"`` (pairs (i, i + dim/2)) or ``"interleaved"`` (pairs (2i, 2i+1), the layout
+            of the authors' code); pair i always gets frequency theta_i and decay base zeta_i.
+
+    Positions and the centre: without ``positions`` the keys sit at ``0 .. k_len - 1`` and the
+    queries are the last ``q_len`` of them (decoding with a cache), as in `RotaryEmbedding`. The
+    decay exponent uses ``position - centre``; by default ``centre = ceil(length / 2)`` with
+    ``length = k_len`` (or ``max(positions) + 1``), which is what torchscale does. Any centre gives
+    the same scores, as long as queries and keys share it: see `queries` and `keys` for caches.
+    Tables are computed in float64 on every call (nothing a ``.half()`` could truncate).
+
+    Examples:
+        >>> xpos = XPos(8)
+        >>> q, k = torch.randn(1, 2, 5, 8), torch.randn(1, 2, 5, 8)
+        >>> q_x, k_x = xpos(q, k)
+        >>> tuple(q_x.shape), tuple(k_x.shape)
+        ((1, 2, 5, 8), (1, 2, 5, 8))
+    """
+
+    def __init__(self, dim: int, *, scale_base: float = 512.0, base: float = 10000.0,
+                 layout: str = "half") -> None:
+        super().__init__()
+        self.dim = check_even_dim("dim", dim)
+        self.scale_base = _check_scale_base(scale_base)
+        self.base = check_float("base", base, positive=True)
+        if self.base == 1.0:
+            raise ValueError("base must be > 0 and != 1 (every pair would have the same frequency), got 1.0")
+        self.layout = check_choice("layout", layout, LAYOUTS)
+
+    # --8<-- [start:tables]
+    def tables(self, positions: Tensor, *, centre: float, downscale: bool) -> tuple[Tensor, Tensor]:
+        """cos and sin of ``position * theta_i``, times ``zeta_i^(+-(position - centre) / B)``.
+
+        ``downscale=False`` gives the query tables (factor ``zeta^((m - c) / B)``), ``True`` the key
+        tables (its inverse). float64, ``[..., seq, dim/2]``.
+        """
+        pos = positions.to(torch.float64)
+        cos, sin = _angle_table(pos, rope_inverse_frequencies(self.dim, base=self.base))
+        if self.scale_base == math.inf:
+            return cos, sin
+        exponent = (pos - centre)[..., None] / self.scale_base
+        scale = xpos_zeta(self.dim).to(pos.device) ** (-exponent if downscale else exponent)
+        return cos * scale, sin * scale
+    # --8<-- [end:tables]
+
+    def default_centre(self, length: int) -> float:
+        """torchscale's centre for positions ``0 .. length - 1``: ``ceil(length / 2)``."""
+        return float(-((-length) // 2))
+
+    def queries(self, q: Tensor, positions: Tensor, *, centre: float) -> Tensor:
+        """Rotate and scale queries ``[..., seq, dim]`` at ``positions [seq] or [batch, seq]``."""
+        q = _check_qk("q", q, self.dim)
+        pos = _check_positions(positions, q, "q")
+        cos, sin = self.tables(pos, centre=_check_centre(centre), downscale=False)
+        return _apply_table(q, cos, sin, self.layout)
+
+    def keys(self, k: Tensor, positions: Tensor, *, centre: float) -> Tensor:
+        """Rotate and inversely scale keys ``[..., seq, dim]`` at ``positions``."""
+        k = _check_qk("k", k, self.dim)
+        pos = _check_positions(positions, k, "k")
+        cos, sin = self.tables(pos, centre=_check_centre(centre), downscale=True)
+        return _apply_table(k, cos, sin, self.layout)
+
+    def forward(self, q: Tensor, k: Tensor, positions: Tensor | None = None, *,
+                centre: float | None = None) -> tuple[Tensor, Tensor]:
+        q, k = _check_qk("q", q, self.dim), _check_qk("k", k, self.dim)
+        if positions is None:
+            k_len, q_len = k.shape[-2], q.shape[-2]
+            if q_len > k_len:
+                raise ValueError(f"q must not be longer than k without explicit positions, got q of "
+                                 f"shape {tuple(q.shape)} and k of shape {tuple(k.shape)}")
+            k_pos = torch.arange(k_len, device=k.device)
+            q_pos = k_pos[k_len - q_len:]
+            c = self.default_centre(k_len) if centre is None else _check_centre(centre)
+            return self.queries(q, q_pos, centre=c), self.keys(k, k_pos, centre=c)
+        if q.shape[-2] != k.shape[-2]:
+            raise ValueError(f"q and k must have the same seq length when positions are given, "
+                             f"got {tuple(q.shape)} and {tuple(k.shape)} (use queries() and keys())")
+        pos = _check_positions(positions, q, "q")
+        if centre is None:
+            length = int(math.floor(float(pos.max()))) + 1 if pos.numel() else 0
+            c = self.default_centre(length)
+        else:
+            c = _check_centre(centre)
+        return self.queries(q, pos, centre=c), self.keys(k, pos, centre=c)

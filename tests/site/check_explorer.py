@@ -1,0 +1,541 @@
+"""Check the interactive explorer (docs/explore.md) in a real browser, against posenc.
+
+Run on a built site (``make check-site`` builds it first)::
+
+    python -m tests.site.check_explorer --site-dir site --screenshots site-screenshots
+
+It builds nothing. It serves ``--site-dir`` on 127.0.0.1 (the server of ``check_site.py``), opens
+the Explore page in Debian's ``/usr/bin/chromium`` through Playwright, and checks:
+
+1. **Parity**: ``window.posencExplorer`` holds exactly the five functions of the issue. Each is
+   called over a grid of parameters (one ``page.evaluate`` per function) and compared with posenc
+   in float64, in this process: relative error below 1e-9 (for the sinusoidal table, whose entries
+   lie in [-1, 1], the error is taken relative to max(|value|, 1)); T5 buckets equal, except where
+   posenc's float32 formula and exact arithmetic disagree for an offset, where either is accepted
+   (see the T5 section of docs/relative.md). ``ropeInverseFrequencies`` and
+   ``ropeAttentionScaling`` are called for every scaling type posenc accepts, enumerated from posenc
+   (``SCALING_TYPES`` and its table of required and optional keys): a type the JavaScript lacks
+   fails unless it is listed in ``PENDING_SCALING_TYPES``. Bad input must throw in both.
+2. **Keyboard**: every visible control of every widget is focused and moved with the keyboard
+   (arrow keys for sliders and lists, Space for a checkbox, Enter for a button); the drawing, the
+   live readout (``aria-live``) and, for sliders and lists, the announced value must change. Every
+   scaling type's own controls are exercised. Each update's time (the widget's ``data-update-ms``,
+   computing and drawing) is printed and must stay below 50 ms.
+3. **Palettes and accessibility**: after Material's palette toggle the drawings must change
+   (they follow the palette); axe-core (``node_modules/axe-core``) runs in both palettes and any
+   violation of impact "serious" or "critical" fails.
+4. Console errors, page errors, failed requests and requests to other hosts fail.
+5. **Screenshots** of the page at 1280 and 390 px wide, light and dark, under ``--screenshots``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import statistics
+import sys
+import time
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from posenc import rope as posenc_rope
+from posenc.alibi import alibi_slopes
+from posenc.sinusoidal import sinusoidal_encoding
+from posenc.relative import t5_relative_position_bucket
+from tests.site.check_site import AXE, AXE_RUN, BLOCKING_IMPACTS, _launch, base_path, serve
+
+PAGE = "explore/"
+FUNCTIONS = ["alibiSlopes", "ropeAttentionScaling", "ropeInverseFrequencies", "sinusoidalEncoding",
+             "t5RelativePositionBucket"]
+WIDGETS = ["sinusoidal", "rope-scaling", "rope-rotation", "alibi", "t5-buckets"]
+TOLERANCE = 1e-9
+UPDATE_BUDGET_MS = 50.0
+# Scaling types posenc accepts that the JavaScript does not have yet (reported, not failed).
+PENDING_SCALING_TYPES: set[str] = set()
+# Values tried for each key of posenc's scaling dicts; a key missing here fails the check. A callable
+# is given the number of pairs (dim // 2): LongRoPE's lists hold one factor per pair.
+SCALING_VALUES: dict[str, list[Any]] = {
+    "factor": [1.0, 2.0, 8.0, 32.0],
+    "original_max_position_embeddings": [2048, 4096],
+    "beta_fast": [32.0, 16.0],
+    "beta_slow": [1.0, 2.0],
+    "attention_factor": [1.5],
+    "truncate": [True, False],
+    "low_freq_factor": [1.0, 2.0],
+    "high_freq_factor": [4.0, 8.0],
+    "mscale": [1.0, 0.707],
+    "mscale_all_dim": [0.5, 1.0],
+    "partial_rotary_factor": [0.5, 0.0, 0.3, 1.0],
+    "short_factor": [lambda pairs: [1.0 + 0.05 * i for i in range(pairs)]],
+    "long_factor": [lambda pairs: [1.0 + 0.5 * i for i in range(pairs)]],
+}
+
+
+def _scaling_module() -> Any:
+    """Where posenc keeps its scaling rules: posenc.rope_scaling once split out of posenc.rope."""
+    try:
+        return importlib.import_module("posenc.rope_scaling")
+    except ImportError:
+        return posenc_rope
+
+
+rope_inverse_frequencies = _scaling_module().rope_inverse_frequencies
+rope_attention_scaling = _scaling_module().rope_attention_scaling
+
+CALL_ALL = """([name, calls]) => calls.map((args) => {
+  try { return {ok: true, value: window.posencExplorer[name](...args)}; }
+  catch (error) { return {ok: false, error: `${error.name}: ${error.message}`}; }
+})"""
+
+WIDGET_STATE = """(name) => {
+  const host = document.querySelector(`.posenc-explorer[data-widget="${name}"]`);
+  const svgs = [...host.querySelectorAll("svg.posenc-explorer__plot")].map((s) => s.outerHTML).join("\\n");
+  const readout = host.querySelector(".posenc-explorer__readout");
+  return {drawing: svgs, readout: readout ? readout.textContent : "",
+          live: readout ? readout.getAttribute("aria-live") : null,
+          ms: Number(host.querySelector(".posenc-explorer__widget").dataset.updateMs)};
+}"""
+
+CONTROLS = """(name) => {
+  const host = document.querySelector(`.posenc-explorer[data-widget="${name}"]`);
+  return [...host.querySelectorAll("input, select, button")].filter((e) => e.offsetParent !== null).map((e) => ({
+    id: e.id, tag: e.tagName.toLowerCase(), type: e.type || "",
+    label: e.labels && e.labels.length ? e.labels[0].textContent : (e.getAttribute("aria-label") || e.textContent)}));
+}"""
+
+ANNOUNCED = """(selector) => {
+  const e = document.querySelector(selector);
+  if (e.tagName === "SELECT") return e.options[e.selectedIndex].textContent;
+  if (e.type === "checkbox") return String(e.checked);
+  if (e.tagName === "BUTTON") return e.textContent + " " + (e.getAttribute("aria-pressed") || "");
+  return e.getAttribute("aria-valuetext") || e.value;
+}"""
+
+
+class Checker:
+    def __init__(self) -> None:
+        self.problems: list[str] = []
+        self.counts: dict[str, int] = {}
+
+    def fail(self, where: str, detail: str) -> None:
+        self.problems.append(f"{where}: {detail}")
+
+    def count(self, what: str, n: int = 1) -> None:
+        self.counts[what] = self.counts.get(what, 0) + n
+
+
+# ----------------------------------------------------------------------------------------------
+# parity
+
+
+def _call(page: Any, name: str, calls: list[list[Any]]) -> list[dict[str, Any]]:
+    return list(page.evaluate(CALL_ALL, [name, calls]))
+
+
+def _relative_error(ours: float, theirs: float, floor: float = 0.0) -> float:
+    return abs(ours - theirs) / max(abs(theirs), floor) if theirs or floor else abs(ours)
+
+
+def _compare_lists(check: Checker, where: str, js: list[Any], py: list[float], floor: float = 0.0) -> None:
+    if len(js) != len(py):
+        check.fail(where, f"{len(js)} values from JavaScript, {len(py)} from posenc")
+        return
+    worst = max((_relative_error(a, b, floor) for a, b in zip(js, py)), default=0.0)
+    if not worst < TOLERANCE:
+        check.fail(where, f"relative error {worst:.3g} >= {TOLERANCE}")
+
+
+def check_sinusoidal(page: Any, check: Checker) -> None:
+    grid = [(p, d, b) for p in (1, 7, 50) for d in (2, 4, 6, 16, 128) for b in (100.0, 10000.0, 12345.6)]
+    results = _call(page, "sinusoidalEncoding", [list(args) for args in grid])
+    for (positions, dim, base), result in zip(grid, results):
+        where = f"sinusoidalEncoding({positions}, {dim}, {base})"
+        if not result["ok"]:
+            check.fail(where, result["error"])
+            continue
+        expected = sinusoidal_encoding(positions, dim, base=base, dtype=torch.float64)
+        rows = result["value"]
+        if [len(rows), *(len(r) for r in rows[:1])] != [positions, dim]:
+            check.fail(where, f"shape {len(rows)} x {len(rows[0]) if rows else 0}, expected {positions} x {dim}")
+            continue
+        _compare_lists(check, where, [v for row in rows for v in row], expected.flatten().tolist(), floor=1.0)
+        check.count("sinusoidalEncoding values", positions * dim)
+    for bad in ([3, 5, 10000], [3, 0, 10000], [-1, 4, 10000], [3, 4, 1]):
+        if _call(page, "sinusoidalEncoding", [bad])[0]["ok"]:
+            check.fail(f"sinusoidalEncoding{tuple(bad)}", "accepted bad input")
+
+
+def posenc_scaling_types() -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
+    """Every scaling type posenc accepts, with its required and optional keys."""
+    module = _scaling_module()
+    types = tuple(module.SCALING_TYPES)  # type: ignore[attr-defined]
+    required: dict[str, tuple[str, ...]] = getattr(module, "_REQUIRED")
+    optional: dict[str, tuple[str, ...]] = getattr(module, "_OPTIONAL", {})
+    return {kind: (tuple(required.get(kind, ())), tuple(optional.get(kind, ()))) for kind in types}
+
+
+def scaling_dicts(kind: str, required: tuple[str, ...], optional: tuple[str, ...], pairs: int) -> list[dict[str, Any]]:
+    """A small grid of scaling dicts for one type: each required key over its values (others at
+    their first value), each optional key added alone, then all optional keys together."""
+    missing = [key for key in (*required, *optional) if key not in SCALING_VALUES]
+    if missing:
+        raise KeyError(f"no test values for the keys {missing} of scaling type {kind!r}: add them to SCALING_VALUES")
+
+    def values(key: str) -> list[Any]:
+        return [v(pairs) if callable(v) else v for v in SCALING_VALUES[key]]
+
+    first = {"type": kind, **{key: values(key)[0] for key in required}}
+    dicts = [first]
+    for key in required:
+        dicts += [{**first, key: value} for value in values(key)[1:]]
+    for key in optional:
+        dicts += [{**first, key: value} for value in values(key)]
+    if len(optional) > 1:
+        dicts.append({**first, **{key: values(key)[0] for key in optional}})
+        dicts.append({**first, **{key: values(key)[0] for key in optional if key != "attention_factor"}})
+    return dicts
+
+
+def _posenc_or_error(function: Any, *args: Any, **kwargs: Any) -> tuple[bool, Any]:
+    try:
+        return True, function(*args, **kwargs)
+    except (ValueError, TypeError) as error:
+        return False, error
+
+
+def check_rope(page: Any, check: Checker) -> None:
+    types = posenc_scaling_types()
+    print(f"  posenc scaling types: {', '.join(types)}"
+          + (f" (pending in the JavaScript: {', '.join(sorted(PENDING_SCALING_TYPES & set(types)))})"
+             if PENDING_SCALING_TYPES & set(types) else ""))
+    grid: list[tuple[int, float, dict[str, Any] | None, int | None]] = []
+    scalings: list[dict[str, Any] | None] = [None]
+    for dim in (2, 4, 8, 64, 128):
+        for_dim: list[dict[str, Any] | None] = [None]
+        for kind, (required, optional) in types.items():
+            if kind in PENDING_SCALING_TYPES:
+                continue
+            try:
+                for_dim += scaling_dicts(kind, required, optional, dim // 2)
+            except KeyError as error:
+                check.fail("ropeInverseFrequencies", str(error))
+                return
+        if dim == 8:
+            scalings = for_dim
+        grid += [(dim, b, s, n) for b in (10000.0, 500000.0) for s in for_dim for n in (None, 1024, 20000)]
+    results = _call(page, "ropeInverseFrequencies", [list(args) for args in grid])
+    supported: set[str] = set()
+    for (dim, base, scaling, seq_len), result in zip(grid, results):
+        where = f"ropeInverseFrequencies({dim}, {base}, {scaling}, {seq_len})"
+        ok, expected = _posenc_or_error(rope_inverse_frequencies, dim, base=base, scaling=scaling, seq_len=seq_len)
+        if not ok:
+            if result["ok"]:
+                check.fail(where, f"JavaScript accepted what posenc refuses ({expected})")
+            continue
+        if not result["ok"]:
+            check.fail(where, result["error"])
+            continue
+        supported.add(scaling["type"] if scaling else "none")
+        _compare_lists(check, where, result["value"], expected.tolist())
+        check.count("ropeInverseFrequencies values", dim // 2)
+    for kind in types:
+        if kind not in supported and kind not in PENDING_SCALING_TYPES:
+            check.fail("ropeInverseFrequencies", f"scaling type {kind!r} of posenc is not supported by the JavaScript")
+    results = _call(page, "ropeAttentionScaling", [[s] for s in scalings])
+    for scaling, result in zip(scalings, results):
+        where = f"ropeAttentionScaling({scaling})"
+        expected = rope_attention_scaling(scaling)
+        if not result["ok"]:
+            check.fail(where, result["error"])
+        elif not _relative_error(result["value"], expected) < TOLERANCE:
+            check.fail(where, f"{result['value']} != posenc's {expected}")
+        check.count("ropeAttentionScaling values")
+    bad = [[8, 10000, {"type": "nope", "factor": 2}, None], [7, 10000, None, None],
+           [8, 10000, {"type": "linear", "factor": 2, "typo": 1}, None], [8, 10000, {"type": "linear"}, None]]
+    for args, result in zip(bad, _call(page, "ropeInverseFrequencies", bad)):
+        if result["ok"]:
+            check.fail(f"ropeInverseFrequencies{tuple(args)}", "accepted bad input")
+
+
+def check_alibi(page: Any, check: Checker) -> None:
+    counts = list(range(1, 81)) + [96, 128, 255, 256, 257]
+    for heads, result in zip(counts, _call(page, "alibiSlopes", [[n] for n in counts])):
+        where = f"alibiSlopes({heads})"
+        if not result["ok"]:
+            check.fail(where, result["error"])
+            continue
+        _compare_lists(check, where, result["value"], alibi_slopes(heads, dtype=torch.float64).tolist())
+        check.count("alibiSlopes values", heads)
+    for bad in ([0], [2.5], ["8"]):
+        if _call(page, "alibiSlopes", [bad])[0]["ok"]:
+            check.fail(f"alibiSlopes({bad[0]!r})", "accepted bad input")
+
+
+def t5_bucket_exact(offset: int, bidirectional: bool, num_buckets: int, max_distance: int) -> int:
+    """T5's bucket in exact arithmetic: floor(L log(n/e) / log(M/e)) >= s  <=>  (n/e)^L >= (M/e)^s."""
+    buckets = num_buckets // 2 if bidirectional else num_buckets
+    first = buckets if bidirectional and offset > 0 else 0
+    distance = abs(offset) if bidirectional else max(-offset, 0)
+    exact = buckets // 2
+    if distance < exact:
+        return first + distance
+    steps = buckets - exact
+    s = 0
+    while s + 1 < steps and Fraction(distance, exact) ** steps >= Fraction(max_distance, exact) ** (s + 1):
+        s += 1
+    return first + exact + s
+
+
+T5_CONFIGS = [
+    (True, 32, 128), (False, 32, 128), (True, 64, 256), (False, 16, 64), (True, 8, 20), (False, 9, 128),
+    (False, 2, 5), (True, 18, 128), (False, 32, 939), (True, 34, 27), (False, 36, 392), (True, 4, 3),
+]
+
+
+def check_t5(page: Any, check: Checker) -> None:
+    offsets = list(range(-1000, 1001))
+    boundary = 0
+    for bidirectional, num_buckets, max_distance in T5_CONFIGS:
+        where = f"t5RelativePositionBucket(..., {bidirectional}, {num_buckets}, {max_distance})"
+        calls = [[o, bidirectional, num_buckets, max_distance] for o in offsets]
+        results = _call(page, "t5RelativePositionBucket", calls)
+        expected = t5_relative_position_bucket(torch.tensor(offsets), bidirectional=bidirectional,
+                                               num_buckets=num_buckets, max_distance=max_distance).tolist()
+        for offset, result, ours in zip(offsets, results, expected):
+            if not result["ok"]:
+                check.fail(f"{where} at offset {offset}", result["error"])
+                break
+            js = result["value"]
+            if js == ours:
+                continue
+            exact = t5_bucket_exact(offset, bidirectional, num_buckets, max_distance)
+            if exact != ours and js == exact:  # a float32 boundary: either answer is accepted
+                boundary += 1
+                continue
+            check.fail(f"{where} at offset {offset}", f"JavaScript {js}, posenc {ours}, exact arithmetic {exact}")
+            break
+        check.count("t5RelativePositionBucket values", len(offsets))
+    if boundary:
+        print(f"  T5: {boundary} float32 boundary offsets where the JavaScript gives the exact-arithmetic bucket")
+    for bad in ([1, True, 5, 128], [1, True, 32, 8], [1.5, True, 32, 128], [1, 1, 32, 128]):
+        if _call(page, "t5RelativePositionBucket", [bad])[0]["ok"]:
+            check.fail(f"t5RelativePositionBucket{tuple(bad)}", "accepted bad input")
+
+
+def check_parity(page: Any, check: Checker) -> None:
+    names = sorted(page.evaluate("() => Object.keys(window.posencExplorer)"))
+    if names != FUNCTIONS:
+        check.fail("window.posencExplorer", f"exposes {names}, expected exactly {FUNCTIONS}")
+    for step in (check_sinusoidal, check_rope, check_alibi, check_t5):
+        step(page, check)
+
+
+# ----------------------------------------------------------------------------------------------
+# keyboard, timing
+
+
+def _press(page: Any, control: dict[str, Any], selector: str, forward: bool) -> None:
+    if control["tag"] == "select":
+        page.press(selector, "ArrowDown" if forward else "ArrowUp")
+    elif control["type"] == "checkbox":
+        page.press(selector, " ")
+    elif control["tag"] == "button":
+        page.press(selector, "Enter")
+    else:
+        page.press(selector, "ArrowRight" if forward else "ArrowLeft")
+
+
+def _at_end(page: Any, selector: str) -> bool:
+    return bool(page.evaluate("""(s) => { const e = document.querySelector(s);
+      if (e.tagName === "SELECT") return e.selectedIndex === e.options.length - 1;
+      if (e.type === "range") return Number(e.value) + Number(e.step) > Number(e.max);
+      return false; }""", selector))
+
+
+def exercise(page: Any, widget: str, control: dict[str, Any], check: Checker, times: list[float], note: str = "") -> None:
+    selector = f"#{control['id']}" if control["id"] else None
+    where = f"{widget}{note}: {control['label'].strip()!r}"
+    if selector is None:  # a button: give it an id to address it
+        selector = page.evaluate("""([name, label]) => {
+          const host = document.querySelector(`.posenc-explorer[data-widget="${name}"]`);
+          const button = [...host.querySelectorAll("button")].find((b) =>
+            (b.getAttribute("aria-label") || b.textContent) === label);
+          button.id = "posenc-explorer-check-" + Math.random().toString(36).slice(2);
+          return "#" + button.id; }""", [widget, control["label"]])
+    before = page.evaluate(WIDGET_STATE, widget)
+    announced = page.evaluate(ANNOUNCED, selector)
+    page.focus(selector)
+    focused = page.evaluate("(s) => document.activeElement === document.querySelector(s)", selector)
+    if not focused:
+        check.fail(where, "cannot be focused")
+        return
+    forward = not _at_end(page, selector)
+    is_play = control["tag"] == "button" and control["label"].strip() == "Play"
+    after = before
+    for _ in range(12):  # a small step may not move a rounded boundary: press until the drawing moves
+        _press(page, control, selector, forward)
+        page.wait_for_timeout(1500 if is_play else 30)
+        after = page.evaluate(WIDGET_STATE, widget)
+        times.append(after["ms"])
+        if after["drawing"] != before["drawing"]:
+            break
+    if is_play:
+        _press(page, control, selector, forward)  # pause again
+    if after["drawing"] == before["drawing"]:
+        check.fail(where, "moving it with the keyboard did not change the drawing")
+    if after["readout"] == before["readout"]:
+        check.fail(where, "moving it did not change the announced readout (aria-live)")
+    if after["live"] not in ("polite", "assertive"):
+        check.fail(where, "the readout is not an aria-live region")
+    if control["tag"] != "button" and page.evaluate(ANNOUNCED, selector) == announced:
+        check.fail(where, "the control's announced value did not change")
+    check.count("controls moved with the keyboard")
+
+
+def check_keyboard(page: Any, check: Checker) -> dict[str, list[float]]:
+    timings: dict[str, list[float]] = {}
+    for widget in WIDGETS:
+        times = timings.setdefault(widget, [page.evaluate(WIDGET_STATE, widget)["ms"]])
+        if widget == "rope-scaling":
+            type_select = page.evaluate(CONTROLS, widget)
+            select = next(c for c in type_select if c["label"].strip() == "Scaling type")
+            kinds = page.evaluate("(s) => [...document.querySelector(s).options].map((o) => o.value)", f"#{select['id']}")
+            for kind in kinds:
+                page.select_option(f"#{select['id']}", kind)
+                for control in page.evaluate(CONTROLS, widget):
+                    if control["label"].strip() != "Scaling type":
+                        exercise(page, widget, control, check, times, note=f" ({kind})")
+            page.select_option(f"#{select['id']}", kinds[0])
+            exercise(page, widget, select, check, times)
+            missing = set(posenc_scaling_types()) - set(kinds) - PENDING_SCALING_TYPES
+            if missing:
+                check.fail(widget, f"the scaling type list lacks {sorted(missing)}")
+            continue
+        for control in page.evaluate(CONTROLS, widget):
+            exercise(page, widget, control, check, times)
+    for widget, times in timings.items():
+        slow = [t for t in times if not t < UPDATE_BUDGET_MS]
+        if slow:
+            check.fail(widget, f"{len(slow)} updates took {max(slow):.1f} ms or more (budget {UPDATE_BUDGET_MS} ms)")
+    return timings
+
+
+# ----------------------------------------------------------------------------------------------
+# palettes, accessibility, screenshots
+
+
+def drawings(page: Any) -> str:
+    return str(page.evaluate("() => [...document.querySelectorAll('svg.posenc-explorer__plot')].map((s) => s.outerHTML).join('')"))
+
+
+def run_axe(page: Any, variant: str, check: Checker) -> None:
+    page.add_script_tag(path=str(AXE))
+    for violation in page.evaluate(AXE_RUN):
+        if violation["impact"] in BLOCKING_IMPACTS:
+            nodes = "; ".join(n["target"] for n in violation["nodes"][:4])
+            check.fail(f"axe [{variant}]", f"{violation['id']} ({violation['impact']}): {violation['help']} -- {nodes}")
+    check.count("axe runs")
+
+
+def toggle_palette(page: Any) -> str:
+    before = page.evaluate("() => document.body.getAttribute('data-md-color-scheme')")
+    page.locator('form[data-md-component="palette"] label:not([hidden])').click()
+    page.wait_for_function("(b) => document.body.getAttribute('data-md-color-scheme') !== b", arg=before, timeout=5_000)
+    page.wait_for_timeout(300)
+    return str(page.evaluate("() => document.body.getAttribute('data-md-color-scheme')"))
+
+
+def open_page(browser: Any, url: str, origin: str, check: Checker, width: int, scheme: str) -> tuple[Any, Any]:
+    context = browser.new_context(viewport={"width": width, "height": 900}, color_scheme=scheme,
+                                  reduced_motion="reduce", service_workers="block")
+
+    def route(request_route: Any) -> None:
+        request_url = request_route.request.url
+        if request_url.startswith(origin + "/") or request_url.startswith(("data:", "blob:")):
+            request_route.continue_()
+        else:
+            check.fail("external request", f"{request_url} (blocked)")
+            request_route.abort("blockedbyclient")
+
+    context.route("**/*", route)
+    page = context.new_page()
+    page.on("console", lambda message: message.type == "error" and check.fail("console error", message.text))
+    page.on("pageerror", lambda error: check.fail("page error", str(error)))
+    page.on("requestfailed", lambda request: check.fail("failed request", f"{request.url}: {request.failure}"))
+    page.on("response", lambda response: response.status >= 400 and check.fail("HTTP error", f"{response.status} {response.url}"))
+    page.goto(url, wait_until="networkidle", timeout=60_000)
+    page.wait_for_function(f"() => document.querySelectorAll('.posenc-explorer[data-upgraded]').length === {len(WIDGETS)}",
+                           timeout=15_000)
+    return context, page
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--site-dir", type=Path, default=Path("site"))
+    parser.add_argument("--screenshots", type=Path, default=None, help="folder for the PNGs (none if not given)")
+    args = parser.parse_args(argv)
+    site_dir: Path = args.site_dir.resolve()
+    if not (site_dir / PAGE / "index.html").is_file():
+        print(f"{site_dir / PAGE / 'index.html'} is missing: build the site first (make build)", file=sys.stderr)
+        return 2
+    if not AXE.is_file():
+        print(f"{AXE} is missing: run `npm ci` (make install)", file=sys.stderr)
+        return 2
+    from playwright.sync_api import sync_playwright
+
+    started = time.perf_counter()
+    check = Checker()
+    base = base_path(site_dir)
+    with serve(site_dir, base) as origin, sync_playwright() as playwright:
+        browser = _launch(playwright)
+        url = f"{origin}{base}{PAGE}"
+        try:
+            print(f"checking {url} with Chromium {browser.version}", flush=True)
+            context, page = open_page(browser, url, origin, check, 1280, "light")
+            hosts = page.evaluate("() => [...document.querySelectorAll('.posenc-explorer')].map((e) => e.dataset.widget)")
+            if sorted(hosts) != sorted(WIDGETS):
+                check.fail("page", f"widgets {hosts}, expected {WIDGETS}")
+            print("parity with posenc (float64):", flush=True)
+            check_parity(page, check)
+            print("keyboard:", flush=True)
+            timings = check_keyboard(page, check)
+            for widget, times in timings.items():
+                print(f"  {widget:<14} {len(times):3} updates, median {statistics.median(times):5.1f} ms, "
+                      f"max {max(times):5.1f} ms (budget {UPDATE_BUDGET_MS:.0f} ms)")
+            scheme = page.evaluate("() => document.body.getAttribute('data-md-color-scheme')")
+            for step in range(2):
+                variant = "dark" if scheme == "slate" else "light"
+                run_axe(page, variant, check)
+                if step == 0:
+                    before = drawings(page)
+                    scheme = toggle_palette(page)
+                    if drawings(page) == before:
+                        check.fail("palette", "the drawings did not change with the palette")
+            context.close()
+            if args.screenshots is not None:
+                args.screenshots.mkdir(parents=True, exist_ok=True)
+                for width in (1280, 390):
+                    for scheme_name, variant in (("light", "light"), ("dark", "dark")):
+                        context, page = open_page(browser, url, origin, check, width, scheme_name)
+                        shot = args.screenshots / f"explore-{width}px-{variant}.png"
+                        page.screenshot(path=str(shot), full_page=True, animations="disabled")
+                        context.close()
+                print(f"screenshots: {args.screenshots}/explore-{{1280,390}}px-{{light,dark}}.png")
+        finally:
+            browser.close()
+    counts = ", ".join(f"{what}: {n}" for what, n in check.counts.items())
+    print(f"checked {counts}")
+    if check.problems:
+        print(f"\n{len(check.problems)} problem(s):")
+        for problem in check.problems[:60]:
+            print(f"  {problem}")
+    print(f"\nexplorer check {'FAILED' if check.problems else 'passed'}: {len(check.problems)} problem(s), "
+          f"{time.perf_counter() - started:.0f} s")
+    return 1 if check.problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
