@@ -53,6 +53,7 @@ experiments-vit: install
 check-site: build
 	bash tools/install_chromium.sh
 	$(PY) -m tests.site.check_site --site-dir site --screenshots site-screenshots
+	$(PY) -m tests.site.check_explorer --site-dir site --screenshots site-screenshots
 
 clean:
 	rm -rf site site-screenshots .cache .pytest_cache .mypy_cache .hypothesis

@@ -8,7 +8,10 @@
   ``\\( \\)`` and ``\\[ \\]`` span turned into plain text (``r_i = L/λ_i``), see `tex_to_text`.
 * **Repository link, "edit this page"**: ``repo_url`` comes from ``POSENC_REPO_URL`` (mkdocs.yml);
   when it is unset, from the git remote ``origin`` if that is a GitHub or GitLab address; else
-  the site has no repository link. Generated pages (the API reference) get no edit link.
+  the site has no repository link. Generated pages (the API reference) get no edit link. The
+  link is plain: Material's widget would fetch star counts from api.github.com on every visit.
+* **Tables from code**: a line ``[[table posenc.module:function | caption]]`` becomes a Markdown
+  table of what ``function()`` returns, ``(header, rows)``, computed at build time.
 * **Last updated**: each page ends with the date of the last commit that changed its source
   (``git log``), so two builds of one commit give the same bytes; uncommitted pages show none.
 """
@@ -117,6 +120,69 @@ def clean_search_index(path: Path) -> int:
 
 
 # ---------------------------------------------------------------------------------------------
+# [[table posenc.module:function | caption]]: a table computed at build time
+
+TABLE_LINE = re.compile(r"^\[\[table\s+(?P<target>posenc(?:\.\w+)*:\w+)\s*(?:\|\s*(?P<caption>.+?))?\s*\]\]\s*$", re.MULTILINE)
+_NUMBER = re.compile(r"^[-+−]?[\d,]*\.?\d+(?:e[-+]?\d+)?%?$")
+
+
+def table_markdown(header: list[str], rows: list[list[Any]], caption: str | None = None, name: str = "") -> str:
+    """A Markdown table (numeric columns right-aligned) in a ``<figure>``, with an optional caption.
+
+    >>> print(table_markdown(["method", "ppl"], [["RoPE", "3.9"], ["ALiBi", "12"]]))
+    <figure class="posenc-table" markdown="block">
+    <BLANKLINE>
+    | method | ppl |
+    | --- | ---: |
+    | RoPE | 3.9 |
+    | ALiBi | 12 |
+    <BLANKLINE>
+    </figure>
+    """
+    def cell(value: Any) -> str:
+        return str(value).replace("|", "\\|").replace("\n", " ")
+
+    cells = [[cell(value) for value in row] for row in rows]
+    if any(len(row) != len(header) for row in cells):
+        raise ValueError(f"table {name!r}: every row must have {len(header)} cells")
+    align = ["---:" if cells and all(_NUMBER.match(row[i].replace(" ", "")) for row in cells) else "---"
+             for i in range(len(header))]
+    lines = ["| " + " | ".join(cell(h) for h in header) + " |", "| " + " | ".join(align) + " |"]
+    lines += ["| " + " | ".join(row) + " |" for row in cells]
+    ident = f' id="table-{name}"' if name else ""
+    caption_html = f"<figcaption>{caption}</figcaption>\n" if caption else ""
+    return f'<figure class="posenc-table"{ident} markdown="block">\n\n' + "\n".join(lines) + f"\n\n{caption_html}</figure>"
+
+
+def render_table(target: str, caption: str | None = None) -> str:
+    """Call ``posenc.module:function`` (no arguments), which returns ``(header, rows)``, and
+    render its table. The page can show the same function's code (a snippet include), so the
+    numbers in the table and the code that makes them are one."""
+    import importlib
+
+    module_name, _, function_name = target.partition(":")
+    function = getattr(importlib.import_module(module_name), function_name, None)
+    if not callable(function):
+        raise ValueError(f"[[table {target}]]: {module_name} has no function {function_name!r}")
+    header, rows = function()
+    return table_markdown(list(header), [list(row) for row in rows], caption, function_name.replace("_", "-"))
+
+
+def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, **_: Any) -> str:
+    if "[[table" not in markdown:
+        return markdown
+    from mkdocs.exceptions import PluginError
+
+    def replace(match: re.Match[str]) -> str:
+        try:
+            return render_table(match["target"], match["caption"])
+        except Exception as error:
+            raise PluginError(f"{page.file.src_uri}: {error}") from error
+
+    return TABLE_LINE.sub(replace, markdown)
+
+
+# ---------------------------------------------------------------------------------------------
 # repository and git dates
 
 
@@ -189,12 +255,19 @@ def on_page_context(context: dict[str, Any], page: Page, config: MkDocsConfig, *
     return context
 
 
-def on_post_page(output: str, page: Page, config: MkDocsConfig) -> str:
+def _head_and_source(output: str) -> str:
+    # Material's repository widget asks api.github.com for stars and forks on every page view: the
+    # site requests nothing from other hosts, so the link stays and the request goes
+    output = output.replace('class="md-source" data-md-component="source"', 'class="md-source"')
     return output.replace("</head>", JS_MARKER + "</head>", 1)
 
 
+def on_post_page(output: str, page: Page, config: MkDocsConfig) -> str:
+    return _head_and_source(output)
+
+
 def on_post_template(output: str, template_name: str, config: MkDocsConfig) -> str:
-    return output.replace("</head>", JS_MARKER + "</head>", 1) if template_name == "404.html" else output
+    return _head_and_source(output) if template_name == "404.html" else output
 
 
 def on_post_build(config: MkDocsConfig) -> None:

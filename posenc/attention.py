@@ -22,7 +22,7 @@ from collections.abc import Callable
 import torch
 from torch import Tensor, nn
 
-from posenc._checks import check_bool, check_positive_int, check_size, check_tensor
+from posenc._checks import check_bool, check_elements, check_size, check_size_int, check_tensor
 
 #: Called as ``rotary(q, k)`` on per-head queries and keys; returns the rotated pair.
 QueryKeyTransform = Callable[[Tensor, Tensor], tuple[Tensor, Tensor]]
@@ -158,8 +158,9 @@ class SelfAttention(nn.Module):
 
     def __init__(self, dim: int, num_heads: int = 1) -> None:
         super().__init__()
-        self.dim = check_positive_int("dim", dim)
-        self.num_heads = check_positive_int("num_heads", num_heads)
+        self.dim = check_size_int("dim", dim)
+        self.num_heads = check_size_int("num_heads", num_heads)
+        check_elements("the query/key/value projection (3 dim x dim)", 3 * self.dim, self.dim)
         if dim % num_heads:
             raise ValueError(f"dim must be divisible by num_heads, got dim={dim}, num_heads={num_heads}")
         self.head_dim = dim // num_heads

@@ -20,13 +20,16 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from posenc._checks import check_positive_int, check_tensor
+from posenc._checks import check_size_int, check_tensor
 
 __all__ = ["CoPE", "contextual_positions"]
 
+#: The most numbers the position embeddings may hold (head_dim x max_position).
+MAX_EMBEDDINGS = 1 << 24
 
-def _check_real(name: str, value: object, min_ndim: int = 2) -> Tensor:
-    tensor = check_tensor(name, value, min_ndim=min_ndim, floating=True)
+
+def _check_real(name: str, value: object, min_ndim: int = 2, finite: bool = False) -> Tensor:
+    tensor = check_tensor(name, value, min_ndim=min_ndim, floating=True, finite=finite)
     if tensor.is_complex():
         raise TypeError(f"{name} must be a real floating-point tensor, got dtype {tensor.dtype}")
     return tensor
@@ -38,12 +41,21 @@ def _causal_keep(q_len: int, k_len: int, device: torch.device) -> Tensor:
 
 
 # --8<-- [start:positions]
+def _reverse_cumsum(gates: Tensor) -> Tensor:
+    """p_ij = sum_{t=j}^{i} g_it, with the gates of keys after the query set to 0."""
+    dtype = gates.dtype if gates.dtype in (torch.float32, torch.float64) else torch.float32
+    keep = _causal_keep(gates.shape[-2], gates.shape[-1], gates.device)
+    causal = gates.to(dtype).masked_fill(~keep, 0.0)
+    return causal.flip(-1).cumsum(-1).flip(-1)
+# --8<-- [end:positions]
+
+
 def contextual_positions(gates: Tensor) -> Tensor:
     """``p_ij = sum_{t=j}^{i} g_it``: the reverse cumulative sum of the gates along the keys.
 
-    ``gates [..., q_len, k_len]`` in [0, 1]; the queries are the last ``q_len`` of the keys (as in
-    `posenc.attention.scaled_dot_product_attention` with ``causal=True``), and gates of keys after
-    the query are ignored (their positions are 0). Computed in float32 at least.
+    ``gates [..., q_len, k_len]``: finite, normally in [0, 1]. The queries are the last ``q_len``
+    of the keys (as in `posenc.attention.scaled_dot_product_attention` with ``causal=True``), and
+    gates of keys after the query are ignored (their positions are 0). Float32 at least.
 
     Examples:
         >>> contextual_positions(torch.ones(3, 3))          # every gate 1: i - j + 1
@@ -51,12 +63,8 @@ def contextual_positions(gates: Tensor) -> Tensor:
                 [2., 1., 0.],
                 [3., 2., 1.]])
     """
-    gates = _check_real("gates", gates)
-    dtype = gates.dtype if gates.dtype in (torch.float32, torch.float64) else torch.float32
-    keep = _causal_keep(gates.shape[-2], gates.shape[-1], gates.device)
-    causal = gates.to(dtype).masked_fill(~keep, 0.0)
-    return causal.flip(-1).cumsum(-1).flip(-1)
-# --8<-- [end:positions]
+    gates = _check_real("gates", gates, finite=True)
+    return _reverse_cumsum(gates)
 
 
 class CoPE(nn.Module):
@@ -85,8 +93,11 @@ class CoPE(nn.Module):
 
     def __init__(self, head_dim: int, *, max_position: int) -> None:
         super().__init__()
-        self.head_dim = check_positive_int("head_dim", head_dim)
-        self.max_position = check_positive_int("max_position", max_position)
+        self.head_dim = check_size_int("head_dim", head_dim)
+        self.max_position = check_size_int("max_position", max_position)
+        if self.head_dim * self.max_position > MAX_EMBEDDINGS:
+            raise ValueError(f"head_dim x max_position must be <= {MAX_EMBEDDINGS} (the position embeddings), "
+                             f"got head_dim={self.head_dim}, max_position={self.max_position}")
         self.pos_emb = nn.Parameter(torch.zeros(self.head_dim, self.max_position))
 
     def gates(self, logits: Tensor) -> Tensor:
@@ -97,10 +108,29 @@ class CoPE(nn.Module):
 
     def positions(self, logits: Tensor) -> Tensor:
         """The contextual positions ``p_ij``, clamped to ``max_position - 1``."""
-        return contextual_positions(self.gates(logits)).clamp(max=self.max_position - 1)
+        return _reverse_cumsum(self.gates(logits)).clamp(max=self.max_position - 1)
+
+    def interpolate(self, q: Tensor, positions: Tensor) -> Tensor:
+        """``q_i . e[p_ij]`` for ``q [..., q_len, head_dim]`` and fractional ``positions [..., q_len, k_len]``.
+
+        Positions must be finite and are clamped to ``[0, max_position - 1]``; float32 at least.
+        """
+        q = _check_real("q", q)
+        self._check_head_dim(q)
+        positions = _check_real("positions", positions, finite=True)
+        if positions.shape[:-1] != q.shape[:-1]:
+            raise ValueError(f"positions must have shape [..., q_len, k_len] with the leading dimensions of "
+                             f"q {tuple(q.shape[:-1])}, got shape {tuple(positions.shape)}")
+        dtype = torch.promote_types(torch.promote_types(q.dtype, positions.dtype), torch.float32)
+        return self._interpolate(q.to(dtype), positions.to(dtype).clamp(0, self.max_position - 1))
+
+    def _check_head_dim(self, q: Tensor) -> None:
+        if q.shape[-1] != self.head_dim:
+            raise ValueError(f"q must have size {self.head_dim} in its last dimension (the module's "
+                             f"head_dim), got shape {tuple(q.shape)}")
 
     # --8<-- [start:interpolate]
-    def interpolate(self, q: Tensor, positions: Tensor) -> Tensor:
+    def _interpolate(self, q: Tensor, positions: Tensor) -> Tensor:
         """``q_i . e[p_ij]`` with ``e`` linearly interpolated between integer positions."""
         dtype = positions.dtype
         per_integer = q.to(dtype) @ self.pos_emb.to(dtype)       # q_i . e[p], [..., q_len, P]
@@ -115,14 +145,13 @@ class CoPE(nn.Module):
     def forward(self, q: Tensor, logits: Tensor) -> Tensor:
         q = _check_real("q", q)
         logits = _check_real("logits", logits)
-        if q.shape[-1] != self.head_dim:
-            raise ValueError(f"q must have size {self.head_dim} in its last dimension (the module's "
-                             f"head_dim), got shape {tuple(q.shape)}")
+        self._check_head_dim(q)
         if logits.shape[:-1] != q.shape[:-1]:
             raise ValueError(f"logits must have shape [..., q_len, k_len] with the leading dimensions of "
                              f"q {tuple(q.shape[:-1])}, got shape {tuple(logits.shape)}")
         if logits.shape[-2] > logits.shape[-1]:
             raise ValueError(f"logits must not have more queries than keys (causal, the queries are the "
                              f"last keys), got shape {tuple(logits.shape)}")
-        positions = self.positions(logits)
-        return self.interpolate(q.to(positions.dtype), positions)
+        dtype = torch.promote_types(torch.promote_types(q.dtype, logits.dtype), torch.float32)
+        positions = self.positions(logits.to(dtype))
+        return self._interpolate(q.to(dtype), positions)

@@ -20,7 +20,8 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-from posenc._checks import check_int, check_positions, check_positive_int
+from posenc._bias import bias_positions, distances, pair_shape
+from posenc._checks import MAX_POSITION, check_elements, check_int, check_size_int
 
 __all__ = ["FireBias"]
 
@@ -28,6 +29,8 @@ __all__ = ["FireBias"]
 INIT_C = 0.1
 INIT_L = 512.0
 EPS = 1e-6
+#: The most weights the MLP's second layer may have (hidden x num_heads).
+MAX_WEIGHTS = 1 << 24
 
 
 class FireBias(nn.Module):
@@ -53,18 +56,19 @@ class FireBias(nn.Module):
         True
     """
 
-    init_l: Tensor
-
     def __init__(self, num_heads: int, *, hidden: int = 32, max_len: int | None = None) -> None:
         super().__init__()
-        self.num_heads = check_positive_int("num_heads", num_heads)
-        self.hidden = check_positive_int("hidden", hidden)
-        init_l = INIT_L if max_len is None else float(check_positive_int("max_len", max_len))
+        self.num_heads = check_size_int("num_heads", num_heads)
+        self.hidden = check_size_int("hidden", hidden)
+        if self.hidden * self.num_heads > MAX_WEIGHTS:
+            raise ValueError(f"hidden x num_heads must be <= {MAX_WEIGHTS} (the MLP's second layer), "
+                             f"got hidden={self.hidden}, num_heads={self.num_heads}")
+        init_l = INIT_L if max_len is None else float(check_int("max_len", max_len, minimum=1, maximum=MAX_POSITION))
         self.layer1 = nn.Linear(1, self.hidden)                # the MLP f: 1 -> hidden -> ReLU -> heads
         self.layer2 = nn.Linear(self.hidden, self.num_heads)
         self.c = nn.Parameter(torch.tensor(INIT_C))
         self.l_multiplier = nn.Parameter(torch.tensor(1.0))
-        self.register_buffer("init_l", torch.tensor(init_l, dtype=torch.float64), persistent=False)
+        self.init_l = init_l  # a Python float: no .half() can round it
 
     @property
     def threshold(self) -> Tensor:
@@ -73,26 +77,37 @@ class FireBias(nn.Module):
 
     # --8<-- [start:normalise]
     def normalised_distance(self, q_positions: Tensor | int, k_positions: Tensor | int) -> Tensor:
-        """``psi(|i - j|) / psi(max(L, i))``, ``[q, k]``: in [0, 1] for every key j <= i."""
-        q_pos = check_positions("q_positions", q_positions).to(self.c.device)
-        k_pos = check_positions("k_positions", k_positions).to(self.c.device)
+        """``psi(|i - j|) / psi(max(L, i))``, ``[q, k]`` (or ``[batch, q, k]``): in [0, 1] for keys j <= i."""
+        q_pos = bias_positions("q_positions", q_positions).to(self.c.device)
+        k_pos = bias_positions("k_positions", k_positions).to(self.c.device)
+        check_elements("the distances of q_positions and k_positions",
+                       *pair_shape("q_positions", q_pos, "k_positions", k_pos))
         dtype = self.c.dtype if self.c.dtype in (torch.float32, torch.float64) else torch.float32
         c = self.c.to(dtype).abs()
-        distance = (q_pos[:, None] - k_pos[None, :]).abs().to(dtype)
-        normaliser = torch.maximum(q_pos.to(dtype), self.threshold.to(dtype))[:, None]
+        distance = distances(q_pos, k_pos).to(dtype)
+        normaliser = torch.maximum(q_pos.to(dtype), self.threshold.to(dtype))[..., None]
         return torch.log1p(c * distance) / (torch.log1p(c * normaliser) + EPS)
     # --8<-- [end:normalise]
 
     def bias(self, q_positions: Tensor | int, k_positions: Tensor | int) -> Tensor:
-        """The bias for explicit positions (1-D tensors, or ints n meaning 0 .. n-1): ``[heads, q, k]``."""
-        x = self.normalised_distance(q_positions, k_positions)[..., None]  # [q, k, 1]
+        """The bias for explicit positions: ``[heads, q, k]``, or ``[batch, heads, q, k]`` if either is 2-D.
+
+        Positions are ints n (meaning 0 .. n-1) or ``[seq]`` / ``[batch, seq]`` tensors.
+        """
+        q_pos = bias_positions("q_positions", q_positions)
+        k_pos = bias_positions("k_positions", k_positions)
+        shape = pair_shape("q_positions", q_pos, "k_positions", k_pos)
+        check_elements("the MLP's activations for q_positions and k_positions", *shape,
+                       max(self.hidden, self.num_heads))
+        x = self.normalised_distance(q_pos, k_pos)[..., None]  # [(batch,) q, k, 1]
         first, last = self.layer1, self.layer2
         # at least float32, even after .half(): the weights are cast for the computation
         hidden = F.relu(F.linear(x, first.weight.to(x.dtype), first.bias.to(x.dtype)))
-        out = F.linear(hidden, last.weight.to(x.dtype), last.bias.to(x.dtype))  # [q, k, heads]
-        return out.permute(2, 0, 1)
+        out = F.linear(hidden, last.weight.to(x.dtype), last.bias.to(x.dtype))  # [(batch,) q, k, heads]
+        return out.movedim(-1, -3)
 
     def forward(self, q_len: int, k_len: int | None = None) -> Tensor:
-        q_len = check_int("q_len", q_len, minimum=0)
-        k_len = q_len if k_len is None else check_int("k_len", k_len, minimum=0)
+        q_len = check_size_int("q_len", q_len, minimum=0)
+        k_len = q_len if k_len is None else check_size_int("k_len", k_len, minimum=0)
+        check_elements("the MLP's activations for q_len and k_len", q_len, k_len, max(self.hidden, self.num_heads))
         return self.bias(q_len, k_len)

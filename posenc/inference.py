@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from posenc._checks import check_choice, check_int, check_tensor, is_integer
+from posenc._checks import MAX_SIZE, check_choice, check_int, check_size_int, check_tensor, is_integer
 
 #: The largest position id accepted (tables are built up to the largest position seen).
 MAX_POSITION = 2**20
@@ -158,8 +158,8 @@ class KVCache:
     """
 
     def __init__(self, *, window: int | None = None, sinks: int = 0, key_positions: str = "original") -> None:
-        self.window = None if window is None else check_int("window", window, minimum=1)
-        self.sinks = check_int("sinks", sinks, minimum=0)
+        self.window = None if window is None else check_size_int("window", window)
+        self.sinks = check_int("sinks", sinks, minimum=0, maximum=MAX_SIZE)
         if self.sinks and self.window is None:
             raise ValueError(f"sinks={self.sinks} needs a window: without one every entry is kept anyway")
         self.key_positions = check_choice("key_positions", key_positions, KEY_POSITIONS)
@@ -263,6 +263,9 @@ def _check_positions(positions: object, batch: int, q_len: int) -> Tensor:
 def plan_step(cache: KVCache | None, *, owner: object, num_layers: int, batch: int, q_len: int,
               positions: object, attention_mask: object, device: torch.device) -> StepPlan:
     """Validate ``positions``, ``attention_mask`` and ``cache`` and work out this call's positions and mask."""
+    num_layers = check_size_int("num_layers", num_layers)
+    batch = check_size_int("batch", batch)
+    q_len = check_size_int("q_len", q_len, minimum=0)
     if cache is not None and not isinstance(cache, KVCache):
         raise TypeError(f"cache must be a posenc.KVCache or None, got {type(cache).__name__}")
     if cache is not None:
@@ -315,7 +318,9 @@ def plan_step(cache: KVCache | None, *, owner: object, num_layers: int, batch: i
     key_order = torch.cat((old_order, seen + torch.arange(q_len)))
     window = cache.window if cache is not None else None
     mask = None
-    if past or window is not None or attention_mask is not None:
+    # Plain causal attention (the cached keys first, in order) needs no mask of its own.
+    plain = window is None and mask_3d is None and bool(key_valid.all())
+    if not plain:
         query_order = key_order[past:]
         allowed = key_order[None, :] <= query_order[:, None]  # causal, in the order tokens were fed
         if window is not None and cache is not None:

@@ -19,9 +19,10 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from posenc._checks import check_choice, check_float, check_int, check_positions, check_positive_int
+from posenc._bias import bias_positions, distances, pair_shape
+from posenc._checks import check_choice, check_elements, check_float, check_size_int
 
-__all__ = ["KerpleBias", "KINDS"]
+__all__ = ["KINDS", "KerpleBias", "distance_matrix"]
 
 KINDS = ("log", "power")
 
@@ -29,9 +30,21 @@ KINDS = ("log", "power")
 EPS = 1e-2
 
 
-def distance_matrix(q_positions: Tensor, k_positions: Tensor) -> Tensor:
-    """``|i - j|`` for every query position i and key position j, float64 ``[q, k]``."""
-    return (q_positions.to(torch.float64)[:, None] - k_positions.to(torch.float64)[None, :]).abs()
+def distance_matrix(q_positions: Tensor | int, k_positions: Tensor | int) -> Tensor:
+    """``|i - j|`` for every query and key position, float64 ``[q, k]`` (or ``[batch, q, k]``).
+
+    Positions are ints n (meaning 0 .. n-1) or ``[seq]`` / ``[batch, seq]`` tensors.
+
+    Examples:
+        >>> distance_matrix(2, torch.tensor([0, 3]))
+        tensor([[0., 3.],
+                [1., 2.]], dtype=torch.float64)
+    """
+    q_pos = bias_positions("q_positions", q_positions)
+    k_pos = bias_positions("k_positions", k_positions)
+    check_elements("the distance matrix of q_positions and k_positions",
+                   *pair_shape("q_positions", q_pos, "k_positions", k_pos))
+    return distances(q_pos, k_pos)
 
 
 class KerpleBias(nn.Module):
@@ -59,7 +72,7 @@ class KerpleBias(nn.Module):
 
     def __init__(self, num_heads: int, *, kind: str = "log", eps: float = EPS) -> None:
         super().__init__()
-        self.num_heads = check_positive_int("num_heads", num_heads)
+        self.num_heads = check_size_int("num_heads", num_heads)
         self.kind = check_choice("kind", kind, KINDS)
         self.eps = check_float("eps", eps, positive=True, maximum=1.0)
         r1_scale, r2_scale = (2.0, 1.0) if self.kind == "log" else (1.0, 2.0)
@@ -78,20 +91,25 @@ class KerpleBias(nn.Module):
 
     # --8<-- [start:kernel]
     def bias(self, q_positions: Tensor | int, k_positions: Tensor | int) -> Tensor:
-        """The bias for explicit positions (1-D tensors, or ints n meaning 0 .. n-1): ``[heads, q, k]``."""
-        q_pos = check_positions("q_positions", q_positions)
-        k_pos = check_positions("k_positions", k_positions)
+        """The bias for explicit positions: ``[heads, q, k]``, or ``[batch, heads, q, k]`` if either is 2-D.
+
+        Positions are ints n (meaning 0 .. n-1) or ``[seq]`` / ``[batch, seq]`` tensors.
+        """
+        q_pos = bias_positions("q_positions", q_positions)
+        k_pos = bias_positions("k_positions", k_positions)
+        shape = pair_shape("q_positions", q_pos, "k_positions", k_pos)
+        check_elements("the bias of q_positions and k_positions", self.num_heads, *shape)
         self.project_()
-        distance = distance_matrix(q_pos, k_pos).to(device=self.r1.device)
+        distance = distances(q_pos, k_pos).to(device=self.r1.device)[..., None, :, :]
         dtype = self.r1.dtype if self.r1.dtype in (torch.float32, torch.float64) else torch.float32
         distance = distance.to(dtype)
         r1, r2 = self.r1.to(dtype)[:, None, None], self.r2.to(dtype)[:, None, None]
-        if self.kind == "log":
-            return -r1 * torch.log1p(r2 * distance)
-        return -r1 * distance.pow(r2)
+        kernel = torch.log1p(r2 * distance) if self.kind == "log" else distance.pow(r2)
+        return -r1 * kernel + 0.0  # + 0.0 turns the diagonal's -0.0 into 0.0
     # --8<-- [end:kernel]
 
     def forward(self, q_len: int, k_len: int | None = None) -> Tensor:
-        q_len = check_int("q_len", q_len, minimum=0)
-        k_len = q_len if k_len is None else check_int("k_len", k_len, minimum=0)
+        q_len = check_size_int("q_len", q_len, minimum=0)
+        k_len = q_len if k_len is None else check_size_int("k_len", k_len, minimum=0)
+        check_elements("the bias of q_len and k_len", self.num_heads, q_len, k_len)
         return self.bias(q_len, k_len)

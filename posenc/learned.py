@@ -40,7 +40,7 @@ class LearnedPositionalEmbedding(nn.Module):
         self.max_len = check_size_int("max_len", max_len)
         self.dim = check_size_int("dim", dim)
         check_elements("the table (max_len x dim)", self.max_len, self.dim)
-        self.init_std = check_float("init_std", init_std, minimum=0.0, maximum=1e150)
+        self.init_std = check_float("init_std", init_std, minimum=0.0, maximum=1e30)  # float32 stays finite
         self.table = nn.Parameter(torch.empty(self.max_len, self.dim))
         nn.init.normal_(self.table, mean=0.0, std=self.init_std)
 

@@ -17,10 +17,12 @@ and ``"none"`` uses no position method at all (only the causal mask tells positi
 from __future__ import annotations
 
 
+from collections.abc import Sequence
+
 import torch
 from torch import Tensor, nn
 
-from posenc._checks import check_choice, check_float, check_int, check_positive_int, check_tensor
+from posenc._checks import check_choice, check_elements, check_float, check_int, check_size_int, check_tensor
 from posenc.alibi import alibi_slopes
 from posenc.attention import KeyValueHook, QueryKeyTransform, SelfAttention
 from posenc.inference import MAX_POSITION, KVCache, StepPlan, plan_step, positions_from_mask
@@ -33,6 +35,20 @@ from posenc.sinusoidal import SinusoidalPositionalEncoding, sinusoidal_encoding
 EMBEDDING_KINDS = ("sinusoidal", "learned")
 #: The ``position`` values of `TinyTransformer`.
 POSITION_METHODS = ("none", "sinusoidal", "learned", "rope", "alibi", "t5")
+#: The per-layer methods of ``TinyTransformer(position="rope", layer_positions=...)``.
+LAYER_POSITION_METHODS = ("rope", "none")
+
+
+def _check_per_layer(name: str, value: object, num_layers: int) -> list[object]:
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise TypeError(f"{name} must be a sequence with one entry per layer, got {type(value).__name__}")
+    if len(value) != num_layers:
+        raise ValueError(f"{name} must have one entry per layer ({num_layers}), got {len(value)}")
+    return list(value)
+
+
+def _base_key(base: float) -> str:
+    return repr(float(base)).replace(".", "_")  # ModuleDict keys cannot contain dots
 
 
 def _check_tokens(tokens: object, vocab_size: int) -> Tensor:
@@ -75,14 +91,15 @@ class PositionalEmbedding(nn.Module):
     def __init__(self, vocab_size: int, dim: int, *, kind: str, max_len: int | None = None,
                  dropout: float = 0.0) -> None:
         super().__init__()
-        self.vocab_size = check_positive_int("vocab_size", vocab_size)
-        self.dim = check_positive_int("dim", dim)
+        self.vocab_size = check_size_int("vocab_size", vocab_size)
+        self.dim = check_size_int("dim", dim)
         if not isinstance(kind, str) or kind not in EMBEDDING_KINDS:
             raise ValueError(
                 f"kind must be one of 'sinusoidal', 'learned', got {kind!r} (RoPE, ALiBi and T5 act "
                 "inside attention, not on the embeddings: use TinyTransformer(position=...))"
             )
         self.kind = kind
+        check_elements("the token table (vocab_size x dim)", self.vocab_size, self.dim)
         check_float("dropout", dropout, minimum=0.0, maximum=1.0)
         self.token = nn.Embedding(self.vocab_size, self.dim)
         self.position: nn.Module
@@ -91,7 +108,7 @@ class PositionalEmbedding(nn.Module):
         else:
             if max_len is None:
                 raise ValueError("max_len must be given for kind='learned': the table has one row per position")
-            self.position = LearnedPositionalEmbedding(check_positive_int("max_len", max_len), self.dim)
+            self.position = LearnedPositionalEmbedding(check_size_int("max_len", max_len), self.dim)
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, tokens: Tensor, offset: int = 0, *, positions: Tensor | None = None) -> Tensor:
@@ -170,6 +187,11 @@ class TinyTransformer(nn.Module):
         max_len: rows of the learned table (required for ``"learned"``; the model then refuses
             positions ``>= max_len``); for ``"sinusoidal"`` only the number of precomputed rows.
         mlp_ratio: width of the feed-forward layer, as a multiple of ``dim``.
+        layer_positions: only with ``position="rope"``: a per-layer plan, one of ``"rope"`` or
+            ``"none"`` per layer (e.g. RoPE in three layers out of four and none in the fourth,
+            a NoPE/RoPE interleave). Default: RoPE in every layer.
+        layer_rope_bases: only with ``position="rope"``: the RoPE base of each layer (e.g. a
+            small base in local layers and a large one in global layers). Default: 10000.
 
     Attention is causal in every block. T5's bias is shared by all layers, each head with its
     own value per bucket, as in Raffel et al. (2020); its buckets are the causal ones
@@ -193,14 +215,18 @@ class TinyTransformer(nn.Module):
     """
 
     def __init__(self, vocab_size: int, dim: int, num_heads: int, num_layers: int, *, position: str,
-                 max_len: int | None = None, mlp_ratio: int = 4) -> None:
+                 max_len: int | None = None, mlp_ratio: int = 4, layer_positions: Sequence[str] | None = None,
+                 layer_rope_bases: Sequence[float] | None = None) -> None:
         super().__init__()
-        self.vocab_size = check_positive_int("vocab_size", vocab_size)
-        self.dim = check_positive_int("dim", dim)
-        self.num_heads = check_positive_int("num_heads", num_heads)
-        self.num_layers = check_positive_int("num_layers", num_layers)
+        self.vocab_size = check_size_int("vocab_size", vocab_size)
+        self.dim = check_size_int("dim", dim)
+        self.num_heads = check_size_int("num_heads", num_heads)
+        self.num_layers = check_size_int("num_layers", num_layers)
         self.position = check_choice("position", position, POSITION_METHODS)
-        mlp_ratio = check_positive_int("mlp_ratio", mlp_ratio)
+        mlp_ratio = check_size_int("mlp_ratio", mlp_ratio)
+        check_elements("the token table (vocab_size x dim)", self.vocab_size, self.dim)
+        check_elements("the feed-forward weights (num_layers x dim x mlp_ratio * dim)",
+                       self.num_layers, self.dim, mlp_ratio * self.dim)
         if self.dim % self.num_heads:
             raise ValueError(f"dim must be divisible by num_heads, got dim={dim}, num_heads={num_heads}")
         self.head_dim = self.dim // self.num_heads
@@ -213,6 +239,7 @@ class TinyTransformer(nn.Module):
         else:
             self.embedding = nn.Embedding(self.vocab_size, self.dim)
         self._build_position_hooks()
+        self._build_layer_plan(layer_positions, layer_rope_bases)
         self.blocks = nn.ModuleList(_Block(self.dim, self.num_heads, mlp_ratio * self.dim) for _ in range(self.num_layers))
         self.final_norm = nn.LayerNorm(self.dim)
         self.head = nn.Linear(self.dim, self.vocab_size, bias=False)
@@ -225,52 +252,6 @@ class TinyTransformer(nn.Module):
             self.rotary = RotaryEmbedding(self.head_dim)
         elif self.position == "t5":  # one learned scalar per (bucket, head), shared by all layers
             self.relative_bias = T5RelativeBias(self.num_heads, bidirectional=False)
-
-    def position_bias(self, query_positions: Tensor, key_positions: Tensor) -> Tensor | None:
-        """The additive logit bias of ALiBi or T5, ``[batch, heads, q_len, k_len]`` (``None`` otherwise).
-
-        Computed from the positions themselves (``[batch, q_len]`` and ``[batch, k_len]``
-        integer ids), so it is right for cached keys, padded rows and packed documents alike.
-        """
-        offsets = key_positions[:, None, :] - query_positions[:, :, None]  # j - i, [batch, q, k]
-        if self.position == "alibi":  # fixed: -slope_h * |i - j|
-            slopes = alibi_slopes(self.num_heads, dtype=torch.float64).to(offsets.device)
-            bias = slopes[None, :, None, None] * -offsets.abs()[:, None].to(torch.float64)
-            return bias.to(torch.float32)
-        if self.relative_bias is not None:  # learned: bias[h, bucket(j - i)]
-            rb = self.relative_bias
-            buckets = t5_relative_position_bucket(offsets, bidirectional=rb.bidirectional,
-                                                  num_buckets=rb.num_buckets, max_distance=rb.max_distance)
-            return rb.weight[buckets.to(rb.weight.device)].permute(0, 3, 1, 2)
-        return None
-
-    def attention_bias(self, seq_len: int) -> Tensor | None:
-        """The additive logit bias ``[heads, seq, seq]`` of ALiBi or T5 (``None`` otherwise)."""
-        seq_len = check_int("seq_len", seq_len, minimum=0, maximum=MAX_POSITION)
-        positions = torch.arange(seq_len)[None]
-        bias = self.position_bias(positions, positions)
-        return None if bias is None else bias[0]
-
-    def _layer_hooks(self, layer: int, step: StepPlan, cache: KVCache | None,
-                     device: torch.device) -> tuple[QueryKeyTransform | None, KeyValueHook | None]:
-        """The rotary hook and the cache hook of one layer (the one place that wires them)."""
-        rotary = self.rotary
-        q_pos, k_pos = step.query_positions.to(device), step.key_positions.to(device)
-        in_cache = cache is not None and cache.key_positions == "in-cache"
-        rotate: QueryKeyTransform | None = None
-        if rotary is not None and not in_cache:  # keys are cached already rotated
-            def rotate(q: Tensor, k: Tensor) -> tuple[Tensor, Tensor]:
-                return rotary(q, k, q_pos)
-        if cache is None:
-            return rotate, None
-
-        def kv_hook(q: Tensor, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-            k_all, v_all = cache._extend(layer, k, v)  # cached entries first, then this call's
-            if in_cache and rotary is not None:  # re-rotate every key by its index in the cache
-                q, k_all = rotary(q, q, q_pos)[0], rotary(k_all, k_all, k_pos)[1]
-            return q, k_all, v_all
-
-        return rotate, kv_hook
 
     def forward(self, tokens: Tensor, *, positions: Tensor | None = None, attention_mask: Tensor | None = None,
                 cache: KVCache | None = None) -> Tensor:
@@ -304,6 +285,86 @@ class TinyTransformer(nn.Module):
             cache._commit(self, step)
         return self.head(self.final_norm(x)), maps
     # --8<-- [end:model]
+
+    def _build_layer_plan(self, layer_positions: object, layer_rope_bases: object) -> None:
+        """Per-layer RoPE or none, and per-layer bases: one rotary module per distinct base."""
+        self.layer_positions: tuple[str, ...] | None = None
+        self.layer_rope_bases: tuple[float, ...] | None = None
+        self.layer_rotaries = nn.ModuleDict()
+        if layer_positions is None and layer_rope_bases is None:
+            return
+        if self.position != "rope":
+            raise ValueError(f"layer_positions and layer_rope_bases need position='rope', got position={self.position!r}")
+        if layer_positions is not None:
+            self.layer_positions = tuple(
+                check_choice(f"layer_positions[{i}]", method, LAYER_POSITION_METHODS)
+                for i, method in enumerate(_check_per_layer("layer_positions", layer_positions, self.num_layers)))
+        if layer_rope_bases is not None:
+            bases = _check_per_layer("layer_rope_bases", layer_rope_bases, self.num_layers)
+            self.layer_rope_bases = tuple(check_float(f"layer_rope_bases[{i}]", b, positive=True)
+                                          for i, b in enumerate(bases))
+            for base in sorted(set(self.layer_rope_bases)):
+                self.layer_rotaries[_base_key(base)] = RotaryEmbedding(self.head_dim, base=base)
+
+    def layer_rotary(self, layer: int) -> RotaryEmbedding | None:
+        """The RoPE module of layer ``layer`` (None if that layer has no rotation)."""
+        if self.layer_positions is not None and self.layer_positions[layer] == "none":
+            return None
+        if self.layer_rope_bases is not None:
+            module = self.layer_rotaries[_base_key(self.layer_rope_bases[layer])]
+            assert isinstance(module, RotaryEmbedding)
+            return module
+        return self.rotary
+
+    # --8<-- [start:position-bias]
+    def position_bias(self, query_positions: Tensor, key_positions: Tensor) -> Tensor | None:
+        """The additive logit bias of ALiBi or T5, ``[batch, heads, q_len, k_len]`` (``None`` otherwise).
+
+        Computed from the positions themselves (``[batch, q_len]`` and ``[batch, k_len]``
+        integer ids), so it is right for cached keys, padded rows and packed documents alike.
+        """
+        offsets = key_positions[:, None, :] - query_positions[:, :, None]  # j - i, [batch, q, k]
+        if self.position == "alibi":  # fixed: -slope_h * |i - j|
+            slopes = alibi_slopes(self.num_heads, dtype=torch.float64).to(offsets.device)
+            bias = slopes[None, :, None, None] * -offsets.abs()[:, None].to(torch.float64)
+            return bias.to(torch.float32)
+        if self.relative_bias is not None:  # learned: bias[h, bucket(j - i)]
+            rb = self.relative_bias
+            buckets = t5_relative_position_bucket(offsets, bidirectional=rb.bidirectional,
+                                                  num_buckets=rb.num_buckets, max_distance=rb.max_distance)
+            return rb.weight[buckets.to(rb.weight.device)].permute(0, 3, 1, 2)
+        return None
+    # --8<-- [end:position-bias]
+
+    def attention_bias(self, seq_len: int) -> Tensor | None:
+        """The additive logit bias ``[heads, seq, seq]`` of ALiBi or T5 (``None`` otherwise)."""
+        seq_len = check_int("seq_len", seq_len, minimum=0, maximum=MAX_POSITION)
+        positions = torch.arange(seq_len)[None]
+        bias = self.position_bias(positions, positions)
+        return None if bias is None else bias[0]
+
+    # --8<-- [start:layer-hooks]
+    def _layer_hooks(self, layer: int, step: StepPlan, cache: KVCache | None,
+                     device: torch.device) -> tuple[QueryKeyTransform | None, KeyValueHook | None]:
+        """The rotary hook and the cache hook of one layer (the one place that wires them)."""
+        rotary = self.layer_rotary(layer)
+        q_pos, k_pos = step.query_positions.to(device), step.key_positions.to(device)
+        in_cache = cache is not None and cache.key_positions == "in-cache"
+        rotate: QueryKeyTransform | None = None
+        if rotary is not None and not in_cache:  # keys are cached already rotated
+            def rotate(q: Tensor, k: Tensor) -> tuple[Tensor, Tensor]:
+                return rotary(q, k, q_pos)
+        if cache is None:
+            return rotate, None
+
+        def kv_hook(q: Tensor, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+            k_all, v_all = cache._extend(layer, k, v)  # cached entries first, then this call's
+            if in_cache and rotary is not None:  # re-rotate every key by its index in the cache
+                q, k_all = rotary(q, q, q_pos)[0], rotary(k_all, k_all, k_pos)[1]
+            return q, k_all, v_all
+
+        return rotate, kv_hook
+    # --8<-- [end:layer-hooks]
 
     # --8<-- [start:generate]
     @torch.no_grad()

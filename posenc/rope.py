@@ -24,16 +24,11 @@ from torch import Tensor, nn
 
 from posenc._checks import check_choice, check_int, check_tensor
 from posenc.rope_config import from_config
-from posenc.rope_scaling import (
-    SCALING_TYPES,
-    _check_dim,
-    _check_rotary_dim,
-    _check_scaling,
-    _default_frequencies,
-    _real,
-    rope_attention_scaling,
-    rope_inverse_frequencies,
-)
+from posenc.rope_scaling import SCALING_TYPES, _check_dim, _check_rotary_dim, _real
+from posenc.rope_scaling import _check_scaling as _check_scaling  # re-exported: other modules import them from here
+from posenc.rope_scaling import _default_frequencies as _default_frequencies
+from posenc.rope_scaling import rope_attention_scaling as rope_attention_scaling
+from posenc.rope_scaling import rope_inverse_frequencies as rope_inverse_frequencies
 
 __all__ = [
     "LAYOUTS", "LAYOUT_ALIASES", "SCALING_TYPES", "RotaryEmbedding", "apply_rope", "convert_rope_layout",
@@ -130,7 +125,8 @@ def _rotate(x: Tensor, cos: Tensor, sin: Tensor, layout: str, out: Tensor) -> Te
 
     Interleaved pairs (2i, 2i+1) are read as complex numbers and multiplied by ``cos + i sin``:
     one fused pass over x. Half pairs (i, i + dim/2) are strided views of x and out: each half
-    of ``out`` is written by one multiply, then updated in place by a fused multiply-add. When a
+    of ``out`` is written by one multiply, then updated in place by a fused multiply-add, block
+    of positions by block, so that the update finds its operands still in cache. When a
     gradient is needed the same formula is evaluated out of place instead.
     """
     half = x.shape[-1] // 2
@@ -150,12 +146,27 @@ def _rotate(x: Tensor, cos: Tensor, sin: Tensor, layout: str, out: Tensor) -> Te
         if x_c is not None and out_c is not None:
             torch.mul(x_c, torch.complex(cos, sin), out=out_c)  # (x1 + i x2)(cos + i sin)
             return out
-    torch.mul(x1, cos, out=out1)
-    out1.addcmul_(x2, sin, value=-1.0)  # x1' = x1 cos - x2 sin
-    torch.mul(x2, cos, out=out2)
-    out2.addcmul_(x1, sin)              # x2' = x2 cos + x1 sin
+    for rows in _blocks(x, cos):  # a few positions at a time, so the second pass reads from cache
+        c, s = (cos[..., rows, :], sin[..., rows, :]) if cos.shape[-2] > 1 else (cos, sin)
+        torch.mul(x1[..., rows, :], c, out=out1[..., rows, :])
+        out1[..., rows, :].addcmul_(x2[..., rows, :], s, value=-1.0)  # x1' = x1 cos - x2 sin
+        torch.mul(x2[..., rows, :], c, out=out2[..., rows, :])
+        out2[..., rows, :].addcmul_(x1[..., rows, :], s)              # x2' = x2 cos + x1 sin
     return out
 # --8<-- [end:rotate]
+
+
+_BLOCK_BYTES = 2**18  # working set of one block of the half-layout rotation (fits in a core's L2)
+
+
+def _blocks(x: Tensor, cos: Tensor) -> list[slice]:
+    """Slices of the seq axis of x, each about _BLOCK_BYTES of x (one slice for small inputs)."""
+    seq = x.shape[-2]
+    per_position = x.element_size() * (x.numel() // max(seq, 1))
+    step = max(1, _BLOCK_BYTES // max(per_position, 1))
+    if x.ndim < 2 or seq <= step or cos.shape[-2] not in (1, seq):
+        return [slice(None)]
+    return [slice(start, start + step) for start in range(0, seq, step)]
 
 
 def _broadcast_table(table: Tensor, x: Tensor) -> Tensor:
@@ -173,11 +184,15 @@ def _apply_table(x: Tensor, cos: Tensor, sin: Tensor, layout: str, rotary_dim: i
     sin = _broadcast_table(sin.to(device=x.device, dtype=dtype), x)
     source = x if x.dtype == dtype else x.to(dtype)
     width = x.shape[-1] if rotary_dim is None else rotary_dim
+    out = torch.empty_like(source)
     if width == x.shape[-1]:
-        out = _rotate(source, cos, sin, layout, torch.empty_like(source))
-    else:  # partial rotary: the pass-through features are copied bit for bit
-        turned = _rotate(source[..., :width], cos, sin, layout, torch.empty_like(source[..., :width]))
+        out = _rotate(source, cos, sin, layout, out)
+    elif torch.is_grad_enabled() and (source.requires_grad or cos.requires_grad or sin.requires_grad):
+        turned = _rotate(source[..., :width], cos, sin, layout, out[..., :width])
         out = torch.cat((turned, source[..., width:]), dim=-1)
+    else:  # partial rotary: the pass-through features are copied bit for bit
+        _rotate(source[..., :width], cos, sin, layout, out[..., :width])
+        out[..., width:] = source[..., width:]
     return out if out.dtype == x.dtype else out.to(x.dtype)
 # --8<-- [end:partial]
 

@@ -29,7 +29,9 @@ ROPE_TYPES: dict[str, tuple[str, ...]] = {
     "proportional": ("factor",),
 }
 _COMMON = ("rope_type", "type", "rope_theta", "partial_rotary_factor")
-_INTERLEAVED_MODELS = ("gptj",)  # transformers' GPT-J rotates (2i, 2i+1) pairs ("rotate_every_two")
+# Checkpoints whose q/k features pair as (2i, 2i+1): GPT-J ("rotate_every_two"); DeepSeek's configs say
+# so with "rope_interleave": true.
+_INTERLEAVED_MODELS = ("gptj",)
 
 
 def _as_mapping(config: object) -> Mapping[str, Any]:
@@ -103,15 +105,20 @@ def _head_dim(config: Mapping[str, Any], layer_type: str | None = None) -> int:
     layer_dim = _layer_head_dim(config, layer_type)
     if layer_dim is not None:
         return layer_dim
+    if config.get("qk_rope_head_dim") is not None:  # DeepSeek's MLA: only this part of q and k turns
+        return check_int("config['qk_rope_head_dim']", config["qk_rope_head_dim"], minimum=2)
     if config.get("head_dim") is not None:
         return check_int("config['head_dim']", config["head_dim"], minimum=2)
-    if config.get("hidden_size") is None or config.get("num_attention_heads") is None:
+    # GPT-2 style names (GPT-J): n_embd, n_head
+    hidden_key = "hidden_size" if config.get("hidden_size") is not None else "n_embd"
+    heads_key = "num_attention_heads" if config.get("num_attention_heads") is not None else "n_head"
+    if config.get(hidden_key) is None or config.get(heads_key) is None:
         raise ValueError("config needs 'head_dim', or 'hidden_size' and 'num_attention_heads'")
-    hidden = check_int("config['hidden_size']", config["hidden_size"], minimum=1)
-    heads = check_int("config['num_attention_heads']", config["num_attention_heads"], minimum=1)
+    hidden = check_int(f"config[{hidden_key!r}]", config[hidden_key], minimum=1)
+    heads = check_int(f"config[{heads_key!r}]", config[heads_key], minimum=1)
     if hidden % heads:
-        raise ValueError(f"config['hidden_size'] ({hidden}) must be a multiple of "
-                         f"config['num_attention_heads'] ({heads}) when there is no 'head_dim'")
+        raise ValueError(f"config[{hidden_key!r}] ({hidden}) must be a multiple of "
+                         f"config[{heads_key!r}] ({heads}) when there is no 'head_dim'")
     return hidden // heads
 
 
@@ -137,7 +144,9 @@ def from_config(config: Mapping[str, Any], layer_type: str | None = None) -> dic
 
     Reads ``rope_theta``, ``rope_parameters`` or ``rope_scaling`` (the older name; both are merged and
     must agree), ``partial_rotary_factor`` (or GPT-NeoX's ``rotary_pct``, GPT-J's ``rotary_dim``),
-    ``head_dim`` (else ``hidden_size / num_attention_heads``), ``max_position_embeddings`` and
+    ``head_dim`` (DeepSeek's ``qk_rope_head_dim`` first; else ``hidden_size / num_attention_heads``),
+    ``rotary_emb_base`` (GPT-NeoX's name for the base), ``rope_interleave`` (DeepSeek: interleaved
+    layout), ``max_position_embeddings`` and
     ``original_max_position_embeddings`` (and a per-layer-type ``head_dim`` from ``per_layer_config``,
     as in Gemma 4), with the rules of ``transformers``:
 
@@ -168,6 +177,8 @@ def from_config(config: Mapping[str, Any], layer_type: str | None = None) -> dic
     params = _rope_parameters(config, layer_type)
     head_dim = _head_dim(config, layer_type)
     base = _one("rope_theta", ("rope_parameters", params), ("config", config))
+    if base is None:
+        base = config.get("rotary_emb_base")  # GPT-NeoX's name in its config.json
     base = 10000.0 if base is None else _real("rope_theta", base, positive=True)
     kind = _one("rope_type", ("rope_parameters", params)) or params.get("type") or "default"
     if params.get("type") is not None and params["type"] != kind:
@@ -181,7 +192,8 @@ def from_config(config: Mapping[str, Any], layer_type: str | None = None) -> dic
             raise ValueError(f"rope parameters of type {kind!r} got the unknown key {key!r} (allowed: "
                              f"{', '.join(map(repr, sorted({*_COMMON, *ROPE_TYPES[kind]} - {'type'})))})")
     width = head_dim if kind == "proportional" else _rotary_width(config, params, head_dim)
-    layout = "interleaved" if config.get("model_type") in _INTERLEAVED_MODELS else "half"
+    interleaved = config.get("model_type") in _INTERLEAVED_MODELS or config.get("rope_interleave") is True
+    layout = "interleaved" if interleaved else "half"
     result: dict[str, Any] = {"dim": head_dim, "base": base, "layout": layout, "scaling": None,
                               "rotary_dim": None if width == head_dim else width}
     if kind == "default":

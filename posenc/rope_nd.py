@@ -37,6 +37,7 @@ ASSIGNMENTS = ("blocks", "interleaved")
 #: Which frequency ladder a pair uses: the whole head's, or one per axis.
 FREQUENCIES = ("global", "per_axis")
 _MAX_GRID = 1 << 20  # a bound on grid sizes, so a typo cannot ask for a huge allocation
+_MAX_PAIRS = 1 << 16  # a bound on rotation pairs per head
 
 
 def _check_sections(sections: object) -> tuple[int, ...]:
@@ -48,7 +49,11 @@ def _check_sections(sections: object) -> tuple[int, ...]:
     for value in sections:
         if not is_integer(value) or int(value) < 1:
             raise ValueError(f"sections must hold positive integers (pairs per axis), got {list(sections)!r}")
-    return tuple(int(value) for value in sections)
+    checked = tuple(int(value) for value in sections)
+    if len(checked) > _MAX_PAIRS or sum(checked) > _MAX_PAIRS:
+        raise ValueError(f"sections must hold at most {_MAX_PAIRS} pairs in all, got {len(checked)} axes "
+                         f"and {sum(checked) if sum(checked) < 10**12 else 'more than 10**12'} pairs")
+    return checked
 
 
 # --8<-- [start:assignment]

@@ -23,7 +23,7 @@ def word_vector(word: str, dim: int, *, seed: int = 0, std: float = 1.0) -> Tens
         raise ValueError(f"word must be a non-empty string, got {word!r}")
     dim = check_size_int("dim", dim)
     seed = check_int("seed", seed, minimum=0, maximum=(1 << 63) - (1 << 32))  # + CRC32 fits the seed
-    std = check_float("std", std, positive=True, maximum=1e150)
+    std = check_float("std", std, positive=True, maximum=1e30)  # float32 stays finite
     generator = torch.Generator().manual_seed(zlib.crc32(word.encode()) + seed)
     return torch.randn(dim, generator=generator) * std
 

@@ -29,6 +29,13 @@ __all__ = ["VIT_POSITIONS", "LearnedPositionalEmbedding2D", "TinyViT", "sinusoid
 #: The ``position`` values of `TinyViT`.
 VIT_POSITIONS = ("none", "learned", "sinusoidal", "rope")
 _MAX_CELLS = 1 << 20  # a bound on grid sizes, so a typo cannot ask for a huge allocation
+_MAX_WIDTH = 1 << 16  # a bound on feature widths
+_MAX_PARAMETERS = 1 << 27  # a bound on the size of a module (about 0.5 GB of float32)
+
+
+def _check_size(elements: int) -> None:
+    if elements > _MAX_PARAMETERS:
+        raise ValueError(f"height * width * dim must be <= {_MAX_PARAMETERS} (the table's size), got {elements}")
 
 
 def _check_grid(height: object, width: object) -> tuple[int, int]:
@@ -71,7 +78,9 @@ def sinusoidal_encoding_2d(height: int, width: int, dim: int, *, base: float = 1
                 [ 0.9093, -0.4161,  0.8415,  0.5403]])
     """
     height, width = _check_grid(height, width)
-    dim = check_int("dim", dim, minimum=4)
+    dim = check_int("dim", dim, minimum=4, maximum=_MAX_WIDTH)
+    if height * width * dim > _MAX_PARAMETERS:
+        raise ValueError(f"height * width * dim must be <= {_MAX_PARAMETERS}, got {height} * {width} * {dim}")
     if dim % 4:
         raise ValueError(f"dim must be a multiple of 4 (half per axis, each half sines and cosines), got {dim}")
     base = check_float("base", base, positive=True)
@@ -114,7 +123,8 @@ class LearnedPositionalEmbedding2D(nn.Module):
                  init_std: float = 0.02) -> None:
         super().__init__()
         self.height, self.width = _check_grid(height, width)
-        self.dim = check_positive_int("dim", dim)
+        self.dim = check_int("dim", dim, minimum=1, maximum=_MAX_WIDTH)
+        _check_size(self.height * self.width * self.dim)
         if not isinstance(cls_token, bool):
             raise TypeError(f"cls_token must be True or False, got {cls_token!r}")
         self.init_std = check_float("init_std", init_std, minimum=0.0)
@@ -130,6 +140,7 @@ class LearnedPositionalEmbedding2D(nn.Module):
     def encoding(self, height: int | None = None, width: int | None = None) -> Tensor:
         """The table for a ``height x width`` grid (default: the trained one), class row first."""
         height, width = _check_grid(self.height if height is None else height, self.width if width is None else width)
+        _check_size(height * width * self.dim)
         same = (height, width) == (self.height, self.width)
         table = self.grid if same else self._interpolate(height, width)
         return table if self.cls is None else torch.cat((self.cls, table), dim=0)
@@ -137,6 +148,7 @@ class LearnedPositionalEmbedding2D(nn.Module):
     def resize(self, height: int, width: int) -> None:
         """Replace the grid by its bicubic resampling to ``height x width``; the class row is kept."""
         height, width = _check_grid(height, width)
+        _check_size(height * width * self.dim)
         with torch.no_grad():
             table = self._interpolate(height, width).clone()
         self.grid = nn.Parameter(table)
@@ -222,19 +234,27 @@ class TinyViT(nn.Module):
         size = (image_size, image_size) if not isinstance(image_size, tuple) else image_size
         if len(size) != 2:
             raise ValueError(f"image_size must be an int or a (height, width) tuple, got {image_size!r}")
-        self.patch_size = check_positive_int("patch_size", patch_size)
-        height = check_int("image_size", size[0], minimum=self.patch_size)
-        width = check_int("image_size", size[1], minimum=self.patch_size)
+        self.patch_size = check_int("patch_size", patch_size, minimum=1, maximum=1024)
+        height = check_int("image_size", size[0], minimum=self.patch_size, maximum=1 << 16)
+        width = check_int("image_size", size[1], minimum=self.patch_size, maximum=1 << 16)
         if height % self.patch_size or width % self.patch_size:
             raise ValueError(f"image_size must be a multiple of patch_size={patch_size}, got {image_size!r}")
         self.grid = (height // self.patch_size, width // self.patch_size)
-        self.num_classes = check_positive_int("num_classes", num_classes)
-        self.dim = check_positive_int("dim", dim)
+        if self.grid[0] * self.grid[1] > _MAX_CELLS:
+            raise ValueError(f"image_size gives {self.grid[0] * self.grid[1]} patches, more than {_MAX_CELLS}")
+        self.num_classes = check_int("num_classes", num_classes, minimum=1, maximum=_MAX_CELLS)
+        self.dim = check_int("dim", dim, minimum=1, maximum=_MAX_WIDTH)
         self.num_heads = check_positive_int("num_heads", num_heads)
-        self.num_layers = check_positive_int("num_layers", num_layers)
+        self.num_layers = check_int("num_layers", num_layers, minimum=1, maximum=1024)
         self.position = check_choice("position", position, VIT_POSITIONS)
-        self.channels = check_positive_int("channels", channels)
-        mlp_ratio = check_positive_int("mlp_ratio", mlp_ratio)
+        self.channels = check_int("channels", channels, minimum=1, maximum=1024)
+        mlp_ratio = check_int("mlp_ratio", mlp_ratio, minimum=1, maximum=64)
+        weights = (self.num_layers * (4 + 2 * mlp_ratio) * self.dim ** 2
+                   + (self.channels * self.patch_size ** 2 + self.num_classes + height * width) * self.dim)
+        if weights > _MAX_PARAMETERS:
+            raise ValueError(f"the model would have about {weights} weights, more than the {_MAX_PARAMETERS} allowed: "
+                             f"reduce dim={self.dim}, num_layers={self.num_layers}, mlp_ratio={mlp_ratio}, "
+                             f"num_classes={self.num_classes}, channels={self.channels} or patch_size={self.patch_size}")
         self.rope_base = check_float("rope_base", rope_base, positive=True)
         if not isinstance(rope_rescale, bool):
             raise TypeError(f"rope_rescale must be True or False, got {rope_rescale!r}")
@@ -259,11 +279,14 @@ class TinyViT(nn.Module):
         check_tensor("images", images, ndim=4, floating=True)
         check_size("images", images, 1, self.channels, expected_from="the model's channels")
         side_h, side_w = images.shape[-2:]
-        if side_h % self.patch_size or side_w % self.patch_size:
-            raise ValueError(f"images must have height and width that are multiples of patch_size="
+        if side_h % self.patch_size or side_w % self.patch_size or min(side_h, side_w) == 0:
+            raise ValueError(f"images must have height and width that are positive multiples of patch_size="
                              f"{self.patch_size}, got shape {tuple(images.shape)}")
-        rows, cols = _check_grid(side_h // self.patch_size, side_w // self.patch_size)
-        x = self.patches(images).flatten(2).transpose(1, 2)  # [batch, rows * cols, dim], row-major
+        rows, cols = side_h // self.patch_size, side_w // self.patch_size
+        if rows * cols > _MAX_CELLS:
+            raise ValueError(f"images give {rows * cols} patches, more than {_MAX_CELLS}: got shape {tuple(images.shape)}")
+        weight = self.patches.weight  # the model computes in its own dtype, whatever the images'
+        x = self.patches(images.to(weight.dtype)).flatten(2).transpose(1, 2)  # [batch, rows * cols, dim]
         rotary = None
         if self.learned is not None:  # the trained grid, resampled if the grid changed
             x = self.learned(x, rows, cols)

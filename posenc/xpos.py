@@ -25,7 +25,7 @@ import math
 import torch
 from torch import Tensor, nn
 
-from posenc._checks import check_choice, check_even_dim, check_float, check_tensor
+from posenc._checks import MAX_POSITION, check_bool, check_choice, check_even_dim, check_float, check_int, check_tensor
 from posenc.rope import LAYOUTS, _angle_table, _apply_table, rope_inverse_frequencies
 
 __all__ = ["XPos", "xpos_zeta"]
@@ -80,6 +80,19 @@ def _check_centre(centre: object) -> float:
     return check_float("centre", centre)
 
 
+def _compute_dtype(dtype: torch.dtype) -> torch.dtype:
+    """The dtype the rotation runs in: float64 for float64 inputs, float32 for every other."""
+    return torch.float64 if dtype == torch.float64 else torch.float32
+
+
+def _check_scale(scale: Tensor, dtype: torch.dtype) -> None:
+    """Refuse scale factors that overflow, or vanish, in the dtype the rotation runs in."""
+    info = torch.finfo(dtype)
+    if scale.numel() and not (float(scale.max()) <= info.max and float(scale.min()) >= info.tiny):
+        raise ValueError(f"positions and centre give xPos scale factors outside the {dtype} range "
+                         f"(|position - centre| / scale_base is too large): use a centre nearer the positions")
+
+
 class XPos(nn.Module):
     """xPos: ``forward(q, k, positions=None, *, centre=None)`` returns the rotated, scaled ``(q, k)``.
 
@@ -116,38 +129,47 @@ class XPos(nn.Module):
             raise ValueError("base must be > 0 and != 1 (every pair would have the same frequency), got 1.0")
         self.layout = check_choice("layout", layout, LAYOUTS)
 
-    # --8<-- [start:tables]
     def tables(self, positions: Tensor, *, centre: float, downscale: bool) -> tuple[Tensor, Tensor]:
         """cos and sin of ``position * theta_i``, times ``zeta_i^(+-(position - centre) / B)``.
 
-        ``downscale=False`` gives the query tables (factor ``zeta^((m - c) / B)``), ``True`` the key
-        tables (its inverse). float64, ``[..., seq, dim/2]``.
+        ``positions [seq]`` or ``[batch, seq]``. ``downscale=False`` gives the query tables (factor
+        ``zeta^((m - c) / B)``), ``True`` the key tables (its inverse). float64, ``[..., seq, dim/2]``.
         """
+        pos = check_tensor("positions", positions, ndim=(1, 2), finite=True)
+        if pos.dtype == torch.bool or pos.is_complex():
+            raise TypeError(f"positions must hold integer or real positions, got dtype {pos.dtype}")
+        return self._tables(pos, _check_centre(centre), check_bool("downscale", downscale), torch.float64)
+
+    # --8<-- [start:tables]
+    def _tables(self, positions: Tensor, centre: float, downscale: bool,
+                dtype: torch.dtype) -> tuple[Tensor, Tensor]:
         pos = positions.to(torch.float64)
         cos, sin = _angle_table(pos, rope_inverse_frequencies(self.dim, base=self.base))
         if self.scale_base == math.inf:
             return cos, sin
         exponent = (pos - centre)[..., None] / self.scale_base
         scale = xpos_zeta(self.dim).to(pos.device) ** (-exponent if downscale else exponent)
+        _check_scale(scale, dtype)  # the rotation runs in dtype: the factors must fit in it
         return cos * scale, sin * scale
     # --8<-- [end:tables]
 
     def default_centre(self, length: int) -> float:
         """torchscale's centre for positions ``0 .. length - 1``: ``ceil(length / 2)``."""
+        length = check_int("length", length, minimum=0, maximum=MAX_POSITION)
         return float(-((-length) // 2))
 
     def queries(self, q: Tensor, positions: Tensor, *, centre: float) -> Tensor:
         """Rotate and scale queries ``[..., seq, dim]`` at ``positions [seq] or [batch, seq]``."""
         q = _check_qk("q", q, self.dim)
         pos = _check_positions(positions, q, "q")
-        cos, sin = self.tables(pos, centre=_check_centre(centre), downscale=False)
+        cos, sin = self._tables(pos, _check_centre(centre), False, _compute_dtype(q.dtype))
         return _apply_table(q, cos, sin, self.layout)
 
     def keys(self, k: Tensor, positions: Tensor, *, centre: float) -> Tensor:
         """Rotate and inversely scale keys ``[..., seq, dim]`` at ``positions``."""
         k = _check_qk("k", k, self.dim)
         pos = _check_positions(positions, k, "k")
-        cos, sin = self.tables(pos, centre=_check_centre(centre), downscale=True)
+        cos, sin = self._tables(pos, _check_centre(centre), True, _compute_dtype(k.dtype))
         return _apply_table(k, cos, sin, self.layout)
 
     def forward(self, q: Tensor, k: Tensor, positions: Tensor | None = None, *,
@@ -166,9 +188,8 @@ class XPos(nn.Module):
             raise ValueError(f"q and k must have the same seq length when positions are given, "
                              f"got {tuple(q.shape)} and {tuple(k.shape)} (use queries() and keys())")
         pos = _check_positions(positions, q, "q")
-        if centre is None:
-            length = int(math.floor(float(pos.max()))) + 1 if pos.numel() else 0
-            c = self.default_centre(length)
+        if centre is None:  # ceil(length / 2) for positions 0 .. length - 1, length = max + 1
+            c = float(math.ceil((math.floor(float(pos.max())) + 1) / 2)) if pos.numel() else 0.0
         else:
             c = _check_centre(centre)
         return self.queries(q, pos, centre=c), self.keys(k, pos, centre=c)

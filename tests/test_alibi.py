@@ -133,3 +133,17 @@ def test_key_index_bias_is_wrong_without_the_causal_mask() -> None:
 def test_bad_input(call: object, error: type[Exception], message: str) -> None:
     with pytest.raises(error, match=message):
         call()  # type: ignore[operator]
+
+
+def test_absurd_head_counts_fail_fast() -> None:
+    """alibi_slopes(2**40) used to loop for minutes; any size is bounded, and large valid ones are quick."""
+    import time
+
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match="num_heads must be an integer <= 16777216"):
+        alibi_slopes(2**40)
+    with pytest.raises(ValueError, match="num_heads must be an integer <= 16777216"):
+        alibi_slopes(10**400)
+    slopes = alibi_slopes(3 * 2**18)  # not a power of two: the interleaved rule, vectorised
+    assert time.perf_counter() - start < 5.0
+    assert slopes.shape == (3 * 2**18,) and bool((slopes > 0).all())

@@ -150,8 +150,31 @@ def test_binary_code() -> None:
         (lambda: float32_angle_error(4, 5), ValueError, "dim must be a positive even integer, got 5"),
         (lambda: binary_code(torch.tensor([1.5]), 3), ValueError, "positions must be non-negative integers"),
         (lambda: binary_code(4, 0), ValueError, "bits must be an integer >= 1, got 0"),
+        # issue 10: complex and bool tables were accepted, binary codes overflowed past int64
+        (lambda: cosine_similarity_matrix(torch.ones(2, 2, dtype=torch.complex64)), TypeError, "codes must hold real"),
+        (lambda: pairwise_distances(torch.ones(2, 2, dtype=torch.bool)), TypeError, "codes must hold real"),
+        (lambda: rising_steps(torch.ones(3, dtype=torch.bool)), TypeError, "values must hold real"),
+        (lambda: cosine_similarity_matrix(torch.ones(3, 0)), ValueError, "codes must have at least one column"),
+        (lambda: binary_code(torch.tensor([2.0**60]), 62), ValueError, "positions must be non-negative integers"),
+        (lambda: binary_code(10**400, 3), ValueError, "positions must be an integer <="),
+        (lambda: float32_angle_error(torch.tensor([1e39], dtype=torch.float64), 4), ValueError, "positions must fit"),
     ],
 )
 def test_bad_inputs(call: object, error: type[Exception], match: str) -> None:
     with pytest.raises(error, match=match):
         call()  # type: ignore[operator]
+
+
+def test_shift_map_residual_of_all_zero_codes_is_zero_not_nan() -> None:
+    """A = 0 maps zero codes onto zero codes exactly: the residual is 0, not 0/0."""
+    assert shift_map_residual(torch.zeros(5, 3), 2) == 0.0
+
+
+def test_analysis_is_scale_free_at_the_edges_of_float64() -> None:
+    """Huge and tiny codes give the same similarities as ordinary ones (no overflow in the norms)."""
+    codes = torch.tensor([[1.0, 0.0], [1.0, 1.0], [0.0, 2.0]], dtype=torch.float64)
+    for scale in (1e300, 1e-300):
+        torch.testing.assert_close(cosine_similarity_matrix(codes * scale), cosine_similarity_matrix(codes))
+        torch.testing.assert_close(pairwise_distances(codes * scale) / scale, pairwise_distances(codes))
+        assert math.isclose(nearest_collision(codes * scale).distance / scale, nearest_collision(codes).distance)
+        assert math.isclose(shift_map_residual(codes * scale, 1), shift_map_residual(codes, 1), abs_tol=1e-12)

@@ -61,6 +61,69 @@ def test_self_attention_is_permutation_equivariant(seq: int, heads: int, seed: i
     torch.testing.assert_close(permuted, out[:, order], rtol=1e-5, atol=1e-5)
 
 
+QKV = (torch.zeros(2, 3, 4), torch.zeros(2, 3, 4), torch.zeros(2, 3, 4))
+
+
+def reference_masked_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Softmax over the allowed keys only, float64 loops; a query with none gets zeros."""
+    out = torch.zeros(q.shape[0], v.shape[1], dtype=torch.float64)
+    for i in range(q.shape[0]):
+        allowed = [j for j in range(k.shape[0]) if mask[i, j]]
+        if not allowed:
+            continue
+        scores = {j: float(q[i].double() @ k[j].double()) / math.sqrt(q.shape[1]) for j in allowed}
+        top = max(scores.values())
+        total = sum(math.exp(s - top) for s in scores.values())
+        out[i] = sum(math.exp(scores[j] - top) / total * v[j].double() for j in allowed)
+    return out
+
+
+def test_mask_keeps_only_the_allowed_keys_and_a_blind_query_gets_zeros() -> None:
+    g = torch.Generator().manual_seed(3)
+    q, k, v = (torch.randn(4, 6, generator=g) for _ in range(3))
+    mask = torch.tensor([[1, 0, 1, 0], [0, 0, 0, 0], [1, 1, 1, 1], [0, 0, 0, 1]], dtype=torch.bool)
+    out, weights = scaled_dot_product_attention(q, k, v, mask=mask)
+    torch.testing.assert_close(out.double(), reference_masked_attention(q, k, v, mask), rtol=1e-5, atol=1e-6)
+    assert torch.equal(weights[1], torch.zeros(4)) and bool(torch.isfinite(out).all())
+    torch.testing.assert_close(weights.sum(-1), torch.tensor([1.0, 0.0, 1.0, 1.0]))
+    # PyTorch's own kernel defines a fully masked row the same way (zeros, not NaN)
+    expected = torch.nn.functional.scaled_dot_product_attention(q[None], k[None], v[None], attn_mask=mask)
+    torch.testing.assert_close(out, expected[0], rtol=1e-5, atol=1e-6)
+
+
+def test_all_minus_infinity_bias_row_is_zeros_not_nan() -> None:
+    q = k = v = torch.ones(2, 2)
+    bias = torch.tensor([[0.0, 0.0], [float("-inf"), float("-inf")]])
+    out, weights = scaled_dot_product_attention(q, k, v, bias=bias)
+    assert torch.equal(out[1], torch.zeros(2)) and torch.equal(weights[1], torch.zeros(2))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_precision_inputs_are_computed_in_float32(dtype: torch.dtype) -> None:
+    g = torch.Generator().manual_seed(4)
+    q, k, v = (torch.randn(5, 8, generator=g) for _ in range(3))
+    out, weights = scaled_dot_product_attention(q.to(dtype), k.to(dtype), v.to(dtype), causal=True)
+    assert out.dtype == dtype and weights.dtype == dtype
+    reference, _ = scaled_dot_product_attention(q.to(dtype).float(), k.to(dtype).float(), v.to(dtype).float(), causal=True)
+    torch.testing.assert_close(out.float(), reference, rtol=1e-2, atol=1e-2)
+
+
+def test_kv_hook_lets_queries_see_extra_keys() -> None:
+    layer = SelfAttention(8, 2)
+    x = torch.randn(1, 3, 8)
+    extra_k, extra_v = torch.randn(1, 2, 4, 4), torch.randn(1, 2, 4, 4)
+
+    def hook(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        return q, torch.cat([extra_k, k], dim=-2), torch.cat([extra_v, v], dim=-2)
+
+    with torch.no_grad():
+        out, weights = layer(x, kv_hook=hook, causal=True)
+        q, k, v = layer.split_heads(x)
+        expected, _ = scaled_dot_product_attention(q, torch.cat([extra_k, k], -2), torch.cat([extra_v, v], -2), causal=True)
+    assert weights.shape == (1, 2, 3, 7)
+    torch.testing.assert_close(out, layer.out(expected.transpose(1, 2).reshape(1, 3, 8)))
+
+
 @pytest.mark.parametrize(
     ("call", "error", "message"),
     [
@@ -77,6 +140,25 @@ def test_self_attention_is_permutation_equivariant(seq: int, heads: int, seed: i
         (lambda: scaled_dot_product_attention(torch.zeros(3, 2), torch.zeros(2, 2), torch.zeros(2, 2), causal=True),
          ValueError, "q_len <= k_len"),
         (lambda: scaled_dot_product_attention([1.0], torch.zeros(2, 2), torch.zeros(2, 2)), TypeError, "q must be a torch.Tensor"),  # type: ignore[arg-type]
+        (lambda: scaled_dot_product_attention(*QKV, causal="no"), TypeError, "causal must be a bool.*'no'"),  # type: ignore[arg-type]
+        (lambda: scaled_dot_product_attention(*QKV, causal=1), TypeError, "causal must be a bool"),  # type: ignore[arg-type]
+        (lambda: SelfAttention(8)(torch.zeros(1, 2, 8), causal="yes"), TypeError, "causal must be a bool"),  # type: ignore[arg-type]
+        (lambda: scaled_dot_product_attention(*QKV, bias=torch.ones(3, 3, dtype=torch.bool)), TypeError,
+         "bias .* boolean tensor.*pass it as mask="),
+        (lambda: scaled_dot_product_attention(*QKV, bias=torch.ones(3, 4)), ValueError,
+         r"bias must broadcast to the logits' shape \(2, 3, 3\).*got shape \(3, 4\)"),
+        (lambda: scaled_dot_product_attention(*QKV, bias=torch.ones(5, 3, 3)), ValueError, "bias must broadcast"),
+        (lambda: scaled_dot_product_attention(*QKV, bias=torch.ones(3, 3, dtype=torch.long)), TypeError, "bias must be a real floating-point"),
+        (lambda: scaled_dot_product_attention(*QKV, bias=torch.ones(3, 3, dtype=torch.complex64)), TypeError, "bias must be a real floating-point"),
+        (lambda: scaled_dot_product_attention(*QKV, mask=torch.ones(3, 3)), TypeError, "mask must be a boolean tensor"),
+        (lambda: scaled_dot_product_attention(*QKV, mask=torch.ones(2, 3, dtype=torch.bool)), ValueError, "mask must broadcast"),
+        (lambda: scaled_dot_product_attention(torch.zeros(2, 3, 4), torch.zeros(1, 3, 4), torch.zeros(1, 3, 4)),
+         ValueError, "k must have the leading .* dimensions of q"),
+        (lambda: scaled_dot_product_attention(torch.zeros(3, 4), torch.zeros(3, 4, dtype=torch.float64), torch.zeros(3, 4)),
+         TypeError, r"k must have the dtype of q \(torch.float32\)"),
+        (lambda: scaled_dot_product_attention(torch.zeros(3, 4, dtype=torch.complex64), torch.zeros(3, 4), torch.zeros(3, 4)),
+         TypeError, "q must be a floating-point tensor"),
+        (lambda: SelfAttention(8)(torch.zeros(1, 2, 8), rotary="rope"), TypeError, "rotary must be callable"),  # type: ignore[arg-type]
     ],
 )
 def test_bad_input_is_a_clear_error(call, error, message) -> None:  # type: ignore[no-untyped-def]

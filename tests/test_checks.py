@@ -32,6 +32,26 @@ from posenc.toy import sentence_embeddings, word_vector
         (lambda: word_vector("", 4), ValueError, "word must be a non-empty string"),
         (lambda: sentence_embeddings("", 4), ValueError, "at least one word"),
         (lambda: sentence_embeddings("a b", 0), ValueError, "dim must be an integer >= 1"),
+        # the helpers of the bad-input contract
+        (lambda: _checks.check_bool("causal", "no"), TypeError, "causal must be a bool .*got str 'no'"),
+        (lambda: _checks.check_bool("causal", 1), TypeError, "causal must be a bool .*got int 1"),
+        (lambda: _checks.check_float("base", 10**400), ValueError, "base must be finite"),
+        (lambda: _checks.check_int("n", 10**400, maximum=8), ValueError, "n must be an integer <= 8, got an integer of 1329 bits"),
+        (lambda: _checks.check_int("n", 10**5000, maximum=8), ValueError, "n must be an integer <= 8, got an integer of"),
+        (lambda: _checks.check_even_dim("dim", 2**40), ValueError, "dim must be a positive even integer <= 16777216"),
+        (lambda: _checks.check_size_int("seq_len", 2**40), ValueError, "seq_len must be an integer <= 16777216"),
+        (lambda: _checks.check_elements("the table", 2**20, 2**20), ValueError, "the table would have 1048576 x 1048576"),
+        (lambda: _checks.check_real_tensor("codes", torch.ones(2, dtype=torch.bool)), TypeError, "codes must hold real numbers"),
+        (lambda: _checks.check_real_tensor("codes", torch.ones(2, dtype=torch.complex64)), TypeError, "got dtype torch.complex64"),
+        (lambda: _checks.check_float_dtype("dtype", torch.int64), TypeError, "dtype must be a floating-point torch.dtype"),
+        (lambda: _checks.check_finite_result(torch.tensor([math.inf]), "positions x frequencies"), ValueError,
+         "positions x frequencies overflow"),
+        (lambda: _checks.check_positions("positions", [1, 2]), TypeError, "positions must be an integer or a 1-D torch.Tensor"),
+        (lambda: _checks.check_positions("positions", torch.tensor([1j])), TypeError, "integer or real positions"),
+        (lambda: word_vector(3, 4), TypeError, "word must be a non-empty string, got int"),
+        (lambda: word_vector("a", 4, seed=10**400), ValueError, "seed must be an integer <="),
+        (lambda: sentence_embeddings(["a", 3], 4), TypeError, "sentence must be a string or a sequence"),
+        (lambda: sentence_embeddings(123, 4), TypeError, "sentence must be a string or a sequence"),
     ],
 )
 def test_bad_input_is_a_clear_error(call, error, message) -> None:  # type: ignore[no-untyped-def]
@@ -44,6 +64,10 @@ def test_good_input_passes_through() -> None:
     assert _checks.check_even_dim("dim", 6) == 6
     assert _checks.check_positions("positions", 3).tolist() == [0.0, 1.0, 2.0]
     assert _checks.check_positions("positions", torch.tensor([5, 7])).dtype == torch.float64
+    assert _checks.check_bool("causal", False) is False
+    assert _checks.check_float("k", 10**300) == 1e300
+    assert _checks.check_real_tensor("x", torch.arange(3)).dtype == torch.int64
+    _checks.check_elements("the table", 2**13, 2**14)  # exactly the limit is fine
 
 
 def test_public_api_resolves() -> None:

@@ -126,6 +126,12 @@ def test_gradients_reach_the_position_embeddings_and_the_inputs() -> None:
     assert q.grad is not None and k.grad is not None and bool(k.grad.abs().sum() > 0)
 
 
+def test_mixed_dtypes_compute_in_the_wider_one() -> None:
+    cope = CoPE(4, max_position=8).double()
+    q = torch.randn(3, 4, dtype=torch.float64)
+    assert cope(q, (q @ q.T).float()).dtype == torch.float64
+
+
 def test_half_inputs_and_nan_carried() -> None:
     cope = CoPE(4, max_position=8).half()
     q = torch.randn(3, 4).half()

@@ -2,12 +2,27 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
+from matplotlib.colors import to_hex
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.text import Text
 
 from posenc.figures import load_all
 from posenc.figures._render import VARIANTS, cache_key, dependencies, render
+from posenc.figures._style import (
+    METHOD_COLOURS,
+    METHOD_LABELS,
+    MIN_FONT_PT,
+    PALETTES,
+    contrast,
+    method_colour,
+    use_palette,
+)
 
 FIGURES = load_all()
 
@@ -41,3 +56,97 @@ def test_cache_key_follows_dependencies() -> None:
     assert "posenc.attention" in deps and "posenc.sinusoidal" in deps and "posenc._checks" in deps
     assert "posenc.rope" not in deps
     assert cache_key(spec, "light") != cache_key(spec, "dark")
+
+
+# ---------------------------------------------------------------------------------------------
+# One colour per method, contrast, readable text (issue 12): checked on the drawn Figure objects.
+
+_METHOD_BY_LABEL = {label.lower(): method for method, label in METHOD_LABELS.items()} | {m: m for m in METHOD_COLOURS}
+# Figures owned by other engineers that do not follow the rules below yet, with what to change
+# (issue 12 items 2 and 6): remove a name once its figure passes.
+NOT_YET_ON_THE_STYLE: dict[str, str] = {
+    "rope-long-term-decay": "posenc/figures/rope.py: the y label's mathtext ($|S...|$ with a subscript) draws "
+                            "the subscript at 7.7 pt; write it in plain text or at 12.2 pt",
+    "xpos-decay": "posenc/figures/beyond_alibi.py: colour the RoPE and xPos lines with method_style('rope') / "
+                  "method_style('xpos') (or method_colour) from posenc.figures._style",
+}
+
+
+def _method_of(label: str) -> str | None:
+    """The method a legend label names ("RoPE", "learned, at initialisation", "T5 bias"), if any."""
+    text = label.strip().lower()
+    for name, method in sorted(_METHOD_BY_LABEL.items(), key=lambda item: -len(item[0])):
+        if text == name or (text.startswith(name) and text[len(name)] in ",:( "):
+            return method
+    return None
+
+
+def test_method_colours_are_distinct_and_have_contrast() -> None:
+    for index, variant in enumerate(("light", "dark")):
+        background = PALETTES[variant].background
+        colours = [pair[index] for pair in METHOD_COLOURS.values()]
+        assert len(set(colours)) == len(colours), f"two methods share a colour in the {variant} palette"
+        for method, pair in METHOD_COLOURS.items():
+            assert contrast(pair[index], background) >= 3.0, f"{method} ({variant}): {contrast(pair[index], background):.2f}:1"
+            assert method_colour(method, variant) == pair[index]
+        for colour in PALETTES[variant].cycle:
+            assert contrast(colour, background) >= 3.0, f"cycle colour {colour} ({variant})"
+    assert contrast("#000000", "#ffffff") == pytest.approx(21.0)  # the WCAG formula's end points
+    assert contrast("#767676", "#ffffff") == pytest.approx(4.54, abs=0.01)  # WCAG's own example grey
+
+
+def _drawn(name: str, variant: str) -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    with use_palette(variant):
+        result = FIGURES[name].function()
+        if not isinstance(result, Figure):
+            return None
+        result.canvas.draw()  # lays out tick labels, legends
+    return result
+
+
+@pytest.mark.parametrize("name", sorted(n for n, spec in FIGURES.items() if not spec.animated))
+def test_figure_colours_and_text(name: str) -> None:
+    import matplotlib.pyplot as plt
+
+    if name in NOT_YET_ON_THE_STYLE:
+        pytest.skip(f"{name}: {NOT_YET_ON_THE_STYLE[name]}")
+    problems = []
+    for variant in ("light", "dark"):
+        fig = _drawn(name, variant)
+        if fig is None:
+            continue
+        try:
+            background = PALETTES[variant].background
+            furniture = {id(line) for ax in fig.axes for line in
+                         [*ax.get_xgridlines(), *ax.get_ygridlines(), *ax.xaxis.get_ticklines(True), *ax.yaxis.get_ticklines(True),
+                          *ax.xaxis.get_ticklines(), *ax.yaxis.get_ticklines()]}
+            for line in fig.findobj(Line2D):
+                label = str(line.get_label())
+                if not line.get_visible() or id(line) in furniture:
+                    continue
+                method = _method_of(label) if not label.startswith("_") else None
+                colour = to_hex(line.get_color())
+                if method is not None and colour.lower() != method_colour(method, variant).lower():
+                    problems.append(f"{variant}: line {label!r} is {colour}, the colour of {method} is {method_colour(method, variant)}")
+                # lines in the background colour separate cells, lines in the grid colour are guides:
+                # neither carries data; every other line must stand out from the background
+                guide = colour.lower() in (background.lower(), PALETTES[variant].grid.lower())
+                visible_line = line.get_linestyle() not in ("None", "", " ") and line.get_linewidth() > 0 and not guide
+                opaque = line.get_alpha() is None or line.get_alpha() >= 0.99
+                if visible_line and opaque and contrast(colour, background) < 3.0:
+                    problems.append(f"{variant}: line {label!r} {colour} has {contrast(colour, background):.2f}:1 against {background}")
+            for text in fig.findobj(Text):
+                content = text.get_text()
+                if not content.strip() or not text.get_visible():
+                    continue
+                size = text.get_fontsize()
+                if "$" in content and re.search(r"[\^_]", content):
+                    size *= 0.7  # mathtext draws sub- and superscripts at 70 %
+                if size < MIN_FONT_PT - 1e-9:
+                    problems.append(f"{variant}: text {content[:30]!r} at {size:.2f} pt < {MIN_FONT_PT} pt")
+        finally:
+            plt.close(fig)
+    assert not problems, f"{name}:\n" + "\n".join(sorted(set(problems)))

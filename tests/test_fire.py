@@ -19,7 +19,7 @@ def ref_fire(fire: FireBias, q_positions: list[float], k_positions: list[float])
     w1, b1 = fire.layer1.weight[:, 0].tolist(), fire.layer1.bias.tolist()
     w2, b2 = fire.layer2.weight.tolist(), fire.layer2.bias.tolist()
     c = abs(fire.c.item())
-    threshold = abs(fire.l_multiplier.item() * fire.init_l.item())
+    threshold = abs(fire.l_multiplier.item() * fire.init_l)
 
     def psi(x: float) -> float:
         return math.log(c * x + 1)
@@ -83,6 +83,7 @@ def test_outputs_beyond_training_are_finite() -> None:
     far = fire.bias(torch.tensor([10.0**7]), torch.tensor([0.0, 5e6, 10.0**7]))
     assert far.shape == (4, 1, 3) and bool(torch.isfinite(far).all())
     assert bool(torch.isfinite(fire.half()(64)).all()) and fire.half()(4).dtype == torch.float32
+    assert FireBias(1, max_len=100_001).half().threshold.item() == 100_001  # not rounded to float16
 
 
 def test_gradients_reach_every_parameter() -> None:
@@ -101,6 +102,16 @@ def test_cache_positions_give_the_rows_of_the_full_bias() -> None:
     assert torch.allclose(fire.bias(torch.tensor([9]), 10), fire(10)[:, 9:10])
 
 
+def test_batched_positions() -> None:
+    fire = FireBias(3, max_len=4)
+    q_pos = torch.tensor([[5, 6], [2, 3]])
+    k_pos = torch.tensor([[0, 1, 5, 6], [0, 1, 2, 3]])
+    batched = fire.bias(q_pos, k_pos)
+    assert batched.shape == (2, 3, 2, 4)
+    for b in range(2):
+        assert torch.allclose(batched[b], fire.bias(q_pos[b], k_pos[b]))
+
+
 def test_bad_arguments() -> None:
     with pytest.raises(ValueError, match="num_heads"):
         FireBias(0)
@@ -114,4 +125,4 @@ def test_bad_arguments() -> None:
     with pytest.raises(TypeError, match="q_len"):
         fire(True)
     with pytest.raises(ValueError, match="k_positions"):
-        fire.bias(3, torch.zeros(2, 2))
+        fire.bias(3, torch.zeros(2, 2, 2))

@@ -156,6 +156,18 @@ def test_generation_with_the_cache_equals_recomputing_the_prefix(method: str) ->
         assert torch.equal(model.generate(prompt, 10), expected)
 
 
+def test_a_per_layer_plan_decodes_like_its_full_forward() -> None:
+    torch.manual_seed(21)
+    model = TinyTransformer(VOCAB, DIM, HEADS, 3, position="rope", layer_positions=["rope", "none", "rope"],
+                            layer_rope_bases=[100.0, 10000.0, 10000.0]).eval()
+    ids = tokens(2, 10, 22)
+    with torch.no_grad():
+        full = model(ids)
+        cache = KVCache()
+        stepped = torch.cat([model(ids[:, i:i + 1], cache=cache) for i in range(10)], dim=1)
+    torch.testing.assert_close(stepped, full, rtol=0, atol=ATOL)
+
+
 # ---------------------------------------------------------------- windows and sinks
 
 
@@ -300,3 +312,36 @@ def test_a_huge_continuation_is_refused_not_allocated() -> None:
         model(tokens(1, 1), positions=torch.tensor([[2**40]]))
     with torch.no_grad():
         assert math.isfinite(float(model(tokens(1, 1), positions=torch.tensor([[10**5]])).sum()))
+
+
+# ---------------------------------------------------------------- the windows experiment
+
+
+def test_windows_experiment_runs_end_to_end_on_the_tiny_configuration(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from posenc.experiments.__main__ import main
+    from posenc.experiments.inference_windows import load_results, settings, summary_lines
+
+    target = tmp_path / "windows.json"
+    assert main(["windows", "--config", "tiny", "--output", str(target)]) == 0
+    results = load_results(target)
+    assert results["config"]["name"] == "tiny" and results["length"] == 8 * results["config"]["train_length"]
+    rows = {row["label"]: row for row in results["settings"]}
+    assert list(rows) == [label for label, *_ in settings(results["config"]["train_length"])]
+    assert all(math.isfinite(row["perplexity"]) and row["perplexity"] > 1 for row in rows.values())
+    # RoPE and no sinks: re-assigning the positions in the cache changes no offset
+    window = results["config"]["train_length"]
+    assert rows[f"window {window}"]["perplexity"] == pytest.approx(
+        rows[f"window {window}, in-cache positions"]["perplexity"], rel=1e-4)
+    drift = results["dynamic_ntk"]
+    assert drift["max_logit_gap_within_train_length"] < 1e-3  # the base only moves past L
+    assert len(summary_lines(results)) == 1 + len(rows) + 2
+
+
+def test_committed_windows_results_match_their_configuration() -> None:
+    from posenc.experiments.inference_windows import load_results
+    from posenc.experiments.length_extrapolation import CONFIGS
+
+    results = load_results()
+    assert results["config"] == CONFIGS["full"].as_dict()
+    assert results["length"] == 8 * CONFIGS["full"].train_length and results["method"] == "rope"
+    assert {"python", "torch", "numpy", "posenc"} <= set(results["versions"])

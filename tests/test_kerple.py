@@ -73,6 +73,7 @@ def test_zero_on_the_diagonal_and_non_increasing_with_distance(seed: int, kind: 
     torch.manual_seed(seed)
     bias = KerpleBias(4, kind=kind).double()(length)
     assert bool((bias.diagonal(dim1=1, dim2=2) == 0).all()) and bool((bias <= 0).all())
+    assert all(math.copysign(1.0, x) > 0 for x in bias.diagonal(dim1=1, dim2=2).flatten().tolist())  # no -0.0
     last_row = bias[:, -1, :].flip(-1)  # distance 0, 1, 2, ...
     assert bool((last_row[:, 1:] <= last_row[:, :-1]).all())
     assert torch.allclose(bias, bias.transpose(1, 2))  # depends on |i - j| only
@@ -91,6 +92,19 @@ def test_cache_positions_give_the_rows_of_the_full_bias() -> None:
     kerple = KerpleBias(2)
     full = kerple(8)
     assert torch.allclose(kerple.bias(torch.tensor([7]), 8), full[:, 7:8])
+
+
+def test_batched_positions() -> None:
+    kerple = KerpleBias(3)
+    q_pos = torch.tensor([[5, 6], [2, 3]])
+    k_pos = torch.tensor([[0, 1, 5, 6], [0, 1, 2, 3]])
+    batched = kerple.bias(q_pos, k_pos)
+    assert batched.shape == (2, 3, 2, 4)
+    for b in range(2):
+        assert torch.equal(batched[b], kerple.bias(q_pos[b], k_pos[b]))
+    assert torch.equal(kerple.bias(q_pos, torch.arange(4))[1], kerple.bias(q_pos[1], 4))
+    with pytest.raises(ValueError, match="same batch size"):
+        kerple.bias(torch.zeros(2, 3), torch.zeros(3, 3))
 
 
 @pytest.mark.parametrize("kind", ["log", "power"])
@@ -126,3 +140,5 @@ def test_bad_arguments() -> None:
         kerple.bias(torch.tensor([float("inf")]), 3)
     with pytest.raises(TypeError, match="k_positions"):
         kerple.bias(3, torch.ones(3, dtype=torch.bool))
+    with pytest.raises(ValueError, match="k_positions"):
+        kerple.bias(3, torch.zeros(1, 2, 3))

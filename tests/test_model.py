@@ -315,7 +315,7 @@ def reference_rotation(x: torch.Tensor, position: int) -> torch.Tensor:
 
 
 def relative_error(actual: torch.Tensor, expected: torch.Tensor) -> float:
-    return float((actual.double() - expected).norm() / expected.norm())
+    return float((actual.detach().double() - expected).norm() / expected.norm())
 
 
 HALF_POSITIONS = (4096, 10**5)
@@ -385,3 +385,51 @@ def test_forward_without_keywords_is_unchanged_by_explicit_default_positions(met
     model, tokens = make(method), torch.randint(0, VOCAB, (2, 9))
     with torch.no_grad():
         assert torch.equal(model(tokens), model(tokens, positions=torch.arange(9).expand(2, 9)))
+
+
+# ---------------------------------------------------------------- per-layer position plan
+
+
+def test_layer_plan_of_rope_everywhere_is_the_default_model() -> None:
+    torch.manual_seed(0)
+    plan = TinyTransformer(VOCAB, DIM, HEADS, LAYERS, position="rope", layer_positions=["rope"] * LAYERS,
+                           layer_rope_bases=[10000.0] * LAYERS)
+    default = make("rope")
+    default.load_state_dict(plan.state_dict())
+    tokens = torch.randint(0, VOCAB, (2, 9))
+    with torch.no_grad():
+        assert torch.equal(plan(tokens), default(tokens))
+
+
+def test_layer_plan_none_and_bases_act_on_their_layer_only() -> None:
+    tokens = torch.randint(0, VOCAB, (2, 9))
+    torch.manual_seed(0)
+    nope = TinyTransformer(VOCAB, DIM, HEADS, 1, position="rope", layer_positions=["none"])
+    plain = TinyTransformer(VOCAB, DIM, HEADS, 1, position="none")
+    plain.load_state_dict(nope.state_dict())
+    small = TinyTransformer(VOCAB, DIM, HEADS, 1, position="rope", layer_rope_bases=[500.0])
+    small.load_state_dict(nope.state_dict())
+    swapped = TinyTransformer(VOCAB, DIM, HEADS, 1, position="rope")
+    swapped.load_state_dict(nope.state_dict())
+    swapped.rotary = RotaryEmbedding(DIM // HEADS, base=500.0)
+    with torch.no_grad():
+        assert torch.equal(nope(tokens), plain(tokens))
+        assert torch.equal(small(tokens), swapped(tokens))
+        assert not torch.allclose(small(tokens), nope(tokens))
+    assert nope.layer_rotary(0) is None and small.layer_rotary(0).base == 500.0  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"position": "alibi", "layer_positions": ["rope", "none"]}, ValueError, "need position='rope'"),
+        ({"position": "rope", "layer_positions": ["rope"]}, ValueError, r"layer_positions must have one entry per layer \(2\), got 1"),
+        ({"position": "rope", "layer_positions": "rope"}, TypeError, "layer_positions must be a sequence"),
+        ({"position": "rope", "layer_positions": ["rope", "alibi"]}, ValueError, r"layer_positions\[1\] must be one of 'rope', 'none'"),
+        ({"position": "rope", "layer_rope_bases": [10.0, -1.0]}, ValueError, r"layer_rope_bases\[1\] must be > 0"),
+        ({"position": "rope", "layer_rope_bases": [10.0, "big"]}, TypeError, r"layer_rope_bases\[1\] must be a real number"),
+    ],
+)
+def test_layer_plan_bad_input(kwargs, error, match) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(error, match=match):
+        TinyTransformer(VOCAB, DIM, HEADS, LAYERS, **kwargs)

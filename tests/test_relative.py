@@ -233,6 +233,17 @@ def test_buckets_are_monotone_in_distance(num_buckets: int, max_distance: int, b
         assert torch.all(future == 0)
 
 
+def test_offsets_beyond_int64_get_the_last_bucket() -> None:
+    """Any distance from max_distance on is the last bucket: Python ints of any size, int64 extremes."""
+    for bidirectional in (True, False):
+        last = t5_relative_position_bucket(-1000, bidirectional=bidirectional).item()
+        assert t5_relative_position_bucket(-(10**400), bidirectional=bidirectional).item() == last
+        extremes = torch.tensor([-(2**63), 2**63 - 1])
+        far = t5_relative_position_bucket(torch.tensor([-1000, 1000]), bidirectional=bidirectional)
+        assert t5_relative_position_bucket(extremes, bidirectional=bidirectional).tolist() == far.tolist()
+    assert t5_relative_position_bucket(10**400).item() == 31
+
+
 def test_bucket_accepts_a_python_int_and_keeps_shape() -> None:
     assert t5_relative_position_bucket(-20).item() == 10
     assert t5_relative_position_bucket(torch.zeros(2, 3, dtype=torch.int32)).shape == (2, 3)
@@ -383,6 +394,14 @@ def test_shaw_causal_weights_ignore_the_future() -> None:
         (lambda: ShawRelativeAttention(8, 2, 0), ValueError, r"max_distance must be an integer >= 1, got 0"),
         (lambda: ShawRelativeAttention(8, 2, 2)(torch.zeros(1, 3, 6)), ValueError, r"x must have size 8 in dimension -1"),
         (lambda: ShawRelativeAttention(8, 2, 2)(torch.zeros(3, 8)), ValueError, r"x must have 3 dimensions"),
+        # issue 10: flags are real bools, dtypes match, sizes are bounded
+        (lambda: ShawRelativeAttention(8, 2, 2)(torch.zeros(1, 3, 8), causal="no"), TypeError, r"causal must be a bool"),
+        (lambda: ShawRelativeAttention(8, 2, 2)(torch.zeros(1, 3, 8, dtype=torch.float64)), TypeError,
+         r"x must have the module's dtype torch.float32"),
+        (lambda: ShawRelativeAttention(2**40, 2, 2), ValueError, r"dim must be an integer <= 16777216"),
+        (lambda: relative_positions(2**20, 2**20), ValueError, r"the offsets \(q_len x k_len\) would have"),
+        (lambda: t5_relative_position_bucket(torch.tensor([1 + 1j])), TypeError, r"relative_position must hold real"),
+        (lambda: t5_relative_position_bucket(3, max_distance=10**400), ValueError, r"max_distance must be an integer <="),
     ],
 )
 def test_bad_input(call: object, error: type[Exception], message: str) -> None:

@@ -150,6 +150,41 @@ def test_module_dropout_only_in_training() -> None:
     torch.testing.assert_close(layer(x), clean)
 
 
+# --- the module cast to half precision -----------------------------------------------------------
+
+CASTS = {  # name: (cast, the dtype it casts to)
+    "half()": (lambda m: m.half(), torch.float16),
+    "bfloat16()": (lambda m: m.bfloat16(), torch.bfloat16),
+    "to(float16)": (lambda m: m.to(torch.float16), torch.float16),
+    "to(bfloat16)": (lambda m: m.to(torch.bfloat16), torch.bfloat16),
+    "to(cpu, bfloat16)": (lambda m: m.to("cpu", torch.bfloat16), torch.bfloat16),
+}
+
+
+@pytest.mark.parametrize("cast", CASTS)
+@pytest.mark.parametrize("position", [4096, 10**5])
+@pytest.mark.parametrize("max_len", [None, 100_003])  # the rows are computed, or come from the table
+def test_module_cast_to_half_precision_keeps_the_angles(cast: str, position: int, max_len: int | None) -> None:
+    """Cast like a model is cast: the encoding stays within half-precision rounding of float64."""
+    apply, dtype = CASTS[cast]
+    layer = apply(SinusoidalPositionalEncoding(64, max_len=max_len))
+    assert layer.table.dtype == torch.float32  # the cast moved it, and left its precision alone
+    x = torch.zeros(1, 3, 64, dtype=dtype)
+    out = layer(x, offset=position)
+    assert out.dtype == dtype
+    want = reference([position, position + 1, position + 2], 64)
+    for row, expected in zip(out[0].double(), want):
+        assert float((row - expected).norm() / expected.norm()) < 2e-2
+    # and per entry: only the rounding of values in [-1, 1] to the half-precision dtype
+    assert float((out[0].double() - want).abs().max()) <= 2 * torch.finfo(dtype).eps
+
+
+def test_a_cast_model_keeps_the_table_in_float32() -> None:
+    model = torch.nn.Sequential(SinusoidalPositionalEncoding(8, max_len=16)).to(torch.bfloat16)
+    assert model[0].table.dtype == torch.float32
+    assert model.float()[0].table.dtype == torch.float32
+
+
 # --- bad inputs -----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(
@@ -172,6 +207,18 @@ def test_module_dropout_only_in_training() -> None:
         (lambda: SinusoidalPositionalEncoding(8)(torch.zeros(2, 8)), ValueError, "x must have 3 dimensions"),
         (lambda: SinusoidalPositionalEncoding(8)(torch.zeros(1, 2, 6)), ValueError, "x must have size 8 in dimension -1"),
         (lambda: SinusoidalPositionalEncoding(8)(torch.zeros(1, 2, 8), offset=-1), ValueError, "offset must be an integer >= 0"),
+        # issue 10: encoding() validated nothing
+        (lambda: SinusoidalPositionalEncoding(8).encoding(-1), ValueError, "seq_len must be an integer >= 0, got -1"),
+        (lambda: SinusoidalPositionalEncoding(8).encoding(3, offset=-2), ValueError, "offset must be an integer >= 0"),
+        (lambda: SinusoidalPositionalEncoding(8).encoding(True), TypeError, "seq_len must be an integer, got bool"),
+        (lambda: SinusoidalPositionalEncoding(8).encoding(3, offset=10**400), ValueError, "offset must be an integer <="),
+        (lambda: SinusoidalPositionalEncoding(8, scale_input="False"), TypeError, "scale_input must be a bool"),
+        (lambda: sinusoidal_encoding(10**400, 8), ValueError, "positions must be an integer <= 16777216"),
+        (lambda: sinusoidal_encoding(2**24, 2**20), ValueError, "the table .* more than"),
+        (lambda: sinusoidal_encoding(torch.tensor([1e300], dtype=torch.float64), 8, base=1e-300), ValueError, "positions x frequencies"),
+        (lambda: sinusoidal_encoding(torch.tensor([1 + 1j]), 8), TypeError, "positions must hold integer or real"),
+        (lambda: offset_matrix(10**400, 8), ValueError, "k must be finite"),
+        (lambda: offset_matrix(1, 2**20), ValueError, "the matrix .* more than"),
     ],
 )
 def test_bad_inputs(call: object, error: type[Exception], match: str) -> None:

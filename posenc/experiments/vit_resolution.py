@@ -77,8 +77,8 @@ CONFIGS = {
 
 def load_data(config: Config) -> dict[str, Tensor]:
     """The digits as ``[n, 1, 8, 8]`` floats in [0, 1] and their labels, split into train and test."""
-    from sklearn.datasets import load_digits
-    from sklearn.model_selection import train_test_split
+    from sklearn.datasets import load_digits  # type: ignore[import-untyped]
+    from sklearn.model_selection import train_test_split  # type: ignore[import-untyped]
 
     digits = load_digits()
     images = torch.tensor(digits.images, dtype=torch.float32).unsqueeze(1) / 16.0
@@ -151,7 +151,7 @@ def _worker(job: tuple[str, int, Config]) -> tuple[str, int, dict[str, Any]]:
 
 def versions() -> dict[str, str]:
     import numpy
-    import sklearn
+    import sklearn  # type: ignore[import-untyped]
 
     import posenc
 

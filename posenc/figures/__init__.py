@@ -1,7 +1,7 @@
 """Every figure on the site: plain functions that return a matplotlib Figure.
 
 A figure is registered with `figure` and referred to by name from a page, with the line
-``[[figure NAME]]``. The MkDocs hook (``hooks/figures.py``) draws each registered figure once per
+``[[figure NAME]]``. The MkDocs hook (``hooks/posenc_site.py``) draws each registered figure once per
 palette (light and dark) into a cache keyed by everything the drawing depends on, and adds the
 SVGs to the site. A figure function may also return an animation, which is written as a GIF.
 

@@ -171,6 +171,9 @@ class ReadableLogFormatter(ticker.LogFormatterSciNotation):
 
 
 class _ReadableLogScale(scale.LogScale):
+    def __init__(self, **kwargs: Any) -> None:  # no `axis` argument: matplotlib >= 3.11 style
+        super().__init__(None, **kwargs)
+
     def set_default_locators_and_formatters(self, axis: Any) -> None:
         super().set_default_locators_and_formatters(axis)
         axis.set_major_formatter(ReadableLogFormatter(self.base))
@@ -178,6 +181,9 @@ class _ReadableLogScale(scale.LogScale):
 
 
 class _ReadableSymmetricalLogScale(scale.SymmetricalLogScale):
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(None, **kwargs)
+
     def set_default_locators_and_formatters(self, axis: Any) -> None:
         super().set_default_locators_and_formatters(axis)
         axis.set_major_formatter(ReadableLogFormatter(self.base))

@@ -8,9 +8,22 @@ from matplotlib.figure import Figure
 
 from posenc.alibi import alibi_bias, alibi_slopes
 from posenc.figures import figure
-from posenc.figures._style import FONT, cell_text_colour, line_colours, method_colour, new_figure, palette, show_matrix
+from posenc.figures._style import (
+    FONT,
+    cell_text_colour,
+    line_colours,
+    method_colour,
+    new_figure,
+    palette,
+    show_matrix,
+)
 from posenc.learned import LearnedPositionalEmbedding
-from posenc.relative import ShawRelativeAttention, T5RelativeBias, relative_positions, t5_relative_position_bucket
+from posenc.relative import (
+    ShawRelativeAttention,
+    T5RelativeBias,
+    relative_positions,
+    t5_relative_position_bucket,
+)
 from posenc.sinusoidal import sinusoidal_encoding
 
 

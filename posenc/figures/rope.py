@@ -331,3 +331,45 @@ CONTEXT_ALTS: Mapping[str, str] = {
 }
 for _kind, _alt in CONTEXT_ALTS.items():
     _register(_kind, _alt)
+
+
+# ------------------------------------------------------------------------------- RoPE today
+@figure(
+    "rope-today-wavelengths",
+    alt=("Two log-scale plots of the wavelength of each rotation pair of a 128-wide head. Left: bases "
+         "10000, 500000 and one million; the fast pairs coincide and the slow pairs stretch with the base, "
+         "so fewer pairs complete a turn within 8192 or 131072 positions. Right: a quarter of the head "
+         "rotated, once with frequencies over the rotated width (partial rotary, 16 pairs reaching a "
+         "wavelength near 2 pi times the base) and once with the full-width exponent of p-RoPE (16 fast "
+         "pairs, the other 48 not rotating at all)."),
+)
+def today_wavelengths() -> Figure:
+    colours = palette()
+    fig, (left, right) = new_figure(1, 2, height=3.6)
+    pairs = np.arange(64)
+    for colour, base in zip(colours.cycle, (1e4, 5e5, 1e6), strict=False):
+        theta = rope_inverse_frequencies(128, base=base)
+        left.plot(pairs, (2 * math.pi / theta).numpy(), color=colour, label=f"base {base:.0e}")
+    for ax, x in ((left, 1), (right, 24)):
+        ax.set_yscale("log")
+        for length, style in ((8192, "--"), (131072, ":")):
+            ax.axhline(length, color=colours.muted, ls=style, lw=1.1)
+            ax.text(x, length * 1.3, f"{length} positions", color=colours.foreground, fontsize=10)
+        ax.set_xlabel("rotation pair i (fast → slow)")
+    left.set_ylabel("wavelength 2π/θᵢ (positions)")
+    left.set_title("A larger base stretches the slow pairs")
+    left.legend(loc="lower right")
+    partial = rope_inverse_frequencies(128, rotary_dim=32)
+    p_rope = rope_inverse_frequencies(128, scaling={"type": "proportional", "partial_rotary_factor": 0.25})
+    turning = int((p_rope > 0).sum())
+    right.plot(np.arange(16), (2 * math.pi / partial).numpy(), color=colours.cycle[0], marker="o", ms=3,
+               label="partial rotary: b^(-2i/32)")
+    right.plot(np.arange(turning), (2 * math.pi / p_rope[:turning]).numpy(), color=colours.cycle[1],
+               marker="s", ms=3, label="p-RoPE: b^(-2i/128)")
+    right.axvspan(turning - 0.5, 63.5, color=colours.cycle[1], alpha=0.12, lw=0)
+    right.text(turning + 2, 30, "p-RoPE: θ = 0,\nno rotation", color=colours.foreground, fontsize=10)
+    right.set_xlim(-1, 64)
+    right.set_ylim(3, 1e7)
+    right.set_title("A quarter of the head rotates")
+    right.legend(loc="upper right")
+    return fig

@@ -10,9 +10,12 @@ the Explore page in Debian's ``/usr/bin/chromium`` through Playwright, and check
 1. **Parity**: ``window.posencExplorer`` holds exactly the five functions of the issue. Each is
    called over a grid of parameters (one ``page.evaluate`` per function) and compared with posenc
    in float64, in this process: relative error below 1e-9 (for the sinusoidal table, whose entries
-   lie in [-1, 1], the error is taken relative to max(|value|, 1)); T5 buckets equal, except where
-   posenc's float32 formula and exact arithmetic disagree for an offset, where either is accepted
-   (see the T5 section of docs/relative.md). ``ropeInverseFrequencies`` and
+   lie in [-1, 1], the error is taken relative to max(|value|, 1)); T5 buckets equal, except for
+   an offset whose log-bucket position lies within float32 rounding of a bucket boundary, where
+   the bucket depends on float32 rounding and on the float32 ``log`` used (posenc's float32 formula
+   and exact arithmetic can disagree there, and so can PyTorch's float32 log and a correctly
+   rounded one: see the T5 section of docs/relative.md): there either bucket next to the boundary
+   is accepted, and such offsets are counted. ``ropeInverseFrequencies`` and
    ``ropeAttentionScaling`` are called for every scaling type posenc accepts, enumerated from posenc
    (``SCALING_TYPES`` and its table of required and optional keys): a type the JavaScript lacks
    fails unless it is listed in ``PENDING_SCALING_TYPES``. Bad input must throw in both.
@@ -24,14 +27,17 @@ the Explore page in Debian's ``/usr/bin/chromium`` through Playwright, and check
 3. **Palettes and accessibility**: after Material's palette toggle the drawings must change
    (they follow the palette); axe-core (``node_modules/axe-core``) runs in both palettes and any
    violation of impact "serious" or "critical" fails.
-4. Console errors, page errors, failed requests and requests to other hosts fail.
-5. **Screenshots** of the page at 1280 and 390 px wide, light and dark, under ``--screenshots``.
+4. **Progressive enhancement**: without JavaScript, and when printing (``beforeprint`` and print
+   media), each placeholder shows its static figure and no widget.
+5. Console errors, page errors, failed requests and requests to other hosts fail.
+6. **Screenshots** of the page at 1280 and 390 px wide, light and dark, under ``--screenshots``.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import math
 import statistics
 import sys
 import time
@@ -171,7 +177,7 @@ def check_sinusoidal(page: Any, check: Checker) -> None:
 def posenc_scaling_types() -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
     """Every scaling type posenc accepts, with its required and optional keys."""
     module = _scaling_module()
-    types = tuple(module.SCALING_TYPES)  # type: ignore[attr-defined]
+    types = tuple(module.SCALING_TYPES)
     required: dict[str, tuple[str, ...]] = getattr(module, "_REQUIRED")
     optional: dict[str, tuple[str, ...]] = getattr(module, "_OPTIONAL", {})
     return {kind: (tuple(required.get(kind, ())), tuple(optional.get(kind, ()))) for kind in types}
@@ -197,6 +203,14 @@ def scaling_dicts(kind: str, required: tuple[str, ...], optional: tuple[str, ...
         dicts.append({**first, **{key: values(key)[0] for key in optional}})
         dicts.append({**first, **{key: values(key)[0] for key in optional if key != "attention_factor"}})
     return dicts
+
+
+def _short(scaling: dict[str, Any] | None) -> str:
+    """A scaling dict for messages, its per-pair lists abbreviated."""
+    if scaling is None:
+        return "None"
+    return "{" + ", ".join(f"{k}: " + (f"[{len(v)} numbers]" if isinstance(v, list) else repr(v))
+                           for k, v in scaling.items()) + "}"
 
 
 def _posenc_or_error(function: Any, *args: Any, **kwargs: Any) -> tuple[bool, Any]:
@@ -229,7 +243,7 @@ def check_rope(page: Any, check: Checker) -> None:
     results = _call(page, "ropeInverseFrequencies", [list(args) for args in grid])
     supported: set[str] = set()
     for (dim, base, scaling, seq_len), result in zip(grid, results):
-        where = f"ropeInverseFrequencies({dim}, {base}, {scaling}, {seq_len})"
+        where = f"ropeInverseFrequencies({dim}, {base}, {_short(scaling)}, {seq_len})"
         ok, expected = _posenc_or_error(rope_inverse_frequencies, dim, base=base, scaling=scaling, seq_len=seq_len)
         if not ok:
             if result["ok"]:
@@ -246,14 +260,14 @@ def check_rope(page: Any, check: Checker) -> None:
             check.fail("ropeInverseFrequencies", f"scaling type {kind!r} of posenc is not supported by the JavaScript")
     results = _call(page, "ropeAttentionScaling", [[s] for s in scalings])
     for scaling, result in zip(scalings, results):
-        where = f"ropeAttentionScaling({scaling})"
+        where = f"ropeAttentionScaling({_short(scaling)})"
         expected = rope_attention_scaling(scaling)
         if not result["ok"]:
             check.fail(where, result["error"])
         elif not _relative_error(result["value"], expected) < TOLERANCE:
             check.fail(where, f"{result['value']} != posenc's {expected}")
         check.count("ropeAttentionScaling values")
-    bad = [[8, 10000, {"type": "nope", "factor": 2}, None], [7, 10000, None, None],
+    bad: list[list[Any]] = [[8, 10000, {"type": "nope", "factor": 2}, None], [7, 10000, None, None],
            [8, 10000, {"type": "linear", "factor": 2, "typo": 1}, None], [8, 10000, {"type": "linear"}, None]]
     for args, result in zip(bad, _call(page, "ropeInverseFrequencies", bad)):
         if result["ok"]:
@@ -289,6 +303,20 @@ def t5_bucket_exact(offset: int, bidirectional: bool, num_buckets: int, max_dist
     return first + exact + s
 
 
+def _near_boundary(offset: int, bidirectional: bool, num_buckets: int, max_distance: int) -> bool:
+    """Whether the offset's log-bucket position (b - e) ln(n/e) / ln(M/e) lies within float32 rounding
+    of an integer: there the bucket depends on how float32 rounds, and on the float32 log used
+    (PyTorch's and a correctly rounded one differ by one unit in the last place for some inputs; see
+    the T5 section of docs/relative.md). Float32 keeps about 7 digits: 1e-6 covers a few roundings."""
+    buckets = num_buckets // 2 if bidirectional else num_buckets
+    distance = abs(offset) if bidirectional else max(-offset, 0)
+    exact = buckets // 2
+    if distance < exact:
+        return False
+    position = (buckets - exact) * math.log(distance / exact) / math.log(max_distance / exact)
+    return abs(position - round(position)) <= 1e-6 * max(1.0, abs(position))
+
+
 T5_CONFIGS = [
     (True, 32, 128), (False, 32, 128), (True, 64, 256), (False, 16, 64), (True, 8, 20), (False, 9, 128),
     (False, 2, 5), (True, 18, 128), (False, 32, 939), (True, 34, 27), (False, 36, 392), (True, 4, 3),
@@ -312,14 +340,15 @@ def check_t5(page: Any, check: Checker) -> None:
             if js == ours:
                 continue
             exact = t5_bucket_exact(offset, bidirectional, num_buckets, max_distance)
-            if exact != ours and js == exact:  # a float32 boundary: either answer is accepted
-                boundary += 1
+            if abs(js - ours) <= 1 and abs(js - exact) <= 1 and _near_boundary(offset, bidirectional, num_buckets, max_distance):
+                boundary += 1  # on a float32 boundary: either bucket next to it is accepted
                 continue
             check.fail(f"{where} at offset {offset}", f"JavaScript {js}, posenc {ours}, exact arithmetic {exact}")
             break
         check.count("t5RelativePositionBucket values", len(offsets))
     if boundary:
-        print(f"  T5: {boundary} float32 boundary offsets where the JavaScript gives the exact-arithmetic bucket")
+        print(f"  T5: {boundary} offsets on a float32 boundary where the JavaScript differs from posenc "
+              "(accepted: one of the two buckets that meet there)")
     for bad in ([1, True, 5, 128], [1, True, 32, 8], [1.5, True, 32, 128], [1, 1, 32, 128]):
         if _call(page, "t5RelativePositionBucket", [bad])[0]["ok"]:
             check.fail(f"t5RelativePositionBucket{tuple(bad)}", "accepted bad input")
@@ -417,7 +446,7 @@ def check_keyboard(page: Any, check: Checker) -> dict[str, list[float]]:
         for control in page.evaluate(CONTROLS, widget):
             exercise(page, widget, control, check, times)
     for widget, times in timings.items():
-        slow = [t for t in times if not t < UPDATE_BUDGET_MS]
+        slow = [t for t in times[1:] if not t < UPDATE_BUDGET_MS]  # times[0]: the first drawing
         if slow:
             check.fail(widget, f"{len(slow)} updates took {max(slow):.1f} ms or more (budget {UPDATE_BUDGET_MS} ms)")
     return timings
@@ -462,14 +491,60 @@ def open_page(browser: Any, url: str, origin: str, check: Checker, width: int, s
 
     context.route("**/*", route)
     page = context.new_page()
-    page.on("console", lambda message: message.type == "error" and check.fail("console error", message.text))
+    def console(message: Any) -> None:
+        if message.type == "error":
+            check.fail("console error", message.text)
+
+    def response(reply: Any) -> None:
+        if reply.status >= 400:
+            check.fail("HTTP error", f"{reply.status} {reply.url}")
+
+    page.on("console", console)
     page.on("pageerror", lambda error: check.fail("page error", str(error)))
     page.on("requestfailed", lambda request: check.fail("failed request", f"{request.url}: {request.failure}"))
-    page.on("response", lambda response: response.status >= 400 and check.fail("HTTP error", f"{response.status} {response.url}"))
+    page.on("response", response)
     page.goto(url, wait_until="networkidle", timeout=60_000)
     page.wait_for_function(f"() => document.querySelectorAll('.posenc-explorer[data-upgraded]').length === {len(WIDGETS)}",
                            timeout=15_000)
     return context, page
+
+
+FALLBACKS = """() => [...document.querySelectorAll('.posenc-explorer')].map((host) => {
+  const figure = host.querySelector('figure.posenc-figure');
+  const widget = host.querySelector('.posenc-explorer__widget');
+  const shown = (e) => e !== null && getComputedStyle(e).display !== 'none' && e.getClientRects().length > 0;
+  return {name: host.dataset.widget, figure: shown(figure) && figure.querySelectorAll('img').length === 2,
+          widget: shown(widget)};
+})"""
+
+
+def check_fallbacks(page: Any, check: Checker, when: str, want_widget: bool) -> None:
+    """Each placeholder shows its static figure and not the widget (without scripts, in print)."""
+    for host in page.evaluate(FALLBACKS):
+        if not host["figure"]:
+            check.fail(f"{when}: {host['name']}", "the static figure is not shown")
+        if host["widget"] != want_widget:
+            check.fail(f"{when}: {host['name']}", "the widget is shown" if host["widget"] else "the widget is missing")
+    check.count(f"fallback checks ({when})")
+
+
+def check_print(page: Any, check: Checker) -> None:
+    """Printing puts the static figures back (beforeprint) and hides the widgets (print CSS)."""
+    page.evaluate("() => window.dispatchEvent(new Event('beforeprint'))")
+    page.emulate_media(media="print")
+    check_fallbacks(page, check, "print", want_widget=False)
+    page.emulate_media(media="screen")
+    page.evaluate("() => window.dispatchEvent(new Event('afterprint'))")
+    if page.evaluate("() => document.querySelectorAll('.posenc-explorer figure').length"):
+        check.fail("print", "the static figures stay in the page after printing")
+
+
+def check_without_scripts(browser: Any, url: str, check: Checker) -> None:
+    context = browser.new_context(java_script_enabled=False, viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.goto(url, wait_until="load", timeout=60_000)
+    check_fallbacks(page, check, "without JavaScript", want_widget=False)
+    context.close()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -503,8 +578,10 @@ def main(argv: list[str] | None = None) -> int:
             print("keyboard:", flush=True)
             timings = check_keyboard(page, check)
             for widget, times in timings.items():
-                print(f"  {widget:<14} {len(times):3} updates, median {statistics.median(times):5.1f} ms, "
-                      f"max {max(times):5.1f} ms (budget {UPDATE_BUDGET_MS:.0f} ms)")
+                updates = times[1:] or [0.0]
+                print(f"  {widget:<14} first drawing {times[0]:5.1f} ms; {len(times) - 1:3} keyboard updates: median "
+                      f"{statistics.median(updates):5.1f} ms, max {max(updates):5.1f} ms (budget {UPDATE_BUDGET_MS:.0f} ms)")
+                print("                 all: " + " ".join(f"{t:.1f}" for t in times))
             scheme = page.evaluate("() => document.body.getAttribute('data-md-color-scheme')")
             for step in range(2):
                 variant = "dark" if scheme == "slate" else "light"
@@ -514,7 +591,9 @@ def main(argv: list[str] | None = None) -> int:
                     scheme = toggle_palette(page)
                     if drawings(page) == before:
                         check.fail("palette", "the drawings did not change with the palette")
+            check_print(page, check)
             context.close()
+            check_without_scripts(browser, url, check)
             if args.screenshots is not None:
                 args.screenshots.mkdir(parents=True, exist_ok=True)
                 for width in (1280, 390):

@@ -33,7 +33,13 @@ What it does, in order:
    out of that sum: Material's search worker fetches it in the background after the page is
    shown, once for the whole site. It is printed in its own column, and so is the gzip size of
    everything (what GitHub Pages and most static hosts send).
-5. **Screenshots**: a full-page PNG of every page in each palette under ``--screenshots``.
+5. **Screenshots**: a full-page PNG of every page in each palette under ``--screenshots``, at
+   1280 px and (``*-390.png``) at 390 px, the width of a phone.
+6. **Reading** (``tests/site/reader_checks.py``): display math and code blocks wider than their
+   column at 1280 px and at 390 px (counted per page; failures unless listed, with a reason, in
+   ``OVERFLOW_EXCEPTIONS``), figure text below 11 px as displayed at 1280 px, copy-button text
+   that does not parse as Python, notebook plots that would show as white boxes in the dark
+   palette, and TeX left in the search index.
 
 Prints a table with one row per page and then every problem found; exits 1 if any.
 The same browser pass, without the audits, gives ``benchmarks/bench_site.py`` its page sizes
@@ -58,6 +64,8 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urljoin, urlsplit
+
+from tests.site import reader_checks
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("POSENC_CHROMIUM", "/usr/bin/chromium")
@@ -358,6 +366,8 @@ class PageResult:
     loaded: dict[str, int] = field(default_factory=dict)  # what the plain visit fetched (before our checks)
     minor_axe: dict[str, int] = field(default_factory=dict)  # rule -> nodes, impacts below serious
     seconds: float = 0.0
+    reading: dict[str, str] = field(default_factory=dict)  # overflow counts, smallest figure text, copies
+    tolerated: list[str] = field(default_factory=list)  # overflow listed in OVERFLOW_EXCEPTIONS
 
     @property
     def raw_bytes(self) -> int:
@@ -401,10 +411,11 @@ def _launch(playwright: Any) -> Any:
 class _PageVisit:
     """One cold visit of one page in its own browser context, recording what it asked for."""
 
-    def __init__(self, browser: Any, origin: str, base: str, site_dir: Path, page: str, result: PageResult) -> None:
+    def __init__(self, browser: Any, origin: str, base: str, site_dir: Path, page: str, result: PageResult,
+                 viewport: dict[str, int] | None = None) -> None:
         self.origin, self.base, self.site_dir, self.result = origin, base, site_dir, result
         self.context = browser.new_context(
-            viewport={"width": 1280, "height": 900},
+            viewport=viewport or {"width": 1280, "height": 900},
             color_scheme="light",
             reduced_motion="reduce",
             service_workers="block",
@@ -416,6 +427,7 @@ class _PageVisit:
         self.page.on("console", self._console)
         self.page.on("pageerror", lambda error: self._problem("page error", str(error)))
         self.url = f"{origin}{base}{page_url_path(page)}"
+        self.page_path = page_url_path(page)
 
     def _problem(self, check: str, detail: str) -> None:
         self.result.problems.append(Problem(self.result.page, check, detail))
@@ -514,6 +526,61 @@ def _check_in_palette(visit: _PageVisit, variant: str, axe: bool) -> bool:
     return len(visit.result.problems) == before
 
 
+def _check_reading(visit: _PageVisit, variant: str, *, desktop: bool) -> bool:
+    """The reader's checks (tests/site/reader_checks.py) on the page as shown now."""
+    result, before = visit.result, len(visit.result.problems)
+    found = visit.page.evaluate(reader_checks.IN_PAGE_READER)
+    width = 1280 if desktop else reader_checks.PHONE["width"]
+    if variant == "light":
+        failures, tolerated = reader_checks.overflow_problems(result.page, width, found["overflow"])
+        for line in failures:
+            visit._problem("overflow", line)
+        result.tolerated += tolerated
+        result.reading[f"math@{width}"] = str(len(found["overflow"]["math"]))
+        result.reading[f"code@{width}"] = str(len(found["overflow"]["code"]))
+    if desktop and variant == "light":
+        problems, smallest = reader_checks.figure_text_problems(visit.site_dir, visit.page_path, found["figures"])
+        for line in problems:
+            visit._problem("figure text", line)
+        result.reading["figure px"] = "-" if smallest is None else f"{smallest:.1f}"
+        bad_copies = 0
+        for copy in found["copies"]:
+            why = reader_checks.copy_parses(copy["language"], copy["text"])
+            if why is not None:
+                bad_copies += 1
+                visit._problem("copy button", f"{copy['language']} block starting {copy['first']!r}: copied text is not Python: {why}")
+        result.reading["copies"] = f"{len(found['copies']) - bad_copies}/{len(found['copies'])}"
+    if variant == "dark":
+        for line in found["notebookImages"]:
+            visit._problem("notebook dark", line)
+    return len(result.problems) == before
+
+
+def _phone_visit(browser: Any, origin: str, base: str, site_dir: Path, page: str, screenshots: Path | None,
+                 result: PageResult) -> None:
+    """The page at 390 px: overflow counts and a screenshot in each palette."""
+    scratch = PageResult(result.page)  # its requests must not count in the desktop page weight
+    visit = _PageVisit(browser, origin, base, site_dir, page, scratch, viewport=reader_checks.PHONE)
+    try:
+        visit.open()
+        for step in range(2):
+            variant = SCHEMES.get(visit.scheme(), "light")
+            _check_reading(visit, variant, desktop=False)
+            if screenshots is not None:
+                shot = screenshots / f"{result.page.replace('/', '__')}-{variant}-390.png"
+                visit.page.screenshot(path=str(shot), full_page=True, animations="disabled")
+            if step == 0 and visit.toggle_palette() is None:
+                break
+    except Exception as error:  # noqa: BLE001 - reported like any other problem
+        visit._problem("browser", f"at 390 px: {type(error).__name__}: {error}".splitlines()[0])
+    finally:
+        visit.close()
+    seen = {(p.check, p.detail) for p in result.problems}  # console errors etc. repeat at 390 px: once is enough
+    result.problems += [p for p in scratch.problems if (p.check, p.detail) not in seen]
+    result.reading.update({k: v for k, v in scratch.reading.items()})
+    result.tolerated += scratch.tolerated
+
+
 def check_page(browser: Any, origin: str, base: str, site_dir: Path, page: str, screenshots: Path | None, budget: float) -> PageResult:
     started = time.perf_counter()
     result = PageResult(page_label(page))
@@ -528,6 +595,7 @@ def check_page(browser: Any, origin: str, base: str, site_dir: Path, page: str, 
                 visit._problem("palette", f"unknown colour scheme {scheme!r} on the page")
                 break
             ok = _check_in_palette(visit, variant, axe=True)
+            ok = _check_reading(visit, variant, desktop=True) and ok
             result.schemes[variant] = "ok" if ok else "FAIL"
             if screenshots is not None:
                 shot = screenshots / f"{result.page.replace('/', '__')}-{variant}.png"
@@ -544,6 +612,7 @@ def check_page(browser: Any, origin: str, base: str, site_dir: Path, page: str, 
         visit._problem("browser", f"{type(error).__name__}: {error}".splitlines()[0])
     finally:
         visit.close()
+    _phone_visit(browser, origin, base, site_dir, page, screenshots, result)
     if result.page_bytes > budget * 1_000_000:
         top = sorted(((n, s) for n, s in result.loaded.items() if n != SEARCH_INDEX), key=lambda item: -item[1])[:3]
         visit._problem(
@@ -633,6 +702,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     base = base_path(site_dir)
     link_problems, links_checked = check_links(site_dir, base)
+    link_problems += [Problem("search", "search index", line) for line in reader_checks.search_index_problems(site_dir)]
     pages = [p for p in site_pages(site_dir) if not args.page or page_label(p) in args.page]
     if args.page and len(pages) != len(set(args.page)):
         print(f"unknown page label in {args.page}; known: {[page_label(p) for p in site_pages(site_dir)]}", file=sys.stderr)
@@ -674,6 +744,15 @@ def main(argv: list[str] | None = None) -> int:
     if heaviest is not None:
         print(f"\nheaviest page: {heaviest.page}, {heaviest.page_bytes / 1e6:.2f} MB uncompressed without the search index "
               f"(budget {args.budget_mb} MB); {heaviest.raw_bytes / 1e6:.2f} MB with it, {gzip_bytes(site_dir, heaviest.loaded) / 1e6:.2f} MB gzip")
+    print("\nreading: blocks wider than their column (display math / code) at 1280 and 390 px, smallest figure text "
+          "at 1280 px, copy buttons whose text parses")
+    print(_table([[r.page, r.reading.get("math@1280", "-"), r.reading.get("code@1280", "-"), r.reading.get("math@390", "-"),
+                   r.reading.get("code@390", "-"), r.reading.get("figure px", "-"), r.reading.get("copies", "-")] for r in results],
+                 ["page", "math 1280", "code 1280", "math 390", "code 390", "figure px", "copies ok"]))
+    tolerated = [f"  {r.page}: {line}" for r in results for line in r.tolerated]
+    if tolerated:
+        print(f"\n{len(tolerated)} overflowing block(s) tolerated by OVERFLOW_EXCEPTIONS (to fix):")
+        print("\n".join(tolerated))
     minor: dict[str, int] = {}
     for r in results:
         for rule, nodes in r.minor_axe.items():

@@ -110,7 +110,8 @@ def copy_parses(language: str, text: str) -> str | None:
 
 def overflow_problems(page: str, width: int, overflow: dict[str, list[str]]) -> tuple[list[str], list[str]]:
     """(failures, tolerated) lines for the overflowing blocks of one page at one width."""
-    failures, tolerated = [], []
+    failures: list[str] = []
+    tolerated: list[str] = []
     for kind, blocks in overflow.items():
         reason = OVERFLOW_EXCEPTIONS.get(page, {}).get(kind if width > 400 else f"{kind}@390")
         for block in blocks:
@@ -121,7 +122,8 @@ def overflow_problems(page: str, width: int, overflow: dict[str, list[str]]) -> 
 
 def figure_text_problems(site_dir: Path, page_url: str, figures: list[dict[str, Any]]) -> tuple[list[str], float | None]:
     """Figures whose smallest text is below `MIN_FIGURE_TEXT_PX` as displayed; and the page's smallest."""
-    problems, smallest = [], None
+    problems: list[str] = []
+    smallest: float | None = None
     for figure in figures:
         src = figure["src"].split("#")[0]
         if not src.endswith(".svg"):

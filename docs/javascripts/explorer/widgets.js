@@ -413,6 +413,8 @@
       { key: "pair", label: "Pair i", kind: "range", min: 0, max: 3, step: 1, value: 0, text: (v) => `pair ${v}` },
       { key: "m", label: "Query position m", kind: "range", min: 0, max: MAX, step: 1, value: 5, text: (v) => `query position ${v}` },
       { key: "n", label: "Key position n", kind: "range", min: 0, max: MAX, step: 1, value: 2, text: (v) => `key position ${v}` },
+      // data-all-pairs="true" on the placeholder starts with four pairs shown (the RoPE animator page)
+      { key: "all", label: "Four pairs at once", kind: "checkbox", value: host.dataset.allPairs === "true" },
     ], (key) => {
       if (key !== "play") stop();
       redraw();
@@ -448,14 +450,37 @@
       play.setAttribute("aria-pressed", "false");
     }
     const plot = svgPlot(box, 320);
-    const H = 320;
+
+    /** One pair's unit circle centred at (cx, cy): both vectors before (dashed) and after rotation. */
+    function circle(colours, cx, cy, radius, angleQ, angleK, labels) {
+      const q = rotate(Q, angleQ);
+      const k = rotate(K, angleK);
+      const s = d3.scaleLinear().domain([0, 1]).range([0, radius]);
+      plot.append("circle").attr("cx", cx).attr("cy", cy).attr("r", radius).attr("fill", "none").attr("stroke", colours.grid);
+      plot.append("line").attr("x1", cx - radius - 6).attr("x2", cx + radius + 6).attr("y1", cy).attr("y2", cy).attr("stroke", colours.grid);
+      plot.append("line").attr("x1", cx).attr("x2", cx).attr("y1", cy - radius - 6).attr("y2", cy + radius + 6).attr("stroke", colours.grid);
+      for (const [vector, start0, colour, label] of [[q, Q, colours.cycle[0], labels[0]], [k, K, colours.cycle[1], labels[1]]]) {
+        const id = `posenc-explorer-arrow-${++counter}`;
+        plot.append("defs").append("marker").attr("id", id).attr("viewBox", "0 0 10 10").attr("refX", 9).attr("refY", 5)
+          .attr("markerWidth", 7).attr("markerHeight", 7).attr("orient", "auto-start-reverse")
+          .append("path").attr("d", "M0,0L10,5L0,10z").attr("fill", colour);
+        plot.append("line").attr("x1", cx).attr("y1", cy).attr("x2", cx + s(start0[0])).attr("y2", cy - s(start0[1]))
+          .attr("stroke", colour).attr("stroke-opacity", 0.6).attr("stroke-width", 2).attr("stroke-dasharray", "4 3");
+        plot.append("line").attr("x1", cx).attr("y1", cy).attr("x2", cx + s(vector[0])).attr("y2", cy - s(vector[1]))
+          .attr("stroke", colour).attr("stroke-width", 3).attr("marker-end", `url(#${id})`);
+        if (label) {
+          plot.append("text").attr("x", cx + s(vector[0]) * 1.12).attr("y", cy - s(vector[1]) * 1.12 + 4)
+            .attr("text-anchor", vector[0] >= 0 ? "start" : "end").attr("fill", colours.fg).attr("font-size", FONT).text(label);
+        }
+      }
+      return q[0] * k[0] + q[1] * k[1];
+    }
+
     const redraw = timed(box, () => {
       controls.setRange("pair", { max: controls.values.dim / 2 - 1 });
-      const { dim, pair, m, n } = controls.values;
+      const { dim, pair, m, n, all } = controls.values;
+      controls.show("pair", !all);
       const theta = F.ropeInverseFrequencies(dim, 10000, null, null);
-      const q = rotate(Q, m * theta[pair]);
-      const k = rotate(K, n * theta[pair]);
-      const score = q[0] * k[0] + q[1] * k[1];
       let total = 0; // the whole head: the same q and k pair in every pair of the head
       for (let i = 0; i < dim / 2; i++) {
         const qi = rotate(Q, m * theta[i]);
@@ -464,29 +489,39 @@
       }
       const colours = palette();
       const width = plotWidth(box);
-      plot.attr("width", width).selectAll("*").remove();
-      const radius = Math.min(H / 2 - 30, width / 2 - 30);
-      const cx = width / 2;
-      const cy = H / 2 + 6;
-      const s = d3.scaleLinear().domain([0, 1]).range([0, radius]);
-      plot.append("circle").attr("cx", cx).attr("cy", cy).attr("r", radius).attr("fill", "none").attr("stroke", colours.grid);
-      plot.append("line").attr("x1", cx - radius - 8).attr("x2", cx + radius + 8).attr("y1", cy).attr("y2", cy).attr("stroke", colours.grid);
-      plot.append("line").attr("x1", cx).attr("x2", cx).attr("y1", cy - radius - 8).attr("y2", cy + radius + 8).attr("stroke", colours.grid);
-      const defs = plot.append("defs");
-      const arrows = [["query", q, Q, colours.cycle[0]], ["key", k, K, colours.cycle[1]]];
-      for (const [name, vector, start0, colour] of arrows) {
-        const id = `posenc-explorer-arrow-${++counter}`;
-        defs.append("marker").attr("id", id).attr("viewBox", "0 0 10 10").attr("refX", 9).attr("refY", 5)
-          .attr("markerWidth", 7).attr("markerHeight", 7).attr("orient", "auto-start-reverse")
-          .append("path").attr("d", "M0,0L10,5L0,10z").attr("fill", colour);
-        plot.append("line").attr("x1", cx).attr("y1", cy).attr("x2", cx + s(start0[0])).attr("y2", cy - s(start0[1]))
-          .attr("stroke", colour).attr("stroke-opacity", 0.35).attr("stroke-width", 2).attr("stroke-dasharray", "4 3");
-        plot.append("line").attr("x1", cx).attr("y1", cy).attr("x2", cx + s(vector[0])).attr("y2", cy - s(vector[1]))
-          .attr("stroke", colour).attr("stroke-width", 3).attr("marker-end", `url(#${id})`);
-        const label = name === "query" ? `q at m = ${m}` : `k at n = ${n}`;
-        plot.append("text").attr("x", cx + s(vector[0]) * 1.12).attr("y", cy - s(vector[1]) * 1.12 + 4)
-          .attr("text-anchor", vector[0] >= 0 ? "start" : "end").attr("fill", colours.fg).attr("font-size", FONT).text(label);
+      plot.selectAll("*").remove();
+      plot.attr("width", width);
+      if (all) {
+        // four pairs side by side (two rows on a narrow screen): all of them for dim 8, else spread out
+        const shown = dim === 8 ? [0, 1, 2, 3] : [0, Math.round(dim / 12), Math.round(dim / 6), dim / 2 - 1];
+        const columns = width >= 560 ? 4 : 2;
+        const cell = width / columns;
+        const radius = Math.min(cell / 2 - 14, 72);
+        const rowHeight = 2 * radius + 58;
+        const header = columns === 4 ? 30 : 46;
+        plot.attr("height", header + rowHeight * Math.ceil(shown.length / columns));
+        const legend = [`q at m = ${m} (blue), k at n = ${n} (orange)`, "dashed: before rotation"];
+        (columns === 4 ? [legend.join("; ")] : legend).forEach((line, k) => {
+          plot.append("text").attr("x", 8).attr("y", 16 + 16 * k).attr("fill", colours.fg).attr("font-size", FONT + 1).text(line);
+        });
+        const scores = shown.map((i, index) => {
+          const cx = cell * (index % columns) + cell / 2;
+          const top = header + rowHeight * Math.floor(index / columns);
+          const score = circle(colours, cx, top + 22 + radius, radius, m * theta[i], n * theta[i], [null, null]);
+          plot.append("text").attr("x", cx).attr("y", top + 12).attr("text-anchor", "middle").attr("fill", colours.fg)
+            .attr("font-size", FONT).text(minus(`pair ${i}: q\u00b7k = ${score.toFixed(3)}`));
+          return score;
+        });
+        plot.attr("aria-label", `Unit circles of pairs ${shown.join(", ")}: the query rotated to position ${m} and the key ` +
+          `rotated to position ${n}; the dashed arrows are the vectors before rotation.`);
+        box.readout.textContent = minus(`Head dim ${dim}. Query at ${m}, key at ${n}: offset m \u2212 n = ${m - n}. ` +
+          `Scores of pairs ${shown.join(", ")}: ${scores.map((v) => v.toFixed(3)).join(", ")}; of the whole head: ${total.toFixed(3)}.`);
+        return;
       }
+      const H = 320;
+      plot.attr("height", H);
+      const radius = Math.min(H / 2 - 30, width / 2 - 80); // room for the labels beside the arrows
+      const score = circle(colours, width / 2, H / 2 + 6, radius, m * theta[pair], n * theta[pair], [`q at m = ${m}`, `k at n = ${n}`]);
       plot.append("text").attr("x", 8).attr("y", 18).attr("fill", colours.fg).attr("font-size", FONT + 1)
         .text(minus(`pair ${pair}: \u03b8 = ${fmt(theta[pair], 3)} rad per position`));
       plot.append("text").attr("x", 8).attr("y", H - 10).attr("fill", colours.fg).attr("font-size", FONT + 1)
@@ -638,6 +673,9 @@
       const fallback = [...host.childNodes];
       host.replaceChildren();
       host.dataset.upgraded = "true";
+      // links to the static figure (#figure-NAME) now lead to the widget
+      const figure = fallback.find((node) => node.nodeName === "FIGURE" && node.id);
+      if (figure && !host.id) host.id = figure.id;
       const redraw = make(host);
       live.push({ host, fallback, redraw, widget: host.lastElementChild });
       redraw();
@@ -658,13 +696,17 @@
   // Printing shows the static figures, as without scripts.
   window.addEventListener("beforeprint", () => {
     for (const w of live) {
-      w.host.querySelectorAll("img").forEach((img) => { img.loading = "eager"; });
       w.fallback.forEach((node) => { if (node.querySelectorAll) node.querySelectorAll("img").forEach((img) => { img.loading = "eager"; }); });
+      w.id = w.host.id;
+      w.host.removeAttribute("id"); // the figure has it back while it is shown
       w.host.append(...w.fallback);
     }
   });
   window.addEventListener("afterprint", () => {
-    for (const w of live) w.fallback.forEach((node) => node.remove());
+    for (const w of live) {
+      w.fallback.forEach((node) => node.remove());
+      if (w.id) w.host.id = w.id;
+    }
   });
 
   window.posencExplorerWidgets = { upgrade, widgets: Object.keys(WIDGETS) };
