@@ -66,6 +66,9 @@ def _check_bias(bias: object, shape: tuple[int, ...]) -> Tensor:
     if not tensor.is_floating_point():
         raise TypeError(f"bias must be a real floating-point tensor, got dtype {tensor.dtype}")
     _check_broadcast("bias", tensor, shape)
+    if bool(torch.isnan(tensor).any()) or bool((tensor == float("inf")).any()):
+        raise ValueError("bias must not hold NaN or +inf (it would turn the softmax into NaN); "
+                         "-inf is allowed and hides a key")
     return tensor
 
 
@@ -167,8 +170,17 @@ class SelfAttention(nn.Module):
         self.qkv = nn.Linear(dim, 3 * dim, bias=False)
         self.out = nn.Linear(dim, dim, bias=False)
 
+    def _check_x(self, x: object) -> Tensor:
+        tensor = check_tensor("x", x, ndim=3, floating=True)
+        check_size("x", tensor, -1, self.dim, expected_from="the module's dim")
+        if tensor.dtype != self.qkv.weight.dtype:
+            raise TypeError(f"x must have the dtype of the module's weights ({self.qkv.weight.dtype}), "
+                            f"got {tensor.dtype}; cast one of them with .to()")
+        return tensor
+
     def split_heads(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         """Project ``x [batch, seq, dim]`` to per-head q, k, v ``[batch, heads, seq, head_dim]``."""
+        x = self._check_x(x)
         batch, seq, _ = x.shape
         qkv = self.qkv(x).view(batch, seq, 3, self.num_heads, self.head_dim)
         q, k, v = qkv.permute(2, 0, 3, 1, 4).unbind(0)
@@ -184,8 +196,7 @@ class SelfAttention(nn.Module):
         mask: Tensor | None = None,
         kv_hook: KeyValueHook | None = None,
     ) -> tuple[Tensor, Tensor]:
-        check_tensor("x", x, ndim=3, floating=True)
-        check_size("x", x, -1, self.dim, expected_from="the module's dim")
+        x = self._check_x(x)
         causal = check_bool("causal", causal)
         for name, hook in (("rotary", rotary), ("kv_hook", kv_hook)):
             if hook is not None and not callable(hook):

@@ -247,17 +247,23 @@ class StepPlan:
     mask: Tensor | None  # [batch, 1, q_len, k_len], True = attend; None = plain causal
 
 
-def _check_positions(positions: object, batch: int, q_len: int) -> Tensor:
-    tensor = check_tensor("positions", positions, ndim=2)
+def _check_position_ids(name: str, value: object, *, ndim: int | tuple[int, ...] | None = None) -> Tensor:
+    """Integer position ids in ``[0, MAX_POSITION]``, returned as int64."""
+    tensor = check_tensor(name, value, ndim=ndim)
     if tensor.is_floating_point() or tensor.is_complex() or tensor.dtype == torch.bool:
-        raise TypeError(f"positions must be an integer tensor of position ids, got dtype {tensor.dtype}")
+        raise TypeError(f"{name} must be an integer tensor of position ids, got dtype {tensor.dtype}")
+    if tensor.numel() and (int(tensor.min()) < 0 or int(tensor.max()) > MAX_POSITION):
+        raise ValueError(f"{name} must be between 0 and {MAX_POSITION}, got values from "
+                         f"{int(tensor.min())} to {int(tensor.max())}")
+    return tensor.long()
+
+
+def _check_positions(positions: object, batch: int, q_len: int) -> Tensor:
+    tensor = _check_position_ids("positions", positions, ndim=2)
     if tensor.shape[1] != q_len or tensor.shape[0] not in (1, batch):
         raise ValueError(f"positions must have shape [batch, seq] = [{batch}, {q_len}] (or [1, {q_len}]), "
                          f"got shape {tuple(tensor.shape)}")
-    if tensor.numel() and (int(tensor.min()) < 0 or int(tensor.max()) > MAX_POSITION):
-        raise ValueError(f"positions must be between 0 and {MAX_POSITION}, got values from "
-                         f"{int(tensor.min())} to {int(tensor.max())}")
-    return tensor.long().expand(batch, q_len)
+    return tensor.expand(batch, q_len)
 
 
 def plan_step(cache: KVCache | None, *, owner: object, num_layers: int, batch: int, q_len: int,

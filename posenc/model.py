@@ -25,7 +25,7 @@ from torch import Tensor, nn
 from posenc._checks import check_choice, check_elements, check_float, check_int, check_size_int, check_tensor
 from posenc.alibi import alibi_slopes
 from posenc.attention import KeyValueHook, QueryKeyTransform, SelfAttention
-from posenc.inference import MAX_POSITION, KVCache, StepPlan, plan_step, positions_from_mask
+from posenc.inference import MAX_POSITION, KVCache, StepPlan, _check_position_ids, plan_step, positions_from_mask
 from posenc.learned import LearnedPositionalEmbedding
 from posenc.relative import T5RelativeBias, t5_relative_position_bucket
 from posenc.rope import RotaryEmbedding
@@ -55,6 +55,8 @@ def _check_tokens(tokens: object, vocab_size: int) -> Tensor:
     tensor = check_tensor("tokens", tokens, ndim=2)
     if tensor.dtype.is_floating_point or tensor.dtype.is_complex or tensor.dtype == torch.bool:
         raise TypeError(f"tokens must be an integer tensor of token ids, got dtype {tensor.dtype}")
+    if tensor.shape[0] == 0 or tensor.shape[1] == 0:
+        raise ValueError(f"tokens must hold at least one row of at least one token, got shape {tuple(tensor.shape)}")
     if tensor.numel() and (int(tensor.min()) < 0 or int(tensor.max()) >= vocab_size):
         raise ValueError(f"tokens must be ids in [0, {vocab_size}) (vocab_size={vocab_size}), got values "
                          f"from {int(tensor.min())} to {int(tensor.max())}")
@@ -125,6 +127,7 @@ class PositionalEmbedding(nn.Module):
 
     def rows(self, positions: Tensor) -> Tensor:
         """The position vectors ``[..., dim]`` of integer ``positions`` (same shape plus dim)."""
+        positions = _check_position_ids("positions", positions)
         top = int(positions.max()) if positions.numel() else -1
         if isinstance(self.position, LearnedPositionalEmbedding):
             if top >= self.position.max_len:
@@ -140,16 +143,11 @@ class PositionalEmbedding(nn.Module):
 
 
 def _check_embedding_positions(positions: object, tokens: Tensor) -> Tensor:
-    tensor = check_tensor("positions", positions, ndim=2)
-    if tensor.is_floating_point() or tensor.is_complex() or tensor.dtype == torch.bool:
-        raise TypeError(f"positions must be an integer tensor of position ids, got dtype {tensor.dtype}")
+    tensor = _check_position_ids("positions", positions, ndim=2)
     if tensor.shape[1] != tokens.shape[1] or tensor.shape[0] not in (1, tokens.shape[0]):
         raise ValueError(f"positions must have the shape of tokens {tuple(tokens.shape)} (or one row), "
                          f"got shape {tuple(tensor.shape)}")
-    if tensor.numel() and (int(tensor.min()) < 0 or int(tensor.max()) > MAX_POSITION):
-        raise ValueError(f"positions must be between 0 and {MAX_POSITION}, got values from "
-                         f"{int(tensor.min())} to {int(tensor.max())}")
-    return tensor.long().to(tokens.device)
+    return tensor.to(tokens.device)
 
 
 # --8<-- [start:block]
@@ -308,6 +306,7 @@ class TinyTransformer(nn.Module):
 
     def layer_rotary(self, layer: int) -> RotaryEmbedding | None:
         """The RoPE module of layer ``layer`` (None if that layer has no rotation)."""
+        layer = check_int("layer", layer, minimum=0, maximum=self.num_layers - 1)
         if self.layer_positions is not None and self.layer_positions[layer] == "none":
             return None
         if self.layer_rope_bases is not None:
@@ -323,6 +322,13 @@ class TinyTransformer(nn.Module):
         Computed from the positions themselves (``[batch, q_len]`` and ``[batch, k_len]``
         integer ids), so it is right for cached keys, padded rows and packed documents alike.
         """
+        query_positions = _check_position_ids("query_positions", query_positions, ndim=2)
+        key_positions = _check_position_ids("key_positions", key_positions, ndim=2)
+        if key_positions.shape[0] not in (1, query_positions.shape[0]) and query_positions.shape[0] != 1:
+            raise ValueError(f"query_positions and key_positions must have the same batch size (or 1), got "
+                             f"shapes {tuple(query_positions.shape)} and {tuple(key_positions.shape)}")
+        check_elements("the bias (batch x heads x q_len x k_len)", max(query_positions.shape[0], key_positions.shape[0]),
+                       self.num_heads, query_positions.shape[1], key_positions.shape[1])
         offsets = key_positions[:, None, :] - query_positions[:, :, None]  # j - i, [batch, q, k]
         if self.position == "alibi":  # fixed: -slope_h * |i - j|
             slopes = alibi_slopes(self.num_heads, dtype=torch.float64).to(offsets.device)

@@ -218,7 +218,7 @@ class TinyViT(nn.Module):
     Patches are embedded by a strided convolution, as in ViT; the class is read from the mean
     of the patch outputs (no class token). An image of another size gives another grid: the
     sine-cosine table and RoPE simply take the new coordinates, the learned table is resampled
-    (bicubic) to the new grid.
+    (bicubic) to the new grid. Images are cast to the dtype of the model's weights.
 
     Examples:
         >>> model = TinyViT(8, patch_size=2, num_classes=10, dim=16, num_heads=2, num_layers=1,
@@ -254,7 +254,8 @@ class TinyViT(nn.Module):
         if weights > _MAX_PARAMETERS:
             raise ValueError(f"the model would have about {weights} weights, more than the {_MAX_PARAMETERS} allowed: "
                              f"reduce dim={self.dim}, num_layers={self.num_layers}, mlp_ratio={mlp_ratio}, "
-                             f"num_classes={self.num_classes}, channels={self.channels} or patch_size={self.patch_size}")
+                             f"num_classes={self.num_classes}, channels={self.channels} "
+                             f"or patch_size={self.patch_size}")
         self.rope_base = check_float("rope_base", rope_base, positive=True)
         if not isinstance(rope_rescale, bool):
             raise TypeError(f"rope_rescale must be True or False, got {rope_rescale!r}")
@@ -284,7 +285,8 @@ class TinyViT(nn.Module):
                              f"{self.patch_size}, got shape {tuple(images.shape)}")
         rows, cols = side_h // self.patch_size, side_w // self.patch_size
         if rows * cols > _MAX_CELLS:
-            raise ValueError(f"images give {rows * cols} patches, more than {_MAX_CELLS}: got shape {tuple(images.shape)}")
+            raise ValueError(f"images give {rows * cols} patches, more than {_MAX_CELLS}: "
+                             f"got shape {tuple(images.shape)}")
         weight = self.patches.weight  # the model computes in its own dtype, whatever the images'
         x = self.patches(images.to(weight.dtype)).flatten(2).transpose(1, 2)  # [batch, rows * cols, dim]
         rotary = None

@@ -143,6 +143,8 @@ class XPos(nn.Module):
     # --8<-- [start:tables]
     def _tables(self, positions: Tensor, centre: float, downscale: bool,
                 dtype: torch.dtype) -> tuple[Tensor, Tensor]:
+        # cos and sin of position * theta_i, times zeta_i^((position - centre) / B) for queries
+        # and its inverse for keys (downscale); float64, [..., seq, dim/2]
         pos = positions.to(torch.float64)
         cos, sin = _angle_table(pos, rope_inverse_frequencies(self.dim, base=self.base))
         if self.scale_base == math.inf:

@@ -163,3 +163,23 @@ def test_bad_arguments() -> None:
         contextual_positions(torch.ones(2, 2, dtype=torch.bool))
     with pytest.raises(ValueError, match="gates"):
         contextual_positions(torch.ones(2))
+    with pytest.raises(ValueError, match="gates"):
+        contextual_positions(torch.full((2, 2), float("nan")))
+    with pytest.raises(ValueError, match="head_dim x max_position"):
+        CoPE(2**12, max_position=2**13)
+    with pytest.raises(ValueError, match="positions must contain only finite"):
+        cope.interpolate(torch.randn(3, 4), torch.full((3, 3), float("nan")))
+    with pytest.raises(ValueError, match="positions must have shape"):
+        cope.interpolate(torch.randn(3, 4), torch.zeros(2, 3))
+
+
+def test_interpolate_clamps_and_matches_forward() -> None:
+    torch.manual_seed(5)
+    cope = CoPE(4, max_position=6)
+    with torch.no_grad():
+        cope.pos_emb.normal_()
+    q = torch.randn(5, 4)
+    logits = q @ torch.randn(5, 4).T
+    assert torch.allclose(cope.interpolate(q, cope.positions(logits)), cope(q, logits))
+    far = cope.interpolate(q, torch.full((5, 5), 100.0))  # clamped to the last embedding
+    assert torch.allclose(far, (q @ cope.pos_emb[:, -1]).detach()[:, None].expand(5, 5))

@@ -126,3 +126,9 @@ def test_bad_arguments() -> None:
         fire(True)
     with pytest.raises(ValueError, match="k_positions"):
         fire.bias(3, torch.zeros(2, 2, 2))
+    with pytest.raises(ValueError, match="q_len and k_len"):
+        fire(2**16, 2**16)
+    with pytest.raises(ValueError, match="hidden"):
+        FireBias(2**12, hidden=2**13)
+    with pytest.raises(ValueError, match="max_len"):
+        FireBias(2, max_len=10**400)

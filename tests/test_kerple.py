@@ -142,3 +142,7 @@ def test_bad_arguments() -> None:
         kerple.bias(3, torch.ones(3, dtype=torch.bool))
     with pytest.raises(ValueError, match="k_positions"):
         kerple.bias(3, torch.zeros(1, 2, 3))
+    with pytest.raises(ValueError, match="q_len and k_len"):  # 2 x 2^20 x 2^20 entries
+        kerple(2**20, 2**20)
+    with pytest.raises(ValueError, match="num_heads"):
+        KerpleBias(2**40)

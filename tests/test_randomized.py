@@ -57,5 +57,7 @@ def test_bad_arguments() -> None:
         randomized_positions(2.0, 5)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="seq_len"):
         randomized_positions(2**21, 2**40)
+    with pytest.raises(ValueError, match="max_len"):
+        randomized_positions(2, 10**400)
     with pytest.raises(TypeError, match="generator"):
         randomized_positions(2, 5, generator=0)  # type: ignore[arg-type]

@@ -204,10 +204,10 @@ def test_mrope_matches_qwen2_vl(sections: list[int]) -> None:
     q, k = torch.randn(2, 1, 2, seq, head_dim).unbind(0)
     cos, sin = rotary(q, position_ids[:, None, :])  # position_ids [3, batch, seq]
     q_hf, k_hf = apply_rotary_pos_emb(q, k, cos, sin)
-    ours = {"sections": sections, "base": 10000.0}
     positions = position_ids.T[None]  # [batch, seq, 3]
-    torch.testing.assert_close(apply_rope_nd(q, positions, **ours), q_hf, rtol=1e-4, atol=1e-4)  # type: ignore[arg-type]
-    torch.testing.assert_close(apply_rope_nd(k, positions, **ours), k_hf, rtol=1e-4, atol=1e-4)  # type: ignore[arg-type]
+    for ours, theirs in ((q, q_hf), (k, k_hf)):
+        rotated = apply_rope_nd(ours, positions, sections=sections, base=10000.0)
+        torch.testing.assert_close(rotated, theirs, rtol=1e-4, atol=1e-4)
 
 
 def test_interleaved_mrope_matches_qwen3_vl() -> None:
@@ -276,3 +276,23 @@ def test_mrope_positions_match_get_rope_index(qwen2_vl_model: object, segments: 
         video_grid_thw=torch.tensor(videos) if videos else None)
     got = mrope_positions(segments)  # type: ignore[arg-type]
     assert torch.equal(got, want[:, 0])
+
+
+def test_per_axis_matches_qwen2_vl_vision_encoder() -> None:
+    """Qwen2-VL's vision encoder: axial 2-D RoPE, each of (row, column) with its own full ladder."""
+    from transformers.models.qwen2_vl.configuration_qwen2_vl import Qwen2VLVisionConfig
+    from transformers.models.qwen2_vl.modeling_qwen2_vl import (
+        Qwen2VLVisionRotaryEmbedding,
+        apply_rotary_pos_emb_vision,
+    )
+
+    config = Qwen2VLVisionConfig(embed_dim=64, num_heads=2, depth=1)  # head_dim 32: 8 pairs per axis
+    rotary = Qwen2VLVisionRotaryEmbedding(config)
+    rows_cols = grid_positions(6, 10)
+    torch.manual_seed(2)
+    q = torch.randn(rows_cols.shape[0], 2, 32)  # [seq, heads, head_dim]
+    cos, sin = rotary(q, rows_cols)
+    q_hf, _ = apply_rotary_pos_emb_vision(q, q, cos, sin)
+    base = float(config.rope_parameters["rope_theta"])
+    got = apply_rope_nd(q.transpose(0, 1), rows_cols, sections=[8, 8], base=base, frequencies="per_axis")
+    torch.testing.assert_close(got.transpose(0, 1), q_hf, rtol=1e-4, atol=1e-4)

@@ -215,3 +215,10 @@ def test_bad_arguments() -> None:
         xpos(torch.randn(3, 8), torch.randn(3, 8), centre=float("nan"))
     with pytest.raises(TypeError, match="centre"):
         xpos.queries(torch.randn(3, 8), torch.arange(3), centre=True)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="positions and centre"):  # zeta_0^(+-100) overflows float32
+        xpos(torch.randn(3, 8), torch.randn(3, 8), centre=51200.0)
+    xpos.queries(torch.randn(3, 8, dtype=torch.float64), torch.arange(3), centre=51200.0)  # fits float64
+    with pytest.raises(TypeError, match="downscale"):
+        xpos.tables(torch.arange(3), centre=0.0, downscale="no")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="length"):
+        xpos.default_centre(-1)

@@ -35,14 +35,15 @@ from posenc.toy import sentence_embeddings
 torch.manual_seed(0)
 attention = SelfAttention(dim=16, num_heads=1).eval()
 words = ["the", "cat", "sat", "on", "the", "mat"]
-permutation = [5, 0, 3, 2, 1, 4]  # P: the shuffled sentence takes word permutation[k] at place k
+# P: the shuffled sentence takes word permutation[k] at place k
+permutation = [5, 0, 3, 2, 1, 4]
 shuffled = [words[k] for k in permutation]
 print(" ".join(words), "->", " ".join(shuffled))
 
 
 # %%
 def outputs(sentence: list[str], *, with_positions: bool) -> torch.Tensor:
-    """The layer's outputs for ``sentence``, one row per word: [seq, dim]."""
+    """The layer's outputs for ``sentence``, one row per word."""
     x = sentence_embeddings(sentence, 16)
     if with_positions:
         x = x + sinusoidal_encoding(len(sentence), 16)
@@ -54,10 +55,14 @@ def outputs(sentence: list[str], *, with_positions: bool) -> torch.Tensor:
 for with_positions in (False, True):
     out_x = outputs(words, with_positions=with_positions)
     out_px = outputs(shuffled, with_positions=with_positions)
-    equivariance_gap = (out_px - out_x[permutation]).norm()  # ||out(Px) - P out(x)||
+    # ||out(Px) - P out(x)||: zero when the layer only permutes its outputs
+    equivariance_gap = (out_px - out_x[permutation]).norm()
     pooled_gap = (out_px.mean(dim=0) - out_x.mean(dim=0)).norm()
-    print(f"positions added: {with_positions!s:5}  ||out(Px) - P out(x)|| = {equivariance_gap:.6f}"
-          f"  pooled distance = {pooled_gap:.6f}")
+    print(
+        f"positions added: {with_positions!s:5}",
+        f" ||out(Px) - P out(x)|| = {equivariance_gap:.6f}",
+        f"  pooled distance = {pooled_gap:.6f}",
+    )
 
 # %% [markdown]
 # Without positions both numbers are zero up to floating-point rounding: the layer only permutes

@@ -47,14 +47,30 @@ from posenc.toy import sentence_embeddings
 # Plots as SVG (sharp at any zoom) on a transparent background, in colours that keep at least
 # 3:1 contrast on a white page and on the site's dark page alike: readable in both palettes.
 INK = "#7f8790"
-plt.rcParams.update({
-    "figure.facecolor": "none", "axes.facecolor": "none", "savefig.transparent": True,
-    "text.color": INK, "axes.labelcolor": INK, "axes.edgecolor": INK, "axes.titlecolor": INK,
-    "xtick.color": INK, "ytick.color": INK, "legend.labelcolor": INK, "legend.frameon": False,
-    "grid.color": INK, "grid.alpha": 0.35, "axes.grid": True,
-    "font.size": 11, "legend.fontsize": 10.5, "svg.fonttype": "none",
-    "axes.prop_cycle": plt.cycler(color=["#1f88d0", "#e06a1b", "#13a37c", "#c05a9c"]),
-})
+plt.rcParams.update(
+    {
+        "figure.facecolor": "none",
+        "axes.facecolor": "none",
+        "savefig.transparent": True,
+        "text.color": INK,
+        "axes.labelcolor": INK,
+        "axes.edgecolor": INK,
+        "axes.titlecolor": INK,
+        "xtick.color": INK,
+        "ytick.color": INK,
+        "legend.labelcolor": INK,
+        "legend.frameon": False,
+        "grid.color": INK,
+        "grid.alpha": 0.35,
+        "axes.grid": True,
+        "font.size": 11,
+        "legend.fontsize": 10.5,
+        "svg.fonttype": "none",
+        "axes.prop_cycle": plt.cycler(
+            color=["#1f88d0", "#e06a1b", "#13a37c", "#c05a9c"]
+        ),
+    }
+)
 torch.manual_seed(0)
 DIM = 64
 
@@ -64,10 +80,13 @@ DIM = 64
 # Column $2i$ holds $\sin(m/10000^{2i/d})$ and column $2i+1$ the matching cosine. A direct
 # implementation in a few lines, checked against `posenc.sinusoidal_encoding`:
 
+
 # %%
 def my_sinusoidal(n_positions: int, dim: int) -> torch.Tensor:
     position = torch.arange(n_positions, dtype=torch.float64)[:, None]
-    frequency = 10000.0 ** (-torch.arange(0, dim, 2, dtype=torch.float64) / dim)
+    frequency = 10000.0 ** (
+        -torch.arange(0, dim, 2, dtype=torch.float64) / dim
+    )
     table = torch.zeros(n_positions, dim, dtype=torch.float64)
     table[:, 0::2] = torch.sin(position * frequency)
     table[:, 1::2] = torch.cos(position * frequency)
@@ -78,16 +97,35 @@ pe = sinusoidal_encoding(100, DIM, dtype=torch.float64)
 print("matches posenc:", torch.allclose(my_sinusoidal(100, DIM), pe))
 
 # %%
-fig, (top, bottom) = plt.subplots(2, 1, figsize=(7.2, 5.6), layout="constrained")
+fig, (top, bottom) = plt.subplots(
+    2, 1, figsize=(7.2, 5.6), layout="constrained"
+)
 # positions down, dimensions across: as in the chapter's heatmaps
-image = top.imshow(pe.numpy(), aspect="auto", cmap="RdBu_r", vmin=-1, vmax=1, interpolation="nearest")
-top.set(xlabel="dimension", ylabel="position", title="sinusoidal encoding, 100 positions × 64 dimensions")
+image = top.imshow(
+    pe.numpy(),
+    aspect="auto",
+    cmap="RdBu_r",
+    vmin=-1,
+    vmax=1,
+    interpolation="nearest",
+)
+top.set(
+    xlabel="dimension",
+    ylabel="position",
+    title="sinusoidal encoding, 100 positions × 64 dimensions",
+)
 top.grid(False)
 fig.colorbar(image, ax=top, label="value")
 for column in (0, 1, 8, 16):
     bottom.plot(pe[:, column].numpy(), label=f"dimension {column}")
-bottom.set(xlabel="position", ylabel="value", title="single columns: dimension 0 oscillates fastest")
-bottom.legend(ncols=4, loc="lower center", bbox_to_anchor=(0.5, 1.12), frameon=False)
+bottom.set(
+    xlabel="position",
+    ylabel="value",
+    title="single columns: dimension 0 oscillates fastest",
+)
+bottom.legend(
+    ncols=4, loc="lower center", bbox_to_anchor=(0.5, 1.12), frameon=False
+)
 plt.show()
 
 # %% [markdown]
@@ -113,22 +151,31 @@ print("output shape:", tuple(learned(x).shape))
 # frequencies on the two members; its map is then not a rotation (see the
 # [errata](../../errata/#rope-lab-rotation-mixes-two-frequencies)).
 
+
 # %%
 def my_rope(x: torch.Tensor, base: float = 10000.0) -> torch.Tensor:
-    """Interleaved RoPE on x [..., seq, dim], positions 0 .. seq-1, in float64."""
+    """Interleaved RoPE on x [..., seq, dim], positions 0 .. seq-1."""
     seq, dim = x.shape[-2:]
     theta = base ** (-torch.arange(0, dim, 2, dtype=torch.float64) / dim)
-    angles = torch.arange(seq, dtype=torch.float64)[:, None] * theta  # [seq, dim/2]
-    cos = angles.cos().repeat_interleave(2, dim=-1)                     # [c0, c0, c1, c1, ...]
+    positions = torch.arange(seq, dtype=torch.float64)[:, None]
+    angles = positions * theta  # [seq, dim/2]
+    cos = angles.cos().repeat_interleave(2, dim=-1)  # [c0, c0, c1, c1, ...]
     sin = angles.sin().repeat_interleave(2, dim=-1)
     x = x.double()
-    swapped = torch.stack((-x[..., 1::2], x[..., 0::2]), dim=-1).flatten(-2)  # (-x1, x0) per pair
+    # (-x1, x0) in place of each pair (x0, x1)
+    swapped = torch.stack((-x[..., 1::2], x[..., 0::2]), dim=-1).flatten(-2)
     return x * cos + swapped * sin
 
 
 q = torch.randn(2, 4, 10, DIM, dtype=torch.float64)
-print("matches posenc (interleaved):", torch.allclose(my_rope(q), apply_rope(q, layout="interleaved")))
-print("norms preserved:", torch.allclose(my_rope(q).norm(dim=-1), q.norm(dim=-1)))
+print(
+    "matches posenc (interleaved):",
+    torch.allclose(my_rope(q), apply_rope(q, layout="interleaved")),
+)
+print(
+    "norms preserved:",
+    torch.allclose(my_rope(q).norm(dim=-1), q.norm(dim=-1)),
+)
 
 # %% [markdown]
 # To see the rotation, rotate a real 2-D vector with `apply_rope`. A head of width 2 has one pair,
@@ -138,19 +185,44 @@ print("norms preserved:", torch.allclose(my_rope(q).norm(dim=-1), q.norm(dim=-1)
 # pair 0 turns 1 rad per position (a full turn every 6.3 positions), pair 16 only 0.01.
 
 # %%
-fig, (left, right) = plt.subplots(1, 2, figsize=(7.2, 3.4), layout="constrained")
+fig, (left, right) = plt.subplots(
+    1, 2, figsize=(7.2, 3.4), layout="constrained"
+)
 vector = torch.tensor([[1.0, 0.3]]).expand(8, 2)
-rotated = apply_rope(vector, torch.arange(8) * 0.7)  # step m is given as position 0.7 * m
+rotated = apply_rope(
+    vector, torch.arange(8) * 0.7
+)  # step m is given as position 0.7 * m
 for m, (u, v) in enumerate(rotated.tolist()):
-    left.annotate("", xy=(u, v), xytext=(0, 0), arrowprops={"arrowstyle": "->", "color": "#1f88d0"})
+    left.annotate(
+        "",
+        xy=(u, v),
+        xytext=(0, 0),
+        arrowprops={"arrowstyle": "->", "color": "#1f88d0"},
+    )
     left.text(1.15 * u, 1.15 * v, str(m), ha="center", va="center")
-left.set(xlim=(-1.4, 1.4), ylim=(-1.4, 1.4), aspect="equal", title="one pair, steps 0-7 of 0.7 rad",
-         xlabel="first coordinate", ylabel="second coordinate")
+left.set(
+    xlim=(-1.4, 1.4),
+    ylim=(-1.4, 1.4),
+    aspect="equal",
+    title="one pair, steps 0-7 of 0.7 rad",
+    xlabel="first coordinate",
+    ylabel="second coordinate",
+)
 theta = rope_inverse_frequencies(DIM)
 positions = torch.arange(21, dtype=torch.float64)
 for i in (0, 1, 4, 16):
-    right.plot(positions, positions * theta[i], "o-", ms=3, label=f"pair {i}: θ = {theta[i]:.3g}")
-right.set(xlabel="position m", ylabel="angle m·θᵢ (rad)", title="angle grows linearly with m")
+    right.plot(
+        positions,
+        positions * theta[i],
+        "o-",
+        ms=3,
+        label=f"pair {i}: θ = {theta[i]:.3g}",
+    )
+right.set(
+    xlabel="position m",
+    ylabel="angle m·θᵢ (rad)",
+    title="angle grows linearly with m",
+)
 right.legend()
 plt.show()
 
@@ -161,7 +233,10 @@ plt.show()
 # rotates its input, and a rotation of zero is zero: its panel was blank.
 
 # %%
-print("RoPE of zeros, largest entry:", apply_rope(torch.zeros(1, 50, DIM)).abs().max().item())
+print(
+    "RoPE of zeros, largest entry:",
+    apply_rope(torch.zeros(1, 50, DIM)).abs().max().item(),
+)
 
 # %% [markdown]
 # A like-for-like comparison looks at what reaches attention. Put the *same word* at 24 positions
@@ -175,7 +250,12 @@ print("RoPE of zeros, largest entry:", apply_rope(torch.zeros(1, 50, DIM)).abs()
 n = 24
 word = sentence_embeddings("dog", DIM)[0, 0].double().expand(n, DIM)
 with_sinusoidal = word + sinusoidal_encoding(n, DIM, dtype=torch.float64)
-with_learned = word + LearnedPositionalEmbedding(max_len=n, dim=DIM, init_std=0.5).table.detach().double()
+with_learned = (
+    word
+    + LearnedPositionalEmbedding(max_len=n, dim=DIM, init_std=0.5)
+    .table.detach()
+    .double()
+)
 rotated = apply_rope(word, base=100.0)
 scores = {
     "sinusoidal (added)": with_sinusoidal @ with_sinusoidal.T,
@@ -185,18 +265,33 @@ scores = {
 
 
 def spread_along_diagonals(matrix: torch.Tensor) -> float:
-    """Largest difference between two entries on the same diagonal: 0 for an offset-only score."""
+    """Largest spread of the entries along one diagonal.
+
+    0 for a score that depends only on the offset n - m.
+    """
     size = matrix.shape[0]
-    return max((matrix.diagonal(o).max() - matrix.diagonal(o).min()).item() for o in range(-size + 1, size))
+    return max(
+        (matrix.diagonal(o).max() - matrix.diagonal(o).min()).item()
+        for o in range(-size + 1, size)
+    )
 
 
 fig, axes = plt.subplots(1, 3, figsize=(7.2, 3.6), layout="constrained")
 for ax, (name, matrix) in zip(axes, scores.items()):
-    image = ax.imshow(matrix.numpy(), cmap="viridis")  # row m (query position) down, column n across
-    ax.set(title=name.replace(" (", "\n("), xlabel="position n", ylabel="position m")
+    image = ax.imshow(
+        matrix.numpy(), cmap="viridis"
+    )  # row m (query position) down, column n across
+    ax.set(
+        title=name.replace(" (", "\n("),
+        xlabel="position n",
+        ylabel="position m",
+    )
     ax.grid(False)
     fig.colorbar(image, ax=ax, location="bottom", label="score", shrink=0.9)
-    print(f"{name:<30} spread along diagonals: {spread_along_diagonals(matrix):.2e}")
+    print(
+        f"{name:<30} spread along diagonals:",
+        f"{spread_along_diagonals(matrix):.2e}",
+    )
 plt.show()
 
 # %% [markdown]
@@ -214,11 +309,23 @@ plt.show()
 # summing them throws it away.
 
 # %%
-a, b = sentence_embeddings("dog bites man", 16), sentence_embeddings("man bites dog", 16)
+a, b = (
+    sentence_embeddings("dog bites man", 16),
+    sentence_embeddings("man bites dog", 16),
+)
 p = sinusoidal_encoding(3, 16)
-print("sums equal without positions:", torch.allclose(a.sum(1), b.sum(1), atol=1e-6))
-print("sums equal with positions:   ", torch.allclose((a + p).sum(1), (b + p).sum(1), atol=1e-6))
-print("per-token vectors equal with positions:", torch.allclose(a + p, b + p, atol=1e-6))
+print(
+    "sums equal without positions:",
+    torch.allclose(a.sum(1), b.sum(1), atol=1e-6),
+)
+print(
+    "sums equal with positions:   ",
+    torch.allclose((a + p).sum(1), (b + p).sum(1), atol=1e-6),
+)
+print(
+    "per-token vectors equal with positions:",
+    torch.allclose(a + p, b + p, atol=1e-6),
+)
 
 # %% [markdown]
 # To keep the order through pooling, the tokens must be processed with their positions before
@@ -250,9 +357,18 @@ with torch.no_grad():
 
 # %%
 wavelength = 2 * math.pi / rope_inverse_frequencies(DIM)
-print("wavelengths of pairs 0, 8, 31:", [round(v, 2) for v in wavelength[[0, 8, 31]].tolist()])
-sign_changes = [(torch.diff(torch.sign(pe[1:, c])) != 0).sum().item() for c in (0, 16, 62)]
-print("sign changes over positions 1-99 in dimensions 0, 16, 62:", sign_changes)
+print(
+    "wavelengths of pairs 0, 8, 31:",
+    [round(v, 2) for v in wavelength[[0, 8, 31]].tolist()],
+)
+sign_changes = [
+    (torch.diff(torch.sign(pe[1:, c])) != 0).sum().item()
+    for c in (0, 16, 62)
+]
+print(
+    "sign changes over positions 1-99 in dimensions 0, 16, 62:",
+    sign_changes,
+)
 
 # %% [markdown]
 # **Q2. How does the RoPE rotation change with position?** The angle of pair $i$ is $m\theta_i$,
@@ -266,10 +382,16 @@ print("sign changes over positions 1-99 in dimensions 0, 16, 62:", sign_changes)
 
 # %%
 theta = rope_inverse_frequencies(DIM)
-print("pair 0, positions 0 and 44, angle apart:", round(abs(math.remainder(44 * theta[0].item(), 2 * math.pi)), 4))
+print(
+    "pair 0, positions 0 and 44, angle apart:",
+    round(abs(math.remainder(44 * theta[0].item(), 2 * math.pi)), 4),
+)
 offsets = torch.arange(1, 10_000, dtype=torch.float64)
 distance = (2 - 2 * torch.cos(offsets[:, None] * theta)).sum(-1).sqrt()
-print("smallest distance between rotated copies of u, offsets 1-9999:", round(distance.min().item(), 3))
+print(
+    "smallest distance between rotated copies of u, offsets 1-9999:",
+    round(distance.min().item(), 3),
+)
 
 # %% [markdown]
 # And the relative part: a query and a key rotated to positions $m$ and $n$ have the same score
@@ -277,7 +399,9 @@ print("smallest distance between rotated copies of u, offsets 1-9999:", round(di
 
 # %%
 qv, kv = torch.randn(2, 1, DIM, dtype=torch.float64)
-score = lambda m, n: (apply_rope(qv, torch.tensor([m])) @ apply_rope(kv, torch.tensor([n])).T).item()
+score = lambda m, n: (
+    apply_rope(qv, torch.tensor([m])) @ apply_rope(kv, torch.tensor([n])).T
+).item()
 print([round(score(m, m + 5), 8) for m in (0, 10, 1000, 50_000)])
 
 # %% [markdown]
@@ -302,16 +426,30 @@ except ValueError as error:
 
 # %%
 w_q, w_k = torch.randn(2, DIM, DIM, dtype=torch.float64) / math.sqrt(DIM)
-x_dog, x_man = (sentence_embeddings(w, DIM)[0, 0].double() for w in ("dog", "man"))
+x_dog, x_man = (
+    sentence_embeddings(w, DIM)[0, 0].double() for w in ("dog", "man")
+)
+
+
 def sinusoidal_score(m: int, n: int) -> float:
-    table = sinusoidal_encoding(torch.tensor([m, n]), DIM, dtype=torch.float64)
+    table = sinusoidal_encoding(
+        torch.tensor([m, n]), DIM, dtype=torch.float64
+    )
     return ((x_dog + table[0]) @ w_q.T @ (w_k @ (x_man + table[1]))).item()
+
+
 def rope_score(m: int, n: int) -> float:
     q = apply_rope((x_dog @ w_q.T)[None], torch.tensor([m]))
     k = apply_rope((x_man @ w_k.T)[None], torch.tensor([n]))
     return (q @ k.T).item()
+
+
 for m in (0, 10, 100):
-    print(f"m={m:>3}, n=m+2: sinusoidal {sinusoidal_score(m, m + 2):+.4f}   RoPE {rope_score(m, m + 2):+.4f}")
+    print(
+        f"m={m:>3}, n=m+2:",
+        f"sinusoidal {sinusoidal_score(m, m + 2):+.4f}",
+        f"  RoPE {rope_score(m, m + 2):+.4f}",
+    )
 
 # %% [markdown]
 # **Q5. Does RoPE work better for long sequences?** Not by itself. The tutorial's answer ("the
@@ -325,4 +463,7 @@ for m in (0, 10, 100):
 # %%
 trained = 4096
 turns = (trained - 1) * rope_inverse_frequencies(128) / (2 * math.pi)
-print(f"head width 128, trained on {trained}: {int((turns < 1).sum())} of 64 pairs never complete a turn")
+print(
+    f"head width 128, trained on {trained}:",
+    f"{int((turns < 1).sum())} of 64 pairs never complete a turn",
+)

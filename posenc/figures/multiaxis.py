@@ -56,7 +56,7 @@ def sincos_2d_table() -> Figure:
     alt=("Three 9 by 9 grids of attention scores under axial 2-D RoPE, for one query vector and one "
          "key vector: the query placed at the centre, the query placed near the top left corner, "
          "and the second map shifted back by the same offset. The first and third grids are "
-         "identical: the score depends only on the offset between query and key."),
+         "identical on the cells they share: the score depends only on the offset between query and key."),
 )
 def axial_rope_scores() -> Figure:
     size = 9
@@ -109,7 +109,8 @@ def mrope_sections() -> Figure:
     top.semilogy(pairs, theta, color=colours.foreground, marker=".", lw=1)
     top.set_ylabel("radians per\nposition")
     top.set_title("frequency of pair j, base 10000, head width 128")
-    rows = [rope_axis_assignment([16, 24, 24]).numpy(), rope_axis_assignment([24, 20, 20], assignment="interleaved").numpy()]
+    rows = [rope_axis_assignment([16, 24, 24]).numpy(),
+            rope_axis_assignment([24, 20, 20], assignment="interleaved").numpy()]
     strips.imshow(np.stack(rows), cmap=ListedColormap(axis_colours), vmin=-0.5, vmax=2.5, aspect="auto",
                   interpolation="nearest", extent=(-0.5, 63.5, 1.5, -0.5))
     strips.set_yticks([0, 1], ["Qwen2-VL\nblocks\n16/24/24", "Qwen3-VL\ninterleaved\n24/20/20"])
@@ -122,7 +123,8 @@ def mrope_sections() -> Figure:
     return fig
 
 
-SEQUENCE: list[int | tuple[int, int, int]] = [3, (1, 4, 6), 2]  # 3 text tokens, an image of 4 x 6 patches (2 x 3 tokens), 2 text tokens
+# 3 text tokens, an image of 4 x 6 patches (2 x 3 tokens after merging), 2 text tokens
+SEQUENCE: list[int | tuple[int, int, int]] = [3, (1, 4, 6), 2]
 
 
 @figure(

@@ -130,7 +130,7 @@ def long_term_decay() -> Figure:
     for dim in (64, 128):
         ax.plot(distances.numpy(), rope_long_term_decay(distances, dim).numpy(), label=f"head dim {dim}", lw=1.2)
     ax.set_xlabel("relative distance m − n (tokens)")
-    ax.set_ylabel(r"relative upper bound, mean $|S_j|$")
+    ax.set_ylabel("relative upper bound, mean |S_j|")
     ax.set_title("RoFormer §3.4.3: the bound on |q·k| shrinks with distance (base 10000)")
     ax.legend()
     return fig

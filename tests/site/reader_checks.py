@@ -36,7 +36,18 @@ PHONE = {"width": 390, "height": 844}
 _CODE_LINES = "code lines longer than the 688 px column (issue 12 item 4, page owned by another engineer)"
 _LONG_MATH = "display equation not yet broken with aligned (issue 12 item 1, page owned by another engineer)"
 _PHONE_MATH = "display equation wider than a 390 px phone column (issue 12 item 1, page owned by another engineer)"
-OVERFLOW_EXCEPTIONS: dict[str, dict[str, str]] = {}
+_API_LINES = "docstring examples of posenc modules longer than the column (issue 12 item 4, modules owned by other engineers)"
+OVERFLOW_EXCEPTIONS: dict[str, dict[str, str]] = {
+    **{page: {"code": _CODE_LINES} for page in (
+        "alibi", "beyond-alibi", "context-extension", "errata", "extrapolation", "first-principles",
+        "inference", "learned", "models", "pitfalls", "positions-2d", "relative", "rope-animator",
+        "rope-today", "rope", "sinusoidal-properties", "tiny-transformer", "why-position")},
+    "api": {"code": _API_LINES},
+    "adding-to-embeddings": {"code": _CODE_LINES, "math": _LONG_MATH, "math@390": _PHONE_MATH},
+    "sinusoidal-formula": {"code": _CODE_LINES, "math": _LONG_MATH, "math@390": _PHONE_MATH},
+}
+for _page in ("beyond-alibi", "positions-2d", "relative"):
+    OVERFLOW_EXCEPTIONS[_page]["math@390"] = _PHONE_MATH
 
 IN_PAGE_READER = r"""() => {
   const out = {overflow: {math: [], code: []}, figures: [], copies: [], notebookImages: []};
@@ -57,27 +68,36 @@ IN_PAGE_READER = r"""() => {
     const rect = img.getBoundingClientRect();
     if (visible(img) && rect.width > 0) out.figures.push({src: img.getAttribute("src"), width: rect.width});
   }
-  // Material's copy rule (bundle: closest [data-copy] attribute, else innerText, trimmed at the end)
-  for (const button of document.querySelectorAll("button.md-clipboard[data-clipboard-target]")) {
-    const code = document.querySelector(button.getAttribute("data-clipboard-target"));
-    if (!code) continue;
+  // What Material's copy button copies (its bundle: the closest [data-copy] attribute, else the
+  // element's innerText, trimmed at the end); buttons are added lazily, so every block is read
+  for (const code of document.querySelectorAll(".md-content pre > code")) {
     const block = code.closest("[class*='language-']");
     const language = block ? ([...block.classList].find((c) => c.startsWith("language-")) || "").slice(9) : "";
     const holder = code.closest("[data-copy]");
     const text = (holder ? holder.getAttribute("data-copy") : code.innerText).trimEnd();
     out.copies.push({language, text, first: short(code.textContent)});
   }
+  const opaque = (fill) => {
+    const match = (fill || "").match(/rgba?\(([\d.]+),\s*([\d.]+),\s*([\d.]+)(?:,\s*([\d.]+))?\)/);
+    if (match) return (match[4] === undefined || Number(match[4]) > 0.1) && Number(match[1]) + Number(match[2]) + Number(match[3]) > 600;
+    return /^#(f{3}|f{6})$|^white$/i.test((fill || "").trim());
+  };
   for (const area of document.querySelectorAll(".jp-OutputArea-output")) {
     for (const img of area.querySelectorAll("img")) {
-      out.notebookImages.push(`raster image output (${(img.getAttribute("src") || "").slice(0, 22)}...): draw it as SVG on a transparent background`);
+      const src = img.getAttribute("src") || "";
+      if (!src.startsWith("data:image/svg+xml")) {
+        out.notebookImages.push(`raster image output (${src.slice(0, 22)}...): draw it as SVG on a transparent background`);
+        continue;
+      }
+      const body = src.split(",", 2)[1] || "";
+      const svgText = src.includes(";base64,") ? atob(body) : decodeURIComponent(body);
+      const fill = (svgText.match(/<g id="patch_1">\s*<path d="[^"]*"\s*style="fill:\s*([^;"]+)/) || [])[1];
+      if (fill && opaque(fill)) out.notebookImages.push(`SVG plot with an opaque light background (${fill})`);
     }
     for (const svg of area.querySelectorAll("svg")) {
       const patch = svg.querySelector("g[id^='figure'] > g[id^='patch'] path");
       const fill = patch ? getComputedStyle(patch).fill : "none";
-      const match = fill.match(/rgba?\(([\d.]+),\s*([\d.]+),\s*([\d.]+)(?:,\s*([\d.]+))?\)/);
-      if (match && (match[4] === undefined || Number(match[4]) > 0.1) && Number(match[1]) + Number(match[2]) + Number(match[3]) > 600) {
-        out.notebookImages.push(`SVG output with an opaque light background (${fill})`);
-      }
+      if (opaque(fill)) out.notebookImages.push(`SVG output with an opaque light background (${fill})`);
     }
   }
   return out;
