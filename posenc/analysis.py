@@ -25,7 +25,6 @@ from posenc._checks import (
 )
 from posenc.sinusoidal import inverse_frequencies
 
-
 # cdist's default matrix-product shortcut (|a|² + |b|² - 2ab) loses the small gaps this module
 # is about (1e-7 between two single-sine codes); compute differences directly.
 _EXACT = "donot_use_mm_for_euclid_dist"

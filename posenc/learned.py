@@ -11,7 +11,14 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from posenc._checks import check_elements, check_float, check_int, check_size, check_size_int, check_tensor
+from posenc._checks import (
+    check_elements,
+    check_float,
+    check_int,
+    check_size,
+    check_size_int,
+    check_tensor,
+)
 
 
 # --8<-- [start:module]

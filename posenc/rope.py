@@ -55,6 +55,7 @@ LAYOUT_ALIASES: dict[str, str] = {
 
 _CACHE_ROWS = 2**16  # the cos/sin cache grows freely up to this many positions (or 4x the sequence)
 _MAX_SEQ_LEN = 2**53
+_MAX_ELEMENTS = 2**27  # largest table a small request may build
 
 
 def _compute_dtype(dtype: torch.dtype) -> torch.dtype:
@@ -378,6 +379,9 @@ def layout_permutation(dim: int, *, heads: int = 1, rotary_dim: int | None = Non
     dim = _check_dim("dim", dim)
     heads = _check_heads(heads)
     width = dim if rotary_dim is None else _check_rotary_dim(rotary_dim, dim)
+    if heads * dim > _MAX_ELEMENTS:
+        raise ValueError(f"heads * dim must be <= {_MAX_ELEMENTS} (the length of the index), "
+                         f"got heads={heads}, dim={dim}")
     half = width // 2
     one = torch.arange(dim)
     one[:width] = torch.stack((torch.arange(half), torch.arange(half, width)), dim=-1).flatten()
@@ -446,6 +450,9 @@ def rope_long_term_decay(distances: Tensor, dim: int, *, base: float = 10000.0) 
     r = check_tensor("distances", distances, ndim=1, finite=True)
     if r.dtype == torch.bool or r.is_complex():
         raise TypeError(f"distances must hold integer or real distances, got dtype {r.dtype}")
+    if r.numel() * (dim // 2) > _MAX_ELEMENTS:
+        raise ValueError(f"distances has {r.numel()} entries: with dim={dim} the table would hold more than "
+                         f"{_MAX_ELEMENTS} numbers")
     angles = r.to(torch.float64)[:, None] * _default_frequencies(dim, base)[None, :]
     partial_sums = torch.polar(torch.ones_like(angles), angles).cumsum(dim=-1)  # S_1 .. S_{dim/2}
     return partial_sums.abs().mean(dim=-1)

@@ -29,6 +29,7 @@ ROPE_TYPES: dict[str, tuple[str, ...]] = {
     "proportional": ("factor",),
 }
 _COMMON = ("rope_type", "type", "rope_theta", "partial_rotary_factor")
+_MAX_LENGTH = 2**53
 # Checkpoints whose q/k features pair as (2i, 2i+1): GPT-J ("rotate_every_two"); DeepSeek's configs say
 # so with "rope_interleave": true.
 _INTERLEAVED_MODELS = ("gptj",)
@@ -181,6 +182,8 @@ def from_config(config: Mapping[str, Any], layer_type: str | None = None) -> dic
         base = config.get("rotary_emb_base")  # GPT-NeoX's name in its config.json
     base = 10000.0 if base is None else _real("rope_theta", base, positive=True)
     kind = _one("rope_type", ("rope_parameters", params)) or params.get("type") or "default"
+    if not isinstance(kind, str):
+        raise TypeError(f"rope_type must be a string such as 'yarn', got {type(kind).__name__} {kind!r}")
     if params.get("type") is not None and params["type"] != kind:
         raise ValueError(f"config is inconsistent: rope type {params['type']!r} under 'type' but {kind!r} "
                          f"under 'rope_type'")
@@ -205,7 +208,8 @@ def from_config(config: Mapping[str, Any], layer_type: str | None = None) -> dic
         if longest is None:
             raise ValueError("config needs 'max_position_embeddings' for rope type 'dynamic' (the length "
                              "past which the base grows)")
-        scaling["original_max_position_embeddings"] = longest
+        scaling["original_max_position_embeddings"] = check_int(
+            "config['max_position_embeddings']", longest, minimum=1, maximum=_MAX_LENGTH)
     if kind in ("yarn", "longrope", "llama3"):
         original = _one("original_max_position_embeddings", ("rope_parameters", params), ("config", config))
         if original is None:
@@ -213,11 +217,13 @@ def from_config(config: Mapping[str, Any], layer_type: str | None = None) -> dic
         if original is None:
             raise ValueError(f"config needs 'original_max_position_embeddings' or 'max_position_embeddings' "
                              f"for rope type {kind!r}")
+        original = check_int("original_max_position_embeddings", original, minimum=1, maximum=_MAX_LENGTH)
         scaling["original_max_position_embeddings"] = original
         if scaling.get("factor") is None and kind in ("yarn", "longrope"):
             if longest is None:
                 raise ValueError(f"config needs a 'factor' or 'max_position_embeddings' for rope type {kind!r}")
-            scaling["factor"] = check_int("config['max_position_embeddings']", longest, minimum=1) / original
+            longest = check_int("config['max_position_embeddings']", longest, minimum=1, maximum=_MAX_LENGTH)
+            scaling["factor"] = longest / original
     if kind == "proportional":
         fraction = _one("partial_rotary_factor", ("rope_parameters", params), ("config", config))
         scaling["partial_rotary_factor"] = 1.0 if fraction is None else fraction

@@ -226,8 +226,8 @@ def mrope_positions(segments: Sequence[int | tuple[int, int, int]], *, spatial_m
     A text token gets the same id on all three axes, one more than the token before it. A visual
     block starting at id ``s`` gives its token at (frame i, row r, column c) the ids
     ``(s + i, s + r, s + c)``; the text after it continues at ``s + max(h, w) / m``, as
-    transformers' ``Qwen2VLModel.get_rope_index`` (version 5) does. (Earlier versions, and the
-    Qwen2-VL report, continue at one past the largest id of the block; the two agree whenever
+    transformers' ``Qwen2VLModel.get_rope_index`` (version 5) does. (Earlier versions continue at
+    one past the largest id of the block on any axis; the two agree whenever
     ``t <= max(h, w) / m``, so for every image.)
 
     Examples:

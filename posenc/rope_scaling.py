@@ -304,7 +304,7 @@ def _check_rotary_dim(rotary_dim: object, dim: int) -> int:
 
 # --8<-- [start:attention-scaling]
 def _yarn_mscale(factor: float, mscale: float = 1.0) -> float:
-    # YaRN's sqrt(1/t) = 0.1 ln(s) + 1 (Peng et al. 2023, eq. 22); DeepSeek scales the log term by mscale.
+    # YaRN's sqrt(1/t) = 0.1 ln(s) + 1 (Peng et al. 2023, section 3.4); DeepSeek scales the log by mscale.
     return 1.0 if factor <= 1.0 else 0.1 * mscale * math.log(factor) + 1.0
 
 

@@ -19,6 +19,7 @@ import importlib
 import inspect
 import math
 import pathlib
+import re
 import resource
 import signal
 import time
@@ -468,7 +469,7 @@ def call_with(key: str, func: Callable[..., Any], param: str, bad: object) -> st
         with bounded(TIME_LIMIT):
             result = target(*args, **keywords)
     except (ValueError, TypeError) as error:
-        if param not in str(error):
+        if not re.search(rf"\b{re.escape(param)}\b", str(error)):  # the name as a word, not a substring
             return f"{type(error).__name__} does not name {param!r}: {_first_line(error)}"
         return None
     except CallTimeout:
@@ -592,3 +593,33 @@ def test_drawn_bad_values_get_a_named_error(key: str, data: st.DataObject) -> No
     bad = data.draw(_drawn_values(), label="value")
     breach = call_with(key, func, param, bad)
     assert breach is None, f"{key}({param}={_describe(bad)}): {breach}"
+
+
+def test_the_walk_can_fail() -> None:
+    """Each kind of breach is caught: an unnamed error, a foreign exception, a hang, a huge allocation, a NaN."""
+
+    def unnamed(n: int) -> int:
+        if not isinstance(n, int):
+            raise TypeError("expected an integer")
+        return n
+
+    def foreign(n: int) -> int:
+        return [1, 2][n]
+
+    def hangs(n: int) -> int:
+        while True:
+            pass
+
+    def allocates(n: int) -> torch.Tensor:
+        return torch.ones(2**34, dtype=torch.float64)  # 128 GiB
+
+    def silent_nan(n: float) -> float:
+        return n * math.nan
+
+    for func, bad in [(unnamed, "3"), (foreign, 5), (hangs, 1), (allocates, 1), (silent_nan, 1.0)]:
+        key = f"selftest.{func.__name__}"
+        EXAMPLES[key] = ex(n=1)
+        try:
+            assert call_with(key, func, "n", bad) is not None, func.__name__
+        finally:
+            del EXAMPLES[key]

@@ -315,6 +315,7 @@ def reference_rotation(x: torch.Tensor, position: int) -> torch.Tensor:
 
 
 def relative_error(actual: torch.Tensor, expected: torch.Tensor) -> float:
+    expected = expected.detach()
     return float((actual.detach().double() - expected).norm() / expected.norm())
 
 

@@ -96,7 +96,7 @@ def ambiguous_distances(bidirectional: bool, num_buckets: int, max_distance: int
     return [n for n in range(limit + 1) if ambiguous_boundary(n, b, max_distance) is not None]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _float32_log_bucket_here(n: int, b: int, max_distance: int) -> int:
     """The float32 log bucket of distance n evaluated on this machine, one 0-d op at a time.
 

@@ -382,3 +382,23 @@ def test_relative_dot_helper_is_used() -> None:
     v = [1.0, 0.0, 0.5, 0.5]
     assert math.isclose(dot(ref_rotate(v, 2.0, ref_theta(4), "half"), ref_rotate(v, 2.0, ref_theta(4), "half")),
                         dot(v, v), rel_tol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "match"),
+    [
+        (lambda: from_config({"head_dim": 64, "rope_scaling": {"rope_type": ["yarn"]}}), TypeError,
+         "rope_type must be a string"),
+        (lambda: from_config({"head_dim": 64, "max_position_embeddings": 10**400,
+                              "rope_scaling": {"rope_type": "yarn", "original_max_position_embeddings": 4}}),
+         ValueError, r"max_position_embeddings'\] must be an integer <="),
+        (lambda: from_config({"head_dim": 64, "max_position_embeddings": 64,
+                              "rope_scaling": {"rope_type": "yarn", "original_max_position_embeddings": "4"}}),
+         TypeError, "original_max_position_embeddings must be an integer"),
+        (lambda: layout_permutation(65536, heads=2**20), ValueError, "heads \\* dim must be <="),
+        (lambda: rope_long_term_decay(torch.zeros(10**4), 65536), ValueError, "distances has 10000 entries"),
+    ],
+)
+def test_bad_input_sizes_and_types(call: object, error: type[Exception], match: str) -> None:
+    with pytest.raises(error, match=match):
+        call()  # type: ignore[operator]
