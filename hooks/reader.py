@@ -10,6 +10,10 @@
   when it is unset, from the git remote ``origin`` if that is a GitHub or GitLab address; else
   the site has no repository link. Generated pages (the API reference) get no edit link. The
   link is plain: Material's widget would fetch star counts from api.github.com on every visit.
+* **References**: with a bibliography ``docs/_references.yml`` (key: authors, year, title, venue,
+  and arxiv/doi/url, code), ``[[cite KEY]]`` or ``[[cite A, B]]`` in text becomes author-year
+  links to the generated page ``references.md`` (add it to the nav), and a line ``[[references]]``
+  lists what the page cites.
 * **Tables from code**: a line ``[[table posenc.module:function | caption]]`` becomes a Markdown
   table of what ``function()`` returns, ``(header, rows)``, computed at build time.
 * **Last updated**: each page ends with the date of the last commit that changed its source
@@ -21,12 +25,14 @@ from __future__ import annotations
 import json
 import logging
 import os
+import posixpath
 import re
 import subprocess
 from pathlib import Path
 from typing import Any
 
 from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 
 log = logging.getLogger("mkdocs.hooks.reader")
@@ -169,17 +175,104 @@ def render_table(target: str, caption: str | None = None) -> str:
 
 
 def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, **_: Any) -> str:
-    if "[[table" not in markdown:
-        return markdown
     from mkdocs.exceptions import PluginError
 
     def replace(match: re.Match[str]) -> str:
         try:
             return render_table(match["target"], match["caption"])
-        except Exception as error:
+        except Exception as error:  # any failure: name the page and the table
             raise PluginError(f"{page.file.src_uri}: {error}") from error
 
-    return TABLE_LINE.sub(replace, markdown)
+    if "[[table" in markdown:
+        markdown = TABLE_LINE.sub(replace, markdown)
+    if "[[cite" in markdown or "[[references]]" in markdown:
+        try:
+            markdown = cite_references(markdown, page.file.src_uri, _references)
+        except ValueError as error:
+            raise PluginError(str(error)) from error
+    return markdown
+
+
+# ---------------------------------------------------------------------------------------------
+# references: docs/_references.yml, [[cite KEY]] in text, [[references]] on a page, references.md
+
+REFERENCES = ROOT / "docs" / "_references.yml"
+CITE = re.compile(r"\[\[cite\s+(?P<keys>[\w.:-]+(?:\s*,\s*[\w.:-]+)*)\s*\]\]")
+REFERENCES_LINE = re.compile(r"^\[\[references\]\]\s*$", re.MULTILINE)
+
+
+def load_references(path: Path = REFERENCES) -> dict[str, dict[str, Any]]:
+    """The bibliography: ``{key: {authors, year, title, venue?, arxiv?, doi?, url?, code?}}``."""
+    if not path.is_file():
+        return {}
+    import yaml  # type: ignore[import-untyped]
+
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    for key, entry in data.items():
+        missing = [field for field in ("authors", "year", "title") if field not in entry]
+        if missing or not any(field in entry for field in ("arxiv", "doi", "url")):
+            raise ValueError(f"{path.name}: reference {key!r} needs authors, year, title and a link "
+                             f"(arxiv, doi or url); missing {missing or ['a link']}")
+    return dict(data)
+
+
+def short_citation(entry: dict[str, Any]) -> str:
+    """``Su et al. 2021``, ``Press and Smith 2022``, ``Vaswani 2017``."""
+    authors = [a.strip() for a in str(entry["authors"]).split(",") if a.strip()]
+    surname = authors[0].split()[-1]
+    rest = "" if len(authors) == 1 else f" and {authors[1].split()[-1]}" if len(authors) == 2 else " et al."
+    return f"{surname}{rest} {entry['year']}"
+
+
+def reference_html(key: str, entry: dict[str, Any]) -> str:
+    """One bibliography entry, with every link it has (arXiv, DOI, official code, page).
+
+    >>> print(reference_html("su2021", {"authors": "Jianlin Su, Yu Lu", "year": 2021,
+    ...     "title": "RoFormer", "arxiv": "2104.09864"}))
+    <li id="ref-su2021">Jianlin Su, Yu Lu (2021). <em>RoFormer</em>. <a href="https://arxiv.org/abs/2104.09864">arXiv:2104.09864</a></li>
+    """
+    links = []
+    if "arxiv" in entry:
+        links.append(f'<a href="https://arxiv.org/abs/{entry["arxiv"]}">arXiv:{entry["arxiv"]}</a>')
+    if "doi" in entry:
+        links.append(f'<a href="https://doi.org/{entry["doi"]}">doi:{entry["doi"]}</a>')
+    if "url" in entry:
+        links.append(f'<a href="{entry["url"]}">paper</a>')
+    if "code" in entry:
+        links.append(f'<a href="{entry["code"]}">official code</a>')
+    venue = f' {entry["venue"]}.' if entry.get("venue") else ""
+    return (f'<li id="ref-{key}">{entry["authors"]} ({entry["year"]}). <em>{entry["title"]}</em>.{venue} '
+            + " · ".join(links) + "</li>")
+
+
+def references_page(references: dict[str, dict[str, Any]]) -> str:
+    """The site's bibliography page (``references.md``), sorted by first author and year."""
+    ordered = sorted(references.items(), key=lambda item: (short_citation(item[1]).lower(), item[0]))
+    items = "\n".join(reference_html(key, entry) for key, entry in ordered)
+    return ("# References\n\nEvery source the chapters cite, with a link to the paper (arXiv or DOI) "
+            "and, where there is one, to the official code.\n\n"
+            f'<ol class="posenc-references">\n{items}\n</ol>\n')
+
+
+def cite_references(markdown: str, page_src: str, references: dict[str, dict[str, Any]]) -> str:
+    """Replace ``[[cite a, b]]`` by author-year links to the references page, and a line
+    ``[[references]]`` by the list of what this page cites, in order of first citation."""
+    target = posixpath.relpath("references.md", posixpath.dirname(page_src) or ".")
+    cited: list[str] = []
+
+    def cite(match: re.Match[str]) -> str:
+        links = []
+        for key in (k.strip() for k in match["keys"].split(",")):
+            if key not in references:
+                raise ValueError(f"{page_src}: [[cite {key}]]: no such key in {REFERENCES.name}")
+            if key not in cited:
+                cited.append(key)
+            links.append(f"[{short_citation(references[key])}]({target}#ref-{key})")
+        return "(" + "; ".join(links) + ")"
+
+    markdown = CITE.sub(cite, markdown)
+    items = "\n".join(reference_html(key, references[key]).replace(f' id="ref-{key}"', "") for key in cited)
+    return REFERENCES_LINE.sub(lambda _: f'<ul class="posenc-references">\n{items}\n</ul>', markdown)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -219,6 +312,7 @@ def last_commit_dates(*folders: str) -> dict[str, str]:
 
 
 _dates: dict[str, str] = {}
+_references: dict[str, dict[str, Any]] = {}
 
 
 def on_config(config: MkDocsConfig) -> MkDocsConfig:
@@ -232,7 +326,19 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
     explicit = os.environ.get("POSENC_EDIT_URI")
     config.edit_uri = explicit or ("edit/main/docs/" if config.repo_url else None)
     _dates = last_commit_dates("docs", "posenc")
+    global _references
+    _references = load_references()
     return config
+
+
+def on_files(files: Files, config: MkDocsConfig) -> Files:
+    """With a bibliography (docs/_references.yml): publish it as the page references.md, not as data."""
+    if _references:
+        data = files.get_file_from_path(REFERENCES.name)
+        if data is not None:
+            files.remove(data)
+        files.append(File.generated(config, "references.md", content=references_page(_references)))
+    return files
 
 
 def page_date(page: Page) -> str | None:

@@ -136,7 +136,9 @@ class KVCache:
             itself included (sliding-window attention). After each call the cache keeps only
             what the next token can see.
         sinks: with a window, also keep the first ``sinks`` entries forever: the attention
-            sinks of StreamingLLM (Xiao et al., 2024, https://arxiv.org/abs/2309.17453).
+            sinks of StreamingLLM (Xiao et al., 2024, https://arxiv.org/abs/2309.17453). The
+            entries are counted in the order tokens were fed, the same for every row: in a
+            left-padded batch a row's padding counts among its sinks.
         key_positions: which positions the kept keys carry. ``"original"``: the position each
             key had when it was cached (RoPE keys are cached already rotated, ALiBi and T5
             measure distances from it). ``"in-cache"``: positions are re-assigned as the index

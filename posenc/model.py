@@ -383,7 +383,9 @@ class TinyTransformer(nn.Module):
             max_new_tokens: how many tokens to append to each row.
             attention_mask: ``[batch, seq]`` booleans, False on the padding; positions then
                 come from `posenc.inference.positions_from_mask`.
-            window, sinks: sliding-window attention with attention sinks (see `KVCache`).
+            window: None, or sliding-window attention over this many recent tokens (see
+                `posenc.inference.KVCache`).
+            sinks: with a window, the number of first tokens kept as attention sinks.
 
         Examples:
             >>> _ = torch.manual_seed(0)

@@ -82,6 +82,24 @@ def test_token_by_token_decoding_equals_the_full_forward(method: str, seed: int)
     assert len(cache) == cache.seen == 11 and cache.positions[:, -1].tolist() == [10, 10, 10]
 
 
+@settings(max_examples=12, deadline=None)
+@given(method=st.sampled_from(POSITION_METHODS), heads=st.sampled_from([1, 2, 4]), layers=st.integers(1, 2),
+       batch=st.integers(1, 3), seq=st.integers(1, 9), chunk=st.integers(1, 4), seed=st.integers(0, 2**16))
+def test_random_small_models_decode_in_chunks_like_the_full_forward(
+        method: str, heads: int, layers: int, batch: int, seq: int, chunk: int, seed: int) -> None:
+    torch.manual_seed(seed)
+    model = TinyTransformer(VOCAB, 8, heads, layers, position=method, max_len=16 if method == "learned" else None).eval()
+    ids = tokens(batch, seq, seed)
+    offsets = torch.randint(0, 6, (batch,), generator=torch.Generator().manual_seed(seed))
+    positions = offsets[:, None] + torch.arange(seq)
+    with torch.no_grad():
+        full = model(ids, positions=positions)
+        cache = KVCache()
+        parts = [model(ids[:, :chunk], positions=positions[:, :chunk], cache=cache)]
+        parts += [model(ids[:, i:i + chunk], cache=cache) for i in range(chunk, seq, chunk)]
+    torch.testing.assert_close(torch.cat(parts, dim=1), full, rtol=0, atol=ATOL)
+
+
 @pytest.mark.parametrize("method", POSITION_METHODS)
 def test_chunked_prefill_then_decoding_equals_the_full_forward(method: str) -> None:
     model, ids = make(method, 2), tokens(2, 12, 3)

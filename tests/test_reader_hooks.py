@@ -108,3 +108,28 @@ def test_table_lines_render_a_function_result(monkeypatch: pytest.MonkeyPatch) -
     assert "<figcaption>Perplexity at 8x</figcaption>" in out and out.startswith("Text") and out.endswith("More")
     with pytest.raises(Exception, match="page.md: .*no function 'missing'"):
         reader.on_page_markdown("[[table posenc.example_tables:missing]]", page, None)  # type: ignore[arg-type]
+
+
+def test_citations_link_to_the_references_page(tmp_path: Path) -> None:
+    import reader
+
+    bib = tmp_path / "_references.yml"
+    bib.write_text("su2021:\n  authors: Jianlin Su, Yu Lu, Shengfeng Pan\n  year: 2021\n  title: RoFormer\n"
+                   "  arxiv: '2104.09864'\n  code: https://github.com/ZhuiyiTechnology/roformer\n"
+                   "press2022:\n  authors: Ofir Press, Noah A. Smith\n  year: 2022\n  title: Train Short, Test Long\n"
+                   "  arxiv: '2108.12409'\n")
+    refs = reader.load_references(bib)
+    out = reader.cite_references("RoPE [[cite su2021]] and ALiBi [[cite press2022, su2021]].\n\n[[references]]\n",
+                                 "sub/page.md", refs)
+    assert "([Su et al. 2021](../references.md#ref-su2021))" in out
+    assert "([Press and Smith 2022](../references.md#ref-press2022); [Su et al. 2021](../references.md#ref-su2021))" in out
+    listing = out.split('<ul class="posenc-references">')[1]
+    assert listing.index("Jianlin Su") < listing.index("Ofir Press")  # order of first citation
+    assert 'href="https://arxiv.org/abs/2104.09864"' in listing and "official code" in listing
+    page = reader.references_page(refs)
+    assert page.index('id="ref-press2022"') < page.index('id="ref-su2021"')  # sorted by author
+    with pytest.raises(ValueError, match="no such key"):
+        reader.cite_references("[[cite nobody2020]]", "page.md", refs)
+    bib.write_text("bad:\n  authors: A\n  year: 2020\n  title: T\n")
+    with pytest.raises(ValueError, match="needs authors, year, title and a link"):
+        reader.load_references(bib)

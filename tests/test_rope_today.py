@@ -402,3 +402,19 @@ def test_relative_dot_helper_is_used() -> None:
 def test_bad_input_sizes_and_types(call: object, error: type[Exception], match: str) -> None:
     with pytest.raises(error, match=match):
         call()  # type: ignore[operator]
+
+
+@pytest.mark.parametrize("rotary_dim", [None, 4])
+def test_blocked_half_rotation_equals_the_loop(monkeypatch: pytest.MonkeyPatch, rotary_dim: int | None) -> None:
+    import posenc.rope as rope_module
+
+    monkeypatch.setattr(rope_module, "_BLOCK_BYTES", 64)  # many blocks of a few positions
+    x = torch.randn(2, 3, 11, 8, dtype=torch.float64)
+    positions = torch.tensor([[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10], [5, 9, 100, 3, 2, 1, 0, 70, 8, 9, 4000]])
+    width = rotary_dim or 8
+    out = apply_rope(x, positions, rotary_dim=rotary_dim)
+    for b in range(2):
+        expected = ref_apply(x[b, ..., :width], [float(p) for p in positions[b]], ref_theta(width), "half")
+        torch.testing.assert_close(out[b, ..., :width], expected, rtol=0, atol=1e-12)
+    q, _ = RotaryEmbedding(8, rotary_dim=rotary_dim)(x, x)
+    torch.testing.assert_close(q, apply_rope(x, rotary_dim=rotary_dim), rtol=0, atol=0)

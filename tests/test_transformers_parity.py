@@ -28,10 +28,15 @@ import pytest
 import torch
 
 transformers = pytest.importorskip("transformers", reason="transformers is a test dependency (requirements.lock)")
-from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS  # noqa: E402
+from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
 
-from posenc.rope import RotaryEmbedding, from_config, rope_attention_scaling, rope_inverse_frequencies  # noqa: E402
-from posenc.rope_scaling import SCALING_TYPES  # noqa: E402
+from posenc.rope import (
+    RotaryEmbedding,
+    from_config,
+    rope_attention_scaling,
+    rope_inverse_frequencies,
+)
+from posenc.rope_scaling import SCALING_TYPES
 
 logging.getLogger("transformers").setLevel(logging.ERROR)  # config validation chatter
 

@@ -14,7 +14,12 @@ from matplotlib.patches import Rectangle
 
 from posenc.figures import figure
 from posenc.figures._style import new_figure, palette
-from posenc.rope import apply_rope, layout_permutation, rope_inverse_frequencies, rope_long_term_decay
+from posenc.rope import (
+    apply_rope,
+    layout_permutation,
+    rope_inverse_frequencies,
+    rope_long_term_decay,
+)
 from posenc.toy import sentence_embeddings
 
 # The context-extension example: a LLaMA-2-like head (dim 128, base 10000) trained on 4096 positions,
