@@ -102,7 +102,8 @@ def apply_in_windows(model: Callable[[Tensor], Tensor], x: Tensor, max_len: int,
         ``[batch, seq, ...]``: for each token, the output of the window that first reached it.
 
     Raises:
-        TypeError: if ``x`` is not a tensor or a size is not an integer.
+        TypeError: if ``model`` is not callable, ``x`` is not a real or integer tensor, or a size
+            is not an integer.
         ValueError: if ``x`` has fewer than 2 dimensions or an empty sequence, a size is out of
             range, or ``model`` returns an output whose first two sizes differ from its input's.
 
@@ -112,7 +113,12 @@ def apply_in_windows(model: Callable[[Tensor], Tensor], x: Tensor, max_len: int,
         >>> apply_in_windows(lambda w: w - w[:, :1], x, max_len=3, stride=2)
         tensor([[0., 1., 2., 1., 2., 1., 2.]])
     """
+    if not callable(model):
+        raise TypeError(f"model must be callable (a module or a function of one tensor), "
+                        f"got {type(model).__name__}")
     x = check_tensor("x", x, min_ndim=2)
+    if x.dtype == torch.bool or x.is_complex():
+        raise TypeError(f"x must hold token ids or real embeddings, got dtype {x.dtype}")
     if x.shape[1] == 0:
         raise ValueError(f"x must hold at least one token in dimension 1, got shape {tuple(x.shape)}")
     windows = window_spans(x.shape[1], max_len, stride)
