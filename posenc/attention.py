@@ -4,7 +4,8 @@ Position methods act in one of three places (see the chapters):
 
 * on the input embeddings, before attention (sinusoidal, learned): nothing to do here;
 * on the attention logits, as an additive ``bias`` (T5, ALiBi);
-* on queries and keys, before their dot product, through ``rotary`` (RoPE).
+* on queries and keys, before their dot product, through ``rotary`` (RoPE, xPos);
+* on the logits themselves, through ``logit_hook``, when the term depends on them (CoPE).
 
 A boolean ``mask`` (True = attend) says which keys each query may see (padding, packed
 documents, sliding windows), and ``kv_hook`` lets a caller swap in the keys and values of a
@@ -29,6 +30,9 @@ QueryKeyTransform = Callable[[Tensor, Tensor], tuple[Tensor, Tensor]]
 #: Called as ``kv_hook(q, k, v)`` after the rotary hook, on this call's per-head tensors; returns
 #: the queries and the keys and values to attend to (e.g. the cached ones followed by these).
 KeyValueHook = Callable[[Tensor, Tensor, Tensor], tuple[Tensor, Tensor, Tensor]]
+#: Called as ``logit_hook(q, scores)`` on the queries and their scaled, masked logits (masked
+#: entries ``-inf``); returns a term added to the logits before the causal mask and the softmax.
+LogitHook = Callable[[Tensor, Tensor], Tensor]
 
 
 def _check_qkv(q: object, k: object, v: object) -> tuple[Tensor, Tensor, Tensor]:
@@ -80,10 +84,24 @@ def _check_mask(mask: object, shape: tuple[int, ...]) -> Tensor:
     return tensor
 
 
+def _check_hooks(**hooks: object) -> None:
+    for name, hook in hooks.items():
+        if hook is not None and not callable(hook):
+            raise TypeError(f"{name} must be callable or None, got {type(hook).__name__}")
+
+
+def _check_hook_term(term: object, scores: Tensor) -> Tensor:
+    if not isinstance(term, Tensor) or not term.is_floating_point():
+        raise TypeError(f"logit_hook must return a real floating-point tensor, got {type(term).__name__}"
+                        + (f" of dtype {term.dtype}" if isinstance(term, Tensor) else ""))
+    _check_broadcast("the term returned by logit_hook", term, tuple(scores.shape))
+    return term
+
+
 # --8<-- [start:sdpa]
 def scaled_dot_product_attention(
     q: Tensor, k: Tensor, v: Tensor, *, bias: Tensor | None = None, causal: bool = False,
-    mask: Tensor | None = None,
+    mask: Tensor | None = None, logit_hook: LogitHook | None = None,
 ) -> tuple[Tensor, Tensor]:
     """softmax(q kᵀ / sqrt(d) + bias) v over the allowed keys, returning ``(output, weights)``.
 
@@ -97,6 +115,10 @@ def scaled_dot_product_attention(
             taken to be the last ``q_len`` positions (as when decoding with a cache).
         mask: booleans broadcastable to ``[..., q_len, k_len]``, True where the query may
             attend to the key; combined with ``causal``.
+        logit_hook: None, or ``logit_hook(q, scores)`` returning a term of the logits' shape
+            that depends on the logits (CoPE's position term). It sees the logits after the
+            bias and ``mask`` (masked entries ``-inf``) and before the causal mask, whose
+            queries it must treat as the last ``q_len`` keys.
 
     Returns:
         The attended values ``[..., q_len, d_v]`` and the weights ``[..., q_len, k_len]``.
@@ -121,17 +143,20 @@ def scaled_dot_product_attention(
     shape = (*q.shape[:-1], k_len)
     checked_bias = None if bias is None else _check_bias(bias, shape)
     checked_mask = None if mask is None else _check_mask(mask, shape)
+    _check_hooks(logit_hook=logit_hook)
     if causal and q_len > k_len:
         raise ValueError(f"causal attention needs q_len <= k_len, got q_len={q_len}, k_len={k_len}")
     dtype = q.dtype if q.dtype in (torch.float32, torch.float64) else torch.float32
     scores = q.to(dtype) @ k.to(dtype).transpose(-2, -1) / math.sqrt(q.shape[-1])
     if checked_bias is not None:
         scores = scores + checked_bias.to(dtype)
+    if checked_mask is not None:
+        scores = scores.masked_fill(~checked_mask.to(q.device), float("-inf"))
+    if logit_hook is not None:  # a term computed from the (masked) logits themselves
+        scores = scores + _check_hook_term(logit_hook(q.to(dtype), scores), scores).to(dtype)
     if causal:
         future = torch.ones(q_len, k_len, dtype=torch.bool, device=q.device).triu(k_len - q_len + 1)
         scores = scores.masked_fill(future, float("-inf"))
-    if checked_mask is not None:
-        scores = scores.masked_fill(~checked_mask.to(q.device), float("-inf"))
     # A query with no visible key: softmax over all -inf would be NaN; define it as zeros.
     blind = scores.amax(dim=-1, keepdim=True) == float("-inf")
     weights = torch.softmax(scores.masked_fill(blind, 0.0), dim=-1).masked_fill(blind, 0.0)
@@ -146,11 +171,13 @@ class SelfAttention(nn.Module):
         dim: model width; must be divisible by ``num_heads``.
         num_heads: number of heads.
 
-    ``forward(x, *, bias=None, rotary=None, causal=False, mask=None, kv_hook=None)`` returns
+    ``forward(x, *, bias=None, rotary=None, causal=False, mask=None, kv_hook=None, logit_hook=None)``
+    returns
     ``(output, weights)`` with output ``[batch, seq, dim]`` and weights
     ``[batch, heads, seq, k_len]`` (``k_len = seq`` unless ``kv_hook`` adds cached keys).
     ``rotary(q, k)`` rotates this call's queries and keys; ``kv_hook(q, k, v)`` then returns
-    the queries, keys and values to attend to (see `KeyValueHook`).
+    the queries, keys and values to attend to (see `KeyValueHook`); ``logit_hook`` is passed
+    on to `scaled_dot_product_attention`.
 
     Examples:
         >>> attention = SelfAttention(dim=8, num_heads=2)
@@ -195,17 +222,17 @@ class SelfAttention(nn.Module):
         causal: bool = False,
         mask: Tensor | None = None,
         kv_hook: KeyValueHook | None = None,
+        logit_hook: LogitHook | None = None,
     ) -> tuple[Tensor, Tensor]:
         x = self._check_x(x)
         causal = check_bool("causal", causal)
-        for name, hook in (("rotary", rotary), ("kv_hook", kv_hook)):
-            if hook is not None and not callable(hook):
-                raise TypeError(f"{name} must be callable or None, got {type(hook).__name__}")
+        _check_hooks(rotary=rotary, kv_hook=kv_hook, logit_hook=logit_hook)
         q, k, v = self.split_heads(x)
         if rotary is not None:
             q, k = rotary(q, k)
         if kv_hook is not None:
             q, k, v = kv_hook(q, k, v)
-        heads_out, weights = scaled_dot_product_attention(q, k, v, bias=bias, causal=causal, mask=mask)
+        heads_out, weights = scaled_dot_product_attention(q, k, v, bias=bias, causal=causal, mask=mask,
+                                                          logit_hook=logit_hook)
         merged = heads_out.transpose(1, 2).reshape(x.shape)
         return self.out(merged), weights

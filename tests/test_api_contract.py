@@ -234,8 +234,8 @@ EXAMPLES: dict[str, Example] = {
     "posenc.rope.RotaryEmbedding.tables": ex(_lazy("posenc.rope.RotaryEmbedding", 8), positions=_ints(0, 5, 9)),
     "posenc.rope.RotaryEmbedding.forward": ex(_lazy("posenc.rope.RotaryEmbedding", 8), q=_t(1, 2, 3, 8),
                                               k=_t(1, 2, 3, 8), positions=_ints(0, 5, 9)),
-    "posenc.rope.layout_permutation": ex(dim=8, heads=1, rotary_dim=None),
-    "posenc.rope.convert_rope_layout": ex(weight=_t(16, 4), head_dim=8, source="interleaved", target="half",
+    "posenc.rope_layouts.layout_permutation": ex(dim=8, heads=1, rotary_dim=None),
+    "posenc.rope_layouts.convert_rope_layout": ex(weight=_t(16, 4), head_dim=8, source="interleaved", target="half",
                                           rotary_dim=None),
     "posenc.rope.rope_long_term_decay": ex(distances=_ints(0, 10, 100), dim=8, base=10000.0),
     "posenc.rope_config.from_config": ex(
