@@ -6,12 +6,17 @@ posenc method into its place without re-implementing any of them:
 * on the input embeddings, added to the token vectors: ``"sinusoidal"``
   (`posenc.sinusoidal.SinusoidalPositionalEncoding`) and ``"learned"``
   (`posenc.learned.LearnedPositionalEmbedding`);
-* on the attention logits, as an additive bias: ``"alibi"`` (`posenc.alibi.alibi_bias`)
-  and ``"t5"`` (`posenc.relative.T5RelativeBias`);
+* on the attention logits, as an additive bias: ``"alibi"`` (`posenc.alibi.alibi_bias`),
+  ``"t5"`` (`posenc.relative.T5RelativeBias`), ``"kerple"`` (`posenc.kerple.KerpleBias`) and
+  ``"fire"`` (`posenc.fire.FireBias`);
 * on queries and keys, before their dot product: ``"rope"``
-  (`posenc.rope.RotaryEmbedding`);
+  (`posenc.rope.RotaryEmbedding`) and ``"xpos"`` (`posenc.xpos.XPos`);
+* on the logits, as a term computed from the logits themselves: ``"cope"``
+  (`posenc.cope.CoPE`, one per layer);
 
 and ``"none"`` uses no position method at all (only the causal mask tells positions apart).
+``randomized_max_len`` trains sinusoidal, learned or RoPE models on random sorted positions
+(`posenc.randomized.randomized_positions`).
 """
 
 from __future__ import annotations
@@ -24,17 +29,26 @@ from torch import Tensor, nn
 
 from posenc._checks import check_choice, check_elements, check_float, check_int, check_size_int, check_tensor
 from posenc.alibi import alibi_slopes
-from posenc.attention import KeyValueHook, QueryKeyTransform, SelfAttention
+from posenc.attention import KeyValueHook, LogitHook, QueryKeyTransform, SelfAttention
+from posenc.cope import CoPE
+from posenc.fire import FireBias
 from posenc.inference import MAX_POSITION, KVCache, StepPlan, _check_position_ids, plan_step, positions_from_mask
+from posenc.kerple import KerpleBias
 from posenc.learned import LearnedPositionalEmbedding
+from posenc.randomized import randomized_positions
 from posenc.relative import T5RelativeBias, t5_relative_position_bucket
 from posenc.rope import RotaryEmbedding
 from posenc.sinusoidal import SinusoidalPositionalEncoding, sinusoidal_encoding
+from posenc.xpos import XPos
 
 #: The ``kind`` values of `PositionalEmbedding`: the methods that act on the embeddings.
 EMBEDDING_KINDS = ("sinusoidal", "learned")
 #: The ``position`` values of `TinyTransformer`.
-POSITION_METHODS = ("none", "sinusoidal", "learned", "rope", "alibi", "t5")
+POSITION_METHODS = ("none", "sinusoidal", "learned", "rope", "alibi", "t5", "xpos", "kerple", "fire", "cope")
+#: The methods that ``TinyTransformer(randomized_max_len=...)`` can train on random positions.
+RANDOMIZED_METHODS = ("sinusoidal", "learned", "rope")
+#: CoPE's number of position embeddings per layer when ``max_len`` is not given.
+COPE_MAX_POSITION = 64
 #: The per-layer methods of ``TinyTransformer(position="rope", layer_positions=...)``.
 LAYER_POSITION_METHODS = ("rope", "none")
 
@@ -162,9 +176,11 @@ class _Block(nn.Module):
         self.mlp = nn.Sequential(nn.Linear(dim, hidden), nn.GELU(), nn.Linear(hidden, dim))
 
     def forward(self, x: Tensor, *, bias: Tensor | None, rotary: QueryKeyTransform | None,
-                mask: Tensor | None = None, kv_hook: KeyValueHook | None = None) -> tuple[Tensor, Tensor]:
+                mask: Tensor | None = None, kv_hook: KeyValueHook | None = None,
+                logit_hook: LogitHook | None = None) -> tuple[Tensor, Tensor]:
         attended, weights = self.attention(self.attention_norm(x), bias=bias, rotary=rotary,
-                                           causal=mask is None, mask=mask, kv_hook=kv_hook)
+                                           causal=mask is None, mask=mask, kv_hook=kv_hook,
+                                           logit_hook=logit_hook)
         x = x + attended
         return x + self.mlp(self.mlp_norm(x)), weights
 # --8<-- [end:block]
@@ -181,15 +197,32 @@ class TinyTransformer(nn.Module):
             must be even for ``"rope"``).
         num_layers: number of pre-norm decoder blocks.
         position: where position information comes from, one of ``"none"``, ``"sinusoidal"``,
-            ``"learned"``, ``"rope"``, ``"alibi"``, ``"t5"``.
+            ``"learned"``, ``"rope"``, ``"alibi"``, ``"t5"``, ``"xpos"``, ``"kerple"``,
+            ``"fire"``, ``"cope"`` (see `POSITION_METHODS`).
         max_len: rows of the learned table (required for ``"learned"``; the model then refuses
-            positions ``>= max_len``); for ``"sinusoidal"`` only the number of precomputed rows.
+            positions ``>= max_len``); for ``"sinusoidal"`` only the number of precomputed rows;
+            for ``"fire"`` the initial threshold L (default 512); for ``"cope"`` the number of
+            position embeddings per layer (default `COPE_MAX_POSITION`); for ``"xpos"`` it sets
+            the centre (below). Ignored by the other methods.
         mlp_ratio: width of the feed-forward layer, as a multiple of ``dim``.
         layer_positions: only with ``position="rope"``: a per-layer plan, one of ``"rope"`` or
             ``"none"`` per layer (e.g. RoPE in three layers out of four and none in the fourth,
             a NoPE/RoPE interleave). Default: RoPE in every layer.
         layer_rope_bases: only with ``position="rope"``: the RoPE base of each layer (e.g. a
             small base in local layers and a large one in global layers). Default: 10000.
+        randomized_max_len: only for ``"sinusoidal"``, ``"learned"`` and ``"rope"``: in training
+            mode, a call without ``positions`` and ``cache`` numbers each row with a sorted random
+            subset of ``0 .. randomized_max_len - 1`` (Ruoss et al., 2023), drawn from torch's
+            global generator; evaluation mode keeps ``0 .. seq-1``. A learned table needs
+            ``max_len >= randomized_max_len``.
+
+    The methods after ``"t5"`` are those of the "Beyond ALiBi" chapter. KERPLE (log kernel)
+    and FIRE are one learned bias shared by all layers, like T5's; CoPE has one module per
+    layer, shared by its heads, as in the authors' code. xPos scales its exponents about a
+    *fixed* centre, ``ceil(max_len / 2)`` (0 without ``max_len``), instead of torchscale's
+    ``ceil(length / 2)`` of each call: the centre cancels in ``q . k``, and a constant one keeps
+    keys cached after the transform valid, so decoding with a cache gives the full forward's
+    logits. In float32 it works while ``|position - centre|`` stays under about 35,000.
 
     Attention is causal in every block. T5's bias is shared by all layers, each head with its
     own value per bucket, as in Raffel et al. (2020); its buckets are the causal ones
@@ -214,7 +247,7 @@ class TinyTransformer(nn.Module):
 
     def __init__(self, vocab_size: int, dim: int, num_heads: int, num_layers: int, *, position: str,
                  max_len: int | None = None, mlp_ratio: int = 4, layer_positions: Sequence[str] | None = None,
-                 layer_rope_bases: Sequence[float] | None = None) -> None:
+                 layer_rope_bases: Sequence[float] | None = None, randomized_max_len: int | None = None) -> None:
         super().__init__()
         self.vocab_size = check_size_int("vocab_size", vocab_size)
         self.dim = check_size_int("dim", dim)
@@ -228,9 +261,12 @@ class TinyTransformer(nn.Module):
         if self.dim % self.num_heads:
             raise ValueError(f"dim must be divisible by num_heads, got dim={dim}, num_heads={num_heads}")
         self.head_dim = self.dim // self.num_heads
-        if position == "rope" and self.head_dim % 2:
-            raise ValueError(f"position='rope' needs an even head width dim // num_heads, got {self.head_dim}")
+        if position in ("rope", "xpos") and self.head_dim % 2:
+            raise ValueError(f"position={position!r} needs an even head width dim // num_heads, got {self.head_dim}")
+        if max_len is not None:
+            max_len = check_int("max_len", max_len, minimum=1, maximum=MAX_POSITION)
         self.max_len = max_len
+        self.randomized_max_len = self._check_randomized(randomized_max_len)
         self.embedding: nn.Module
         if position in EMBEDDING_KINDS:
             self.embedding = PositionalEmbedding(self.vocab_size, self.dim, kind=position, max_len=max_len)
@@ -246,10 +282,47 @@ class TinyTransformer(nn.Module):
         """Create the module that each attention-side method needs (none for the others)."""
         self.rotary: RotaryEmbedding | None = None
         self.relative_bias: T5RelativeBias | None = None
+        self.learned_bias: KerpleBias | FireBias | None = None
+        self.xpos: XPos | None = None
+        self.xpos_centre = 0.0 if self.max_len is None else float(-(-self.max_len // 2))
+        self.cope = nn.ModuleList()
         if self.position == "rope":  # rotates queries and keys inside every attention layer
             self.rotary = RotaryEmbedding(self.head_dim)
         elif self.position == "t5":  # one learned scalar per (bucket, head), shared by all layers
             self.relative_bias = T5RelativeBias(self.num_heads, bidirectional=False)
+        elif self.position == "kerple":  # learned -r1 log(1 + r2 |i - j|) per head, shared
+            self.learned_bias = KerpleBias(self.num_heads)
+        elif self.position == "fire":  # a learned MLP of the normalised distance, shared
+            self.learned_bias = FireBias(self.num_heads, max_len=self.max_len)
+        elif self.position == "xpos":  # RoPE with a decay, inside every attention layer
+            self.xpos = XPos(self.head_dim)
+        elif self.position == "cope":  # one set of position embeddings per layer
+            positions = COPE_MAX_POSITION if self.max_len is None else self.max_len
+            check_elements("CoPE's position embeddings (num_layers x head_dim x max_len)",
+                           self.num_layers, self.head_dim, positions)
+            self.cope.extend(CoPE(self.head_dim, max_position=positions) for _ in range(self.num_layers))
+
+    def _check_randomized(self, value: object) -> int | None:
+        if value is None:
+            return None
+        if self.position not in RANDOMIZED_METHODS:
+            raise ValueError(f"randomized_max_len needs position='sinusoidal', 'learned' or 'rope' (a method "
+                             f"that takes positions), got position={self.position!r}")
+        length = check_int("randomized_max_len", value, minimum=1, maximum=MAX_POSITION)
+        if self.position == "learned" and self.max_len is not None and self.max_len < length:
+            raise ValueError(f"randomized_max_len={length} needs a learned table of at least as many rows, "
+                             f"got max_len={self.max_len}")
+        return length
+
+    def _random_positions(self, tokens: Tensor) -> Tensor:
+        """One sorted random subset of ``0 .. randomized_max_len - 1`` per row (training only)."""
+        length, (batch, seq) = self.randomized_max_len, tokens.shape
+        assert length is not None
+        if seq > length:
+            raise ValueError(f"tokens has {seq} positions but randomized_max_len={length}: each row draws "
+                             f"distinct positions from 0 .. {length - 1}")
+        check_elements("the random permutations (batch x randomized_max_len)", batch, length)
+        return torch.stack([randomized_positions(seq, length) for _ in range(batch)]).to(tokens.device)
 
     def forward(self, tokens: Tensor, *, positions: Tensor | None = None, attention_mask: Tensor | None = None,
                 cache: KVCache | None = None) -> Tensor:
@@ -259,6 +332,8 @@ class TinyTransformer(nn.Module):
     def _run(self, tokens: Tensor, *, positions: Tensor | None = None, attention_mask: Tensor | None = None,
              cache: KVCache | None = None) -> tuple[Tensor, list[Tensor]]:
         tokens = _check_tokens(tokens, self.vocab_size)
+        if positions is None and cache is None and self.training and self.randomized_max_len is not None:
+            positions = self._random_positions(tokens)  # Ruoss et al. (2023): train on random positions
         step = plan_step(cache, owner=self, num_layers=self.num_layers, batch=tokens.shape[0],
                          q_len=tokens.shape[1], positions=positions, attention_mask=attention_mask,
                          device=tokens.device)
@@ -277,7 +352,8 @@ class TinyTransformer(nn.Module):
         maps = []
         for layer, block in enumerate(self.blocks):  # the same bias in every layer
             rotary, kv_hook = self._layer_hooks(layer, step, cache, x.device)
-            x, weights = block(x, bias=bias, rotary=rotary, mask=step.mask, kv_hook=kv_hook)
+            logit_hook = self.cope[layer] if self.position == "cope" else None  # CoPE: per layer
+            x, weights = block(x, bias=bias, rotary=rotary, mask=step.mask, kv_hook=kv_hook, logit_hook=logit_hook)
             maps.append(weights)
         if cache is not None:
             cache._commit(self, step)
@@ -317,7 +393,7 @@ class TinyTransformer(nn.Module):
 
     # --8<-- [start:position-bias]
     def position_bias(self, query_positions: Tensor, key_positions: Tensor) -> Tensor | None:
-        """The additive logit bias of ALiBi or T5, ``[batch, heads, q_len, k_len]`` (``None`` otherwise).
+        """The logit bias of ALiBi, T5, KERPLE or FIRE, ``[batch, heads, q_len, k_len]`` (else ``None``).
 
         Computed from the positions themselves (``[batch, q_len]`` and ``[batch, k_len]``
         integer ids), so it is right for cached keys, padded rows and packed documents alike.
@@ -329,6 +405,8 @@ class TinyTransformer(nn.Module):
                              f"shapes {tuple(query_positions.shape)} and {tuple(key_positions.shape)}")
         check_elements("the bias (batch x heads x q_len x k_len)", max(query_positions.shape[0], key_positions.shape[0]),
                        self.num_heads, query_positions.shape[1], key_positions.shape[1])
+        if self.learned_bias is not None:  # KERPLE, FIRE: a learned function of the two positions
+            return self.learned_bias.bias(query_positions, key_positions)
         offsets = key_positions[:, None, :] - query_positions[:, :, None]  # j - i, [batch, q, k]
         if self.position == "alibi":  # fixed: -slope_h * |i - j|
             slopes = alibi_slopes(self.num_heads, dtype=torch.float64).to(offsets.device)
@@ -343,7 +421,7 @@ class TinyTransformer(nn.Module):
     # --8<-- [end:position-bias]
 
     def attention_bias(self, seq_len: int) -> Tensor | None:
-        """The additive logit bias ``[heads, seq, seq]`` of ALiBi or T5 (``None`` otherwise)."""
+        """The additive logit bias ``[heads, seq, seq]`` of ALiBi, T5, KERPLE or FIRE (else ``None``)."""
         seq_len = check_int("seq_len", seq_len, minimum=0, maximum=MAX_POSITION)
         positions = torch.arange(seq_len)[None]
         bias = self.position_bias(positions, positions)
@@ -353,13 +431,16 @@ class TinyTransformer(nn.Module):
     def _layer_hooks(self, layer: int, step: StepPlan, cache: KVCache | None,
                      device: torch.device) -> tuple[QueryKeyTransform | None, KeyValueHook | None]:
         """The rotary hook and the cache hook of one layer (the one place that wires them)."""
-        rotary = self.layer_rotary(layer)
+        rotary, xpos, centre = self.layer_rotary(layer), self.xpos, self.xpos_centre
         q_pos, k_pos = step.query_positions.to(device), step.key_positions.to(device)
         in_cache = cache is not None and cache.key_positions == "in-cache"
         rotate: QueryKeyTransform | None = None
         if rotary is not None and not in_cache:  # keys are cached already rotated
             def rotate(q: Tensor, k: Tensor) -> tuple[Tensor, Tensor]:
                 return rotary(q, k, q_pos)
+        elif xpos is not None and not in_cache:  # a fixed centre: cached keys stay valid
+            def rotate(q: Tensor, k: Tensor) -> tuple[Tensor, Tensor]:
+                return xpos.queries(q, q_pos, centre=centre), xpos.keys(k, q_pos, centre=centre)
         if cache is None:
             return rotate, None
 
@@ -367,6 +448,8 @@ class TinyTransformer(nn.Module):
             k_all, v_all = cache._extend(layer, k, v)  # cached entries first, then this call's
             if in_cache and rotary is not None:  # re-rotate every key by its index in the cache
                 q, k_all = rotary(q, q, q_pos)[0], rotary(k_all, k_all, k_pos)[1]
+            elif in_cache and xpos is not None:
+                q, k_all = xpos.queries(q, q_pos, centre=centre), xpos.keys(k_all, k_pos, centre=centre)
             return q, k_all, v_all
 
         return rotate, kv_hook

@@ -10,15 +10,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from posenc import (
+    CoPE,
+    FireBias,
+    KerpleBias,
     LearnedPositionalEmbedding,
     PositionalEmbedding,
     RotaryEmbedding,
     SinusoidalPositionalEncoding,
     T5RelativeBias,
     TinyTransformer,
+    XPos,
     alibi_bias,
 )
-from posenc.model import POSITION_METHODS
+from posenc.model import COPE_MAX_POSITION, POSITION_METHODS
 
 VOCAB, DIM, HEADS, LAYERS, MAX_LEN = 50, 16, 2, 2, 12
 
@@ -42,6 +46,13 @@ def expected_parameters(method: str) -> int:
         total += MAX_LEN * DIM
     if method == "t5":
         total += 32 * HEADS  # one scalar per (bucket, head), shared by the layers
+    if method == "kerple":
+        total += 2 * HEADS  # r1 and r2 per head, shared by the layers
+    if method == "fire":
+        hidden = 32  # MLP 1 -> 32 -> heads, plus c and the threshold's multiplier, shared
+        total += (hidden + hidden) + (hidden * HEADS + HEADS) + 2
+    if method == "cope":
+        total += LAYERS * (DIM // HEADS) * COPE_MAX_POSITION  # one embedding table per layer
     return total
 
 
@@ -197,6 +208,15 @@ def test_each_method_uses_the_posenc_implementation() -> None:
     for method in ("none", "sinusoidal", "learned"):
         model = make(method)
         assert model.rotary is None and model.attention_bias(4) is None
+    kerple, fire = make("kerple"), make("fire")
+    assert isinstance(kerple.learned_bias, KerpleBias) and isinstance(fire.learned_bias, FireBias)
+    for model in (kerple, fire):
+        assert model.learned_bias is not None
+        torch.testing.assert_close(model.attention_bias(6), model.learned_bias(6, 6))
+    xpos = make("xpos")
+    assert isinstance(xpos.xpos, XPos) and xpos.xpos.dim == DIM // HEADS and xpos.attention_bias(4) is None
+    cope = make("cope")
+    assert len(cope.cope) == LAYERS and all(isinstance(c, CoPE) for c in cope.cope)
 
 
 def test_attention_sees_the_bias_that_the_model_builds() -> None:
@@ -226,7 +246,7 @@ def test_learned_model_refuses_inputs_longer_than_max_len() -> None:
         model(torch.zeros(1, MAX_LEN + 1, dtype=torch.long))
 
 
-@pytest.mark.parametrize("method", ["none", "sinusoidal", "rope", "alibi", "t5"])
+@pytest.mark.parametrize("method", ["none", "sinusoidal", "rope", "alibi", "t5", "xpos", "kerple", "fire", "cope"])
 def test_other_methods_run_past_the_training_length(method: str) -> None:
     assert make(method)(torch.zeros(1, 4 * MAX_LEN, dtype=torch.long)).shape == (1, 4 * MAX_LEN, VOCAB)
 
@@ -248,9 +268,22 @@ def test_same_seed_same_model() -> None:
         (lambda: PositionalEmbedding(0, 8, kind="sinusoidal"), ValueError, "vocab_size must be an integer >= 1, got 0"),
         (lambda: PositionalEmbedding(10, 7, kind="sinusoidal"), ValueError, "dim must be a positive even integer, got 7"),
         (lambda: PositionalEmbedding(10, 8, kind="sinusoidal", dropout=1.5), ValueError, "dropout must be <= 1.0, got 1.5"),
-        (lambda: TinyTransformer(10, 8, 2, 1, position="xpos"), ValueError, "position must be one of 'none'.*got 'xpos'"),
+        (lambda: TinyTransformer(10, 8, 2, 1, position="nope"), ValueError, "position must be one of 'none'.*got 'nope'"),
+        (lambda: TinyTransformer(10, 6, 2, 1, position="xpos"), ValueError, "position='xpos' needs an even head width.*got 3"),
+        (lambda: TinyTransformer(10, 8, 2, 1, position="rope", max_len=0), ValueError, "max_len must be an integer >= 1, got 0"),
+        (lambda: TinyTransformer(10, 8, 2, 1, position="cope", max_len=2.5), TypeError, "max_len must be an integer"),
+        (lambda: TinyTransformer(10, 8, 2, 1, position="alibi", randomized_max_len=32), ValueError,
+         "randomized_max_len needs position='sinusoidal', 'learned' or 'rope'.*got position='alibi'"),
+        (lambda: TinyTransformer(10, 8, 2, 1, position="learned", max_len=16, randomized_max_len=32), ValueError,
+         "randomized_max_len=32 needs a learned table of at least as many rows, got max_len=16"),
+        (lambda: TinyTransformer(10, 8, 2, 1, position="rope", randomized_max_len=0), ValueError,
+         "randomized_max_len must be an integer >= 1, got 0"),
+        (lambda: TinyTransformer(10, 8, 2, 1, position="rope", randomized_max_len=True), TypeError,
+         "randomized_max_len must be an integer"),
+        (lambda: TinyTransformer(10, 8, 2, 1, position="rope", randomized_max_len=4)(torch.zeros(1, 5, dtype=torch.long)),
+         ValueError, "tokens has 5 positions but randomized_max_len=4"),
         (lambda: TinyTransformer(10, 8, 3, 1, position="none"), ValueError, "dim must be divisible by num_heads, got dim=8, num_heads=3"),
-        (lambda: TinyTransformer(10, 6, 2, 1, position="rope"), ValueError, "even head width.*got 3"),
+        (lambda: TinyTransformer(10, 6, 2, 1, position="rope"), ValueError, "position='rope' needs an even head width.*got 3"),
         (lambda: TinyTransformer(10, 8, 2, 0, position="none"), ValueError, "num_layers must be an integer >= 1, got 0"),
         (lambda: TinyTransformer(10, 8, 2, 1, position="learned"), ValueError, "max_len must be given"),
         (lambda: TinyTransformer(10, 8, 2, 1, position="none")(torch.zeros(1, 3)), TypeError, "tokens must be an integer tensor"),
@@ -383,9 +416,12 @@ def reference_sinusoidal_row(position: int, dim: int) -> torch.Tensor:
 
 @pytest.mark.parametrize("method", POSITION_METHODS)
 def test_forward_without_keywords_is_unchanged_by_explicit_default_positions(method: str) -> None:
+    # Not bit for bit: the two calls reach the position tables through different code paths
+    # (a slice of the table or a contiguous arange versus a gather or an expanded tensor).
     model, tokens = make(method), torch.randint(0, VOCAB, (2, 9))
     with torch.no_grad():
-        assert torch.equal(model(tokens), model(tokens, positions=torch.arange(9).expand(2, 9)))
+        torch.testing.assert_close(model(tokens), model(tokens, positions=torch.arange(9).expand(2, 9)),
+                                   rtol=1e-6, atol=1e-6)
 
 
 # ---------------------------------------------------------------- per-layer position plan
@@ -398,8 +434,8 @@ def test_layer_plan_of_rope_everywhere_is_the_default_model() -> None:
     default = make("rope")
     default.load_state_dict(plan.state_dict())
     tokens = torch.randint(0, VOCAB, (2, 9))
-    with torch.no_grad():
-        assert torch.equal(plan(tokens), default(tokens))
+    with torch.no_grad():  # bit for bit: two RotaryEmbedding(head_dim, base=10000.0) given the same calls
+        assert torch.equal(plan(tokens), default(tokens))  # run identical ops on identical shapes
 
 
 def test_layer_plan_none_and_bases_act_on_their_layer_only() -> None:
@@ -413,9 +449,9 @@ def test_layer_plan_none_and_bases_act_on_their_layer_only() -> None:
     swapped = TinyTransformer(VOCAB, DIM, HEADS, 1, position="rope")
     swapped.load_state_dict(nope.state_dict())
     swapped.rotary = RotaryEmbedding(DIM // HEADS, base=500.0)
-    with torch.no_grad():
-        assert torch.equal(nope(tokens), plain(tokens))
-        assert torch.equal(small(tokens), swapped(tokens))
+    with torch.no_grad():  # bit for bit: identical ops on identical shapes in each pair
+        assert torch.equal(nope(tokens), plain(tokens))  # no rotation at all in either model
+        assert torch.equal(small(tokens), swapped(tokens))  # RotaryEmbedding(head_dim, base=500.0) each
         assert not torch.allclose(small(tokens), nope(tokens))
     assert nope.layer_rotary(0) is None and small.layer_rotary(0).base == 500.0  # type: ignore[union-attr]
 
@@ -434,3 +470,75 @@ def test_layer_plan_none_and_bases_act_on_their_layer_only() -> None:
 def test_layer_plan_bad_input(kwargs, error, match) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(error, match=match):
         TinyTransformer(VOCAB, DIM, HEADS, LAYERS, **kwargs)
+
+
+# ---------------------------------------------------------------- the methods beyond ALiBi
+
+
+def test_xpos_without_decay_is_the_rope_model() -> None:
+    # xPos with scale_base=inf is RoPE (Sun et al. 2022): same weights, same logits.
+    rope, xpos = make("rope"), make("xpos")
+    xpos.load_state_dict(rope.state_dict())
+    xpos.xpos = XPos(DIM // HEADS, scale_base=math.inf)
+    tokens = torch.randint(0, VOCAB, (2, 9))
+    with torch.no_grad():
+        torch.testing.assert_close(xpos(tokens), rope(tokens), rtol=1e-5, atol=1e-5)
+        assert not torch.allclose(make("xpos")(tokens), rope(tokens), rtol=0, atol=1e-5)  # the decay matters
+
+
+def test_xpos_centre_cancels_in_the_logits() -> None:
+    # The model's fixed centre is a numerical choice only: q.k depends on m - n.
+    torch.manual_seed(0)
+    a = TinyTransformer(VOCAB, DIM, HEADS, LAYERS, position="xpos")
+    b = TinyTransformer(VOCAB, DIM, HEADS, LAYERS, position="xpos", max_len=600)
+    b.load_state_dict(a.state_dict())
+    assert (a.xpos_centre, b.xpos_centre) == (0.0, 300.0)
+    tokens = torch.randint(0, VOCAB, (2, 9))
+    with torch.no_grad():
+        torch.testing.assert_close(a(tokens), b(tokens), rtol=1e-4, atol=1e-4)
+
+
+def test_cope_with_zero_embeddings_is_the_model_without_positions() -> None:
+    # CoPE's embeddings start at zero (as in the authors' code): its term is then 0.
+    cope, none = make("cope"), make("none")
+    cope.load_state_dict({**none.state_dict(), **{k: v for k, v in cope.state_dict().items() if "cope" in k}})
+    tokens = torch.randint(0, VOCAB, (2, 9))
+    with torch.no_grad():
+        torch.testing.assert_close(cope(tokens), none(tokens), rtol=0, atol=1e-6)
+        for module in cope.cope:
+            module.pos_emb.normal_()
+        assert not torch.allclose(cope(tokens), none(tokens), atol=1e-3)
+
+
+@pytest.mark.parametrize("method", ["xpos", "kerple", "fire", "cope"])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_new_methods_survive_a_cast_to_half_precision(method: str, dtype: torch.dtype) -> None:
+    model, reference = make(method).eval(), make(method).eval().double()
+    for module in (model, reference):
+        for cope in module.cope:
+            cope.pos_emb.data.normal_(generator=torch.Generator().manual_seed(3))
+    model = model.to(dtype)
+    tokens = torch.randint(0, VOCAB, (1, 9))
+    positions = torch.tensor([[4096 + p for p in range(9)]])
+    with torch.no_grad():
+        logits, expected = model(tokens, positions=positions), reference(tokens, positions=positions)
+    assert logits.dtype == dtype and bool(torch.isfinite(logits).all())
+    assert relative_error(logits[0], expected[0]) < 5e-2
+
+
+def test_randomized_positions_in_training_only() -> None:
+    torch.manual_seed(0)
+    model = TinyTransformer(VOCAB, DIM, HEADS, LAYERS, position="learned", max_len=64, randomized_max_len=64)
+    tokens = torch.randint(0, VOCAB, (3, 9))
+    torch.manual_seed(5)
+    trained = model(tokens)  # training mode: random positions, drawn from the global generator
+    torch.manual_seed(5)
+    drawn = torch.stack([torch.randperm(64)[:9].sort().values for _ in range(3)])  # independent redraw
+    assert all(bool((row.diff() > 0).all()) for row in drawn) and len({tuple(r.tolist()) for r in drawn}) == 3
+    with torch.no_grad():
+        torch.testing.assert_close(trained, model(tokens, positions=drawn), rtol=0, atol=1e-6)
+        model.eval()
+        torch.testing.assert_close(model(tokens), model(tokens, positions=torch.arange(9)[None]), rtol=0, atol=1e-6)
+        model.train()  # explicit positions are kept as given
+        torch.testing.assert_close(model(tokens, positions=torch.arange(9)[None]), model.eval()(tokens),
+                                   rtol=0, atol=1e-6)

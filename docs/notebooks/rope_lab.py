@@ -44,8 +44,9 @@ from posenc.toy import sentence_embeddings
 
 # %matplotlib inline
 # %config InlineBackend.figure_formats = ["svg"]
-# Plots as SVG (sharp at any zoom) on a transparent background, in colours that keep at least
-# 3:1 contrast on a white page and on the site's dark page alike: readable in both palettes.
+# Plots as SVG (sharp at any zoom) on a transparent background, in colours
+# with at least 3:1 contrast on a white page and on the site's dark page:
+# readable in both palettes.
 INK = "#7f8790"
 plt.rcParams.update(
     {

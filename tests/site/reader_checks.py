@@ -10,7 +10,7 @@ Run inside `tests.site.check_site.check_page` on every page:
   the scale at which the page shows it; below `MIN_FIGURE_TEXT_PX` fails.
 * **Copy buttons**: the text Material's button copies (the code element's ``data-copy``
   attribute when it has one, else its rendered text: the rule in Material's bundle) must parse as
-  Python for ``python`` and ``pycon`` blocks.
+  Python for ``python`` and ``pycon`` blocks (API signatures, which are read and not run, aside).
 * **Notebook plots in the dark palette**: output images must be SVG on a transparent background
   (a PNG or an opaque white figure shows as a white box on the dark page).
 * **Search excerpts** (no browser): the search index holds no TeX command outside code.
@@ -71,6 +71,7 @@ IN_PAGE_READER = r"""() => {
   // What Material's copy button copies (its bundle: the closest [data-copy] attribute, else the
   // element's innerText, trimmed at the end); buttons are added lazily, so every block is read
   for (const code of document.querySelectorAll(".md-content pre > code")) {
+    if (code.closest(".doc-signature")) continue; // an API signature is read, not run
     const block = code.closest("[class*='language-']");
     const language = block ? ([...block.classList].find((c) => c.startsWith("language-")) || "").slice(9) : "";
     const holder = code.closest("[data-copy]");
