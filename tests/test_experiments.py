@@ -16,6 +16,7 @@ from posenc.experiments.data import corpus_text, load_corpus
 from posenc.experiments.length_extrapolation import (
     CONFIGS,
     RESULTS_PATH,
+    STUDIED_METHODS,
     build_model,
     evaluate,
     learning_rate,
@@ -24,7 +25,6 @@ from posenc.experiments.length_extrapolation import (
     train_and_evaluate,
     training_batches,
 )
-from posenc.model import POSITION_METHODS
 
 TINY = CONFIGS["tiny"]
 TIMING_KEYS = ("train_seconds", "train_cpu_seconds")
@@ -138,8 +138,8 @@ def test_corpus_is_the_python_reference_text_split_at_ninety_percent() -> None:
     [
         (lambda: run(TINY, workers=0), ValueError, "workers must be an integer >= 1, got 0"),
         (lambda: load_corpus(0.9), ValueError, "validation_fraction must be <= 0.5, got 0.9"),
-        (lambda: train_and_evaluate("xpos", TINY), ValueError, "method must be one of 'none'.*got 'xpos'"),
-        (lambda: build_model("xpos", TINY, 20), ValueError, "position must be one of 'none'.*got 'xpos'"),
+        (lambda: train_and_evaluate("bogus", TINY), ValueError, "method must be one of 'none'.*got 'bogus'"),
+        (lambda: build_model("bogus", TINY, 20), ValueError, "position must be one of 'none'.*got 'bogus'"),
         (lambda: evaluate(build_model("none", TINY, 20), torch.zeros(10, dtype=torch.long), 4), ValueError,
          "text must be 1-D with a multiple of length=4 characters plus one, got shape \\(10,\\)"),
         (lambda: evaluate(build_model("none", TINY, 20), torch.zeros(9, dtype=torch.long), 0), ValueError,
@@ -159,7 +159,7 @@ def test_committed_results_have_the_full_configuration() -> None:
     results = load_results()
     assert Path(RESULTS_PATH).is_file()
     check_structure(results, "full")
-    assert results["config"]["methods"] == list(POSITION_METHODS)
+    assert results["config"]["methods"] == list(STUDIED_METHODS)
     assert results["workers"] >= 1 and results["wall_seconds"] > 0
     for entry in results["methods"].values():
         assert entry["train_cpu_seconds"] > 0
