@@ -14,6 +14,8 @@
   and arxiv/doi/url, code), ``[[cite KEY]]`` or ``[[cite A, B]]`` in text becomes author-year
   links to the generated page ``references.md`` (add it to the nav), and a line ``[[references]]``
   lists what the page cites.
+* **Numbered figures**: each figure's caption starts "Figure N." (in page order), and
+  ``[[ref NAME]]`` in the text becomes a link "Figure N" to the figure ``NAME`` on the same page.
 * **Tables from code**: a line ``[[table posenc.module:function | caption]]`` becomes a Markdown
   table of what ``function()`` returns, ``(header, rows)``, computed at build time.
 * **Last updated**: each page ends with the date of the last commit that changed its source
@@ -185,12 +187,52 @@ def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, **_: Any) 
 
     if "[[table" in markdown:
         markdown = TABLE_LINE.sub(replace, markdown)
+    if 'class="posenc-figure"' in markdown:
+        try:
+            markdown = number_figures(markdown, page.file.src_uri)
+        except ValueError as error:
+            raise PluginError(str(error)) from error
     if "[[cite" in markdown or "[[references]]" in markdown:
         try:
             markdown = cite_references(markdown, page.file.src_uri, _references)
         except ValueError as error:
             raise PluginError(str(error)) from error
     return markdown
+
+
+# ---------------------------------------------------------------------------------------------
+# numbered figures: "Figure 2." before each caption, [[ref NAME]] in text -> "Figure 2" link
+
+FIGURE_BLOCK = re.compile(r'<figure class="posenc-figure" id="figure-(?P<name>[a-z0-9-]+)"(?P<rest>.*?)</figure>', re.DOTALL)
+FIGURE_REF = re.compile(r"\[\[ref\s+(?P<name>[a-z0-9-]+)\s*\]\]")
+
+
+def number_figures(markdown: str, page_src: str = "") -> str:
+    """Number the page's figures in order (after ``posenc_site`` has embedded them) and turn
+    ``[[ref NAME]]`` into a link "Figure N" to the figure of that name on the same page.
+
+    >>> text = ('See [[ref b]].\\n<figure class="posenc-figure" id="figure-a" markdown="span">'
+    ...         '\\n<figcaption>First</figcaption>\\n</figure>\\n<figure class="posenc-figure" '
+    ...         'id="figure-b" markdown="span">\\n<figcaption>Second</figcaption>\\n</figure>')
+    >>> out = number_figures(text)
+    >>> out.split("\\n")[0], "<figcaption>Figure 2. Second</figcaption>" in out
+    ('See [Figure 2](#figure-b).', True)
+    """
+    numbers: dict[str, int] = {}
+
+    def number(match: re.Match[str]) -> str:
+        numbers[match["name"]] = len(numbers) + 1
+        rest = match["rest"].replace("<figcaption>", f"<figcaption>Figure {numbers[match['name']]}. ", 1)
+        return f'<figure class="posenc-figure" id="figure-{match["name"]}"{rest}</figure>'
+
+    markdown = FIGURE_BLOCK.sub(number, markdown)
+
+    def reference(match: re.Match[str]) -> str:
+        if match["name"] not in numbers:
+            raise ValueError(f"{page_src}: [[ref {match['name']}]]: no figure of that name on this page")
+        return f"[Figure {numbers[match['name']]}](#figure-{match['name']})"
+
+    return FIGURE_REF.sub(reference, markdown)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -302,28 +302,6 @@ class TinyTransformer(nn.Module):
                            self.num_layers, self.head_dim, positions)
             self.cope.extend(CoPE(self.head_dim, max_position=positions) for _ in range(self.num_layers))
 
-    def _check_randomized(self, value: object) -> int | None:
-        if value is None:
-            return None
-        if self.position not in RANDOMIZED_METHODS:
-            raise ValueError(f"randomized_max_len needs position='sinusoidal', 'learned' or 'rope' (a method "
-                             f"that takes positions), got position={self.position!r}")
-        length = check_int("randomized_max_len", value, minimum=1, maximum=MAX_POSITION)
-        if self.position == "learned" and self.max_len is not None and self.max_len < length:
-            raise ValueError(f"randomized_max_len={length} needs a learned table of at least as many rows, "
-                             f"got max_len={self.max_len}")
-        return length
-
-    def _random_positions(self, tokens: Tensor) -> Tensor:
-        """One sorted random subset of ``0 .. randomized_max_len - 1`` per row (training only)."""
-        length, (batch, seq) = self.randomized_max_len, tokens.shape
-        assert length is not None
-        if seq > length:
-            raise ValueError(f"tokens has {seq} positions but randomized_max_len={length}: each row draws "
-                             f"distinct positions from 0 .. {length - 1}")
-        check_elements("the random permutations (batch x randomized_max_len)", batch, length)
-        return torch.stack([randomized_positions(seq, length) for _ in range(batch)]).to(tokens.device)
-
     def forward(self, tokens: Tensor, *, positions: Tensor | None = None, attention_mask: Tensor | None = None,
                 cache: KVCache | None = None) -> Tensor:
         logits, _ = self._run(tokens, positions=positions, attention_mask=attention_mask, cache=cache)
@@ -359,6 +337,28 @@ class TinyTransformer(nn.Module):
             cache._commit(self, step)
         return self.head(self.final_norm(x)), maps
     # --8<-- [end:model]
+
+    def _check_randomized(self, value: object) -> int | None:
+        if value is None:
+            return None
+        if self.position not in RANDOMIZED_METHODS:
+            raise ValueError(f"randomized_max_len needs position='sinusoidal', 'learned' or 'rope' (a method "
+                             f"that takes positions), got position={self.position!r}")
+        length = check_int("randomized_max_len", value, minimum=1, maximum=MAX_POSITION)
+        if self.position == "learned" and self.max_len is not None and self.max_len < length:
+            raise ValueError(f"randomized_max_len={length} needs a learned table of at least as many rows, "
+                             f"got max_len={self.max_len}")
+        return length
+
+    def _random_positions(self, tokens: Tensor) -> Tensor:
+        """One sorted random subset of ``0 .. randomized_max_len - 1`` per row (training only)."""
+        length, (batch, seq) = self.randomized_max_len, tokens.shape
+        assert length is not None
+        if seq > length:
+            raise ValueError(f"tokens has {seq} positions but randomized_max_len={length}: each row draws "
+                             f"distinct positions from 0 .. {length - 1}")
+        check_elements("the random permutations (batch x randomized_max_len)", batch, length)
+        return torch.stack([randomized_positions(seq, length) for _ in range(batch)]).to(tokens.device)
 
     def _build_layer_plan(self, layer_positions: object, layer_rope_bases: object) -> None:
         """Per-layer RoPE or none, and per-layer bases: one rotary module per distinct base."""

@@ -138,12 +138,12 @@ EXAMPLES: dict[str, Example] = {
     # attention
     "posenc.attention.scaled_dot_product_attention": ex(
         q=_t(1, 2, 3, 4), k=_t(1, 2, 5, 4), v=_t(1, 2, 5, 4), bias=_t(2, 3, 5), causal=True,
-        mask=lambda: torch.ones(3, 5, dtype=torch.bool)),
+        mask=lambda: torch.ones(3, 5, dtype=torch.bool), logit_hook=None),
     "posenc.attention.SelfAttention": ex(dim=8, num_heads=2),
     "posenc.attention.SelfAttention.split_heads": ex(_lazy("posenc.attention.SelfAttention", 8, 2), x=_t(1, 3, 8)),
     "posenc.attention.SelfAttention.forward": ex(
         _lazy("posenc.attention.SelfAttention", 8, 2), x=_t(1, 3, 8), bias=_t(2, 3, 3), causal=True,
-        mask=lambda: torch.ones(3, 3, dtype=torch.bool)),
+        mask=lambda: torch.ones(3, 3, dtype=torch.bool), logit_hook=None),
     # cope
     "posenc.cope.contextual_positions": ex(gates=lambda: torch.rand(3, 3)),
     "posenc.cope.CoPE": ex(head_dim=4, max_position=8),
@@ -187,8 +187,8 @@ EXAMPLES: dict[str, Example] = {
         tokens=lambda: torch.tensor([[1, 2, 3]]), offset=1, positions=None),
     "posenc.model.PositionalEmbedding.rows": ex(
         _lazy("posenc.model.PositionalEmbedding", 11, 8, kind="learned", max_len=16), positions=_ints(0, 3, 5)),
-    "posenc.model.TinyTransformer": ex(vocab_size=11, dim=8, num_heads=2, num_layers=1, position="alibi",
-                                       max_len=16, mlp_ratio=2),
+    "posenc.model.TinyTransformer": ex(vocab_size=11, dim=8, num_heads=2, num_layers=1, position="rope",
+                                       max_len=16, mlp_ratio=2, randomized_max_len=16),
     "posenc.model.TinyTransformer.position_bias": ex(
         _lazy("posenc.model.TinyTransformer", 11, 8, 2, 1, position="alibi", max_len=16),
         query_positions=lambda: torch.tensor([[0, 1, 2]]), key_positions=lambda: torch.tensor([[0, 1, 2]])),

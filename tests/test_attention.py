@@ -124,6 +124,49 @@ def test_kv_hook_lets_queries_see_extra_keys() -> None:
     torch.testing.assert_close(out, layer.out(expected.transpose(1, 2).reshape(1, 3, 8)))
 
 
+def reference_cope_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, emb: torch.Tensor) -> torch.Tensor:
+    """Causal CoPE attention of one head, Golovneva et al. (2024) section 3, as float64 loops.
+
+    As in the authors' code, the gates use the scaled logits and q . e[p] is added unscaled.
+
+    Gates g_ij = sigmoid(q_i . k_j / sqrt(d)); p_ij = sum_{t=j}^{i} g_it; e[p] interpolated
+    linearly between e[floor p] and e[ceil p]; logit_ij = q_i . k_j / sqrt(d) + q_i . e[p_ij].
+    """
+    q, k, v, emb = q.double(), k.double(), v.double(), emb.double()
+    d, n = q.shape[1], q.shape[0]
+    out = torch.empty(n, v.shape[1], dtype=torch.float64)
+    for i in range(n):
+        raw = [float(q[i] @ k[j]) / math.sqrt(d) for j in range(i + 1)]
+        gates = [1 / (1 + math.exp(-r)) for r in raw]
+        logits = []
+        for j in range(i + 1):
+            p = min(sum(gates[j:i + 1]), emb.shape[1] - 1)
+            low, high = math.floor(p), math.ceil(p)
+            e = emb[:, low] + (p - low) * (emb[:, high] - emb[:, low])
+            logits.append(raw[j] + float(q[i] @ e))
+        top = max(logits)
+        exps = [math.exp(s - top) for s in logits]
+        out[i] = sum(x / sum(exps) * v[j] for j, x in enumerate(exps))
+    return out
+
+
+def test_logit_hook_carries_cope_like_the_paper() -> None:
+    from posenc import CoPE
+
+    torch.manual_seed(0)
+    cope = CoPE(4, max_position=5)  # positions past 4 are clamped: a 7-token input reaches them
+    with torch.no_grad():
+        cope.pos_emb.normal_()
+    q, k = torch.randn(7, 4, dtype=torch.float64), torch.randn(7, 4, dtype=torch.float64)
+    v = torch.randn(7, 3, dtype=torch.float64)
+    with torch.no_grad():
+        out, _ = scaled_dot_product_attention(q, k, v, causal=True, logit_hook=cope)
+        masked, _ = scaled_dot_product_attention(q, k, v, mask=torch.ones(7, 7, dtype=torch.bool).tril(),
+                                                 logit_hook=cope)
+    torch.testing.assert_close(out, reference_cope_attention(q, k, v, cope.pos_emb.detach()), rtol=0, atol=1e-10)
+    torch.testing.assert_close(masked, out, rtol=0, atol=1e-12)  # a causal mask= gives gate 0 to the future
+
+
 @pytest.mark.parametrize(
     ("call", "error", "message"),
     [
@@ -159,6 +202,14 @@ def test_kv_hook_lets_queries_see_extra_keys() -> None:
         (lambda: scaled_dot_product_attention(torch.zeros(3, 4, dtype=torch.complex64), torch.zeros(3, 4), torch.zeros(3, 4)),
          TypeError, "q must be a floating-point tensor"),
         (lambda: SelfAttention(8)(torch.zeros(1, 2, 8), rotary="rope"), TypeError, "rotary must be callable"),  # type: ignore[arg-type]
+        (lambda: SelfAttention(8)(torch.zeros(1, 2, 8), logit_hook="cope"), TypeError, "logit_hook must be callable"),  # type: ignore[arg-type]
+        (lambda: scaled_dot_product_attention(*QKV, logit_hook=1), TypeError, "logit_hook must be callable"),  # type: ignore[arg-type]
+        (lambda: scaled_dot_product_attention(*QKV, logit_hook=lambda q, s: torch.ones(4, 4)), ValueError,
+         "the term returned by logit_hook must broadcast"),
+        (lambda: scaled_dot_product_attention(*QKV, logit_hook=lambda q, s: 1.0), TypeError,
+         "logit_hook must return a real floating-point tensor, got float"),
+        (lambda: scaled_dot_product_attention(*QKV, logit_hook=lambda q, s: torch.ones(3, 3, dtype=torch.long)),
+         TypeError, "logit_hook must return a real floating-point tensor, got Tensor of dtype torch.int64"),
     ],
 )
 def test_bad_input_is_a_clear_error(call, error, message) -> None:  # type: ignore[no-untyped-def]

@@ -20,10 +20,12 @@ ATOL = 2e-5
 def make(method: str, seed: int = 0, layers: int = 2, max_len: int = 64) -> TinyTransformer:
     torch.manual_seed(seed)
     model = TinyTransformer(VOCAB, DIM, HEADS, layers, position=method,
-                            max_len=max_len if method == "learned" else None)
-    if model.relative_bias is not None:  # make T5's bias large enough to matter
-        with torch.no_grad():
+                            max_len=max_len if method in ("learned", "xpos") else None)
+    with torch.no_grad():
+        if model.relative_bias is not None:  # make T5's bias large enough to matter
             model.relative_bias.weight.normal_()
+        for cope in model.cope:  # CoPE's embeddings start at zero: its term would be 0
+            cope.pos_emb.normal_()
     return model.eval()
 
 
@@ -89,6 +91,9 @@ def test_random_small_models_decode_in_chunks_like_the_full_forward(
         method: str, heads: int, layers: int, batch: int, seq: int, chunk: int, seed: int) -> None:
     torch.manual_seed(seed)
     model = TinyTransformer(VOCAB, 8, heads, layers, position=method, max_len=16 if method == "learned" else None).eval()
+    with torch.no_grad():
+        for cope in model.cope:
+            cope.pos_emb.normal_()
     ids = tokens(batch, seq, seed)
     offsets = torch.randint(0, 6, (batch,), generator=torch.Generator().manual_seed(seed))
     positions = offsets[:, None] + torch.arange(seq)
@@ -206,10 +211,11 @@ def test_windowed_cache_equals_a_full_forward_with_the_window_mask(method: str, 
     assert cache.keys[0].shape[-2] == len(cache)
 
 
-@pytest.mark.parametrize("method", ["rope", "alibi", "t5"])
+@pytest.mark.parametrize("method", ["rope", "alibi", "t5", "xpos", "kerple", "fire", "cope"])
 def test_in_cache_positions_renumber_the_kept_tokens(method: str) -> None:
     # One layer: its keys depend on the token only, so decoding with positions re-assigned
     # in the cache must equal a fresh forward over the kept tokens at positions 0 .. n-1.
+    # (CoPE has no position ids: its gates count only the keys the cache kept.)
     model, ids = make(method, 13, layers=1), tokens(2, 12, 14)
     window, sinks = 3, 2
     cache = KVCache(window=window, sinks=sinks, key_positions="in-cache")

@@ -133,3 +133,15 @@ def test_citations_link_to_the_references_page(tmp_path: Path) -> None:
     bib.write_text("bad:\n  authors: A\n  year: 2020\n  title: T\n")
     with pytest.raises(ValueError, match="needs authors, year, title and a link"):
         reader.load_references(bib)
+
+
+def test_figures_are_numbered_and_referenced() -> None:
+    import reader
+
+    figure = '<figure class="posenc-figure" id="figure-{0}" markdown="span">\n![alt](x.svg)\n<figcaption>{1}</figcaption>\n</figure>'
+    text = "\n".join(["[[ref heat]] and [[ref curve]]", figure.format("curve", "A curve"), figure.format("heat", "A map")])
+    out = reader.number_figures(text, "page.md")
+    assert out.startswith("[Figure 2](#figure-heat) and [Figure 1](#figure-curve)")
+    assert "<figcaption>Figure 1. A curve</figcaption>" in out and "<figcaption>Figure 2. A map</figcaption>" in out
+    with pytest.raises(ValueError, match=r"page.md: \[\[ref nothing\]\]"):
+        reader.number_figures("[[ref nothing]]", "page.md")

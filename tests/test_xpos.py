@@ -151,8 +151,9 @@ def test_infinite_scale_base_is_rope(layout: str) -> None:
     q, k = torch.randn(2, 3, 7, 16), torch.randn(2, 3, 7, 16)
     positions = torch.tensor([0, 3, 5, 9, 100, 2000, 4095])
     q_x, k_x = XPos(16, scale_base=math.inf, layout=layout)(q, k, positions)
-    assert torch.equal(q_x, apply_rope(q, positions, layout=layout))
-    assert torch.equal(k_x, apply_rope(k, positions, layout=layout))
+    # two code paths (xPos's tables and apply_rope's): close, not necessarily equal bit for bit
+    torch.testing.assert_close(q_x, apply_rope(q, positions, layout=layout), rtol=0, atol=1e-6)
+    torch.testing.assert_close(k_x, apply_rope(k, positions, layout=layout), rtol=0, atol=1e-6)
     q_r, k_r = RotaryEmbedding(16, layout=layout)(q, k)
     q_x, k_x = XPos(16, scale_base=math.inf, layout=layout)(q, k)
     assert torch.allclose(q_x, q_r, atol=1e-6) and torch.allclose(k_x, k_r, atol=1e-6)
