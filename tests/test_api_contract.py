@@ -33,6 +33,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import posenc
+from posenc.model import TinyTransformer
 
 TIME_LIMIT = 2.0  # CPU seconds per call (CPU time, so that a busy machine does not fail the test)
 MEMORY_HEADROOM = 2 << 30  # bytes of address space a single call may add
@@ -278,6 +279,9 @@ EXAMPLES: dict[str, Example] = {
     "posenc.vision.TinyViT.forward": ex(
         _lazy("posenc.vision.TinyViT", 8, 2, 10, 16, 2, 1, position="rope"), images=lambda: torch.zeros(2, 1, 8, 8)),
     # windowing
+    "posenc.tables.acts_on": ex(model=TinyTransformer(10, 8, 2, 1, position="rope"), length=16),
+    "posenc.tables.extrapolation_table": ex(),
+    "posenc.tables.scaling_table": ex(),
     "posenc.windowing.window_spans": ex(length=10, max_len=4, stride=3),
     "posenc.windowing.apply_in_windows": ex(model=lambda w: w - w[:, :1], x=lambda: torch.arange(7.0).reshape(1, 7),
                                             max_len=3, stride=2),

@@ -19,6 +19,7 @@ ATOL = 2e-5
 
 def make(method: str, seed: int = 0, layers: int = 2, max_len: int = 64) -> TinyTransformer:
     torch.manual_seed(seed)
+    # xPos: max_len=64 puts its fixed centre at 32, so the tests see a centre other than 0
     model = TinyTransformer(VOCAB, DIM, HEADS, layers, position=method,
                             max_len=max_len if method in ("learned", "xpos") else None)
     with torch.no_grad():
@@ -328,6 +329,15 @@ def test_bad_input_is_a_clear_error() -> None:
     for call, error, match in cases:
         with pytest.raises(error, match=match):
             call()
+
+
+def test_xpos_far_from_its_centre_is_a_clear_error() -> None:
+    # float32 holds zeta_0^(+-|p - c| / 512) only while |p - c| < ~35,000 (XPos's documented limit)
+    model = make("xpos")
+    with torch.no_grad():
+        assert math.isfinite(float(model(tokens(1, 2), positions=torch.tensor([[30000, 30001]])).sum()))
+        with pytest.raises(ValueError, match="xPos scale factors outside the torch.float32 range"):
+            model(tokens(1, 2), positions=torch.tensor([[10**5, 10**5 + 1]]))
 
 
 def test_a_huge_continuation_is_refused_not_allocated() -> None:

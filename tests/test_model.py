@@ -14,6 +14,7 @@ from posenc import (
     CoPE,
     FireBias,
     KerpleBias,
+    KVCache,
     LearnedPositionalEmbedding,
     PositionalEmbedding,
     RotaryEmbedding,
@@ -540,6 +541,8 @@ def test_randomized_positions_in_training_only() -> None:
         torch.testing.assert_close(trained, model(tokens, positions=drawn), rtol=0, atol=1e-6)
         model.eval()
         torch.testing.assert_close(model(tokens), model(tokens, positions=torch.arange(9)[None]), rtol=0, atol=1e-6)
-        model.train()  # explicit positions are kept as given
-        torch.testing.assert_close(model(tokens, positions=torch.arange(9)[None]), model.eval()(tokens),
-                                   rtol=0, atol=1e-6)
+        model.train()  # explicit positions, and a cache, keep their own positions
+        explicit, cached = model(tokens, positions=torch.arange(9)[None]), model(tokens, cache=KVCache())
+        model.eval()
+        torch.testing.assert_close(explicit, model(tokens), rtol=0, atol=1e-6)
+        torch.testing.assert_close(cached, model(tokens), rtol=0, atol=1e-6)
