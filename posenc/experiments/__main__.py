@@ -5,7 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from posenc.experiments.length_extrapolation import CONFIGS, RESULTS_PATH, run, summary_lines, write_results
+from posenc.experiments.length_extrapolation import (
+    CONFIGS,
+    RESULTS_PATH,
+    run,
+    summary_lines,
+    write_results,
+)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -19,7 +19,6 @@ Run it with ``python -m posenc.experiments windows --config full``.
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from pathlib import Path
@@ -30,8 +29,14 @@ from torch import Tensor
 from torch.nn import functional
 
 from posenc._checks import check_int
+from posenc.experiments._results import read_json, versions, write_json
 from posenc.experiments.data import SOURCE, load_corpus
-from posenc.experiments.length_extrapolation import CONFIGS, Config, evaluation_text, train_model, versions
+from posenc.experiments.length_extrapolation import (
+    CONFIGS,
+    Config,
+    evaluation_text,
+    train_model,
+)
 from posenc.inference import KVCache
 from posenc.model import TinyTransformer
 from posenc.rope import RotaryEmbedding, rope_inverse_frequencies
@@ -165,16 +170,12 @@ def run(config: Config, *, multiple: int = 8) -> dict[str, Any]:
 
 
 def write_results(results: dict[str, Any], path: str | Path = RESULTS_PATH) -> Path:
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(results, indent=1) + "\n")
-    return target
+    return write_json(results, path)
 
 
 def load_results(path: str | Path = RESULTS_PATH) -> dict[str, Any]:
     """Read a results file (by default the committed one the chapter is drawn from)."""
-    data: dict[str, Any] = json.loads(Path(path).read_text())
-    return data
+    return read_json(path)
 
 
 def summary_lines(results: dict[str, Any]) -> list[str]:
@@ -188,4 +189,4 @@ def summary_lines(results: dict[str, Any]) -> list[str]:
     return lines
 
 
-__all__ = ["CONFIGS", "RESULTS_PATH", "run", "load_results", "summary_lines", "write_results"]
+__all__ = ["CONFIGS", "RESULTS_PATH", "load_results", "run", "summary_lines", "write_results"]

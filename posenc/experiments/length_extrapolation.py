@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import math
 import multiprocessing
-import platform
 import sys
 import time
 from collections.abc import Iterable
@@ -33,6 +32,7 @@ from torch import Tensor
 from torch.nn import functional
 
 from posenc._checks import check_choice, check_int
+from posenc.experiments._results import read_json, versions, write_json
 from posenc.experiments.data import SOURCE, Corpus, load_corpus
 from posenc.model import POSITION_METHODS, TinyTransformer
 
@@ -244,15 +244,6 @@ def _worker(job: tuple[str, Config, bool, int]) -> tuple[str, dict[str, Any]]:
     return method, train_and_evaluate(method, config, progress=progress, bar_position=position)
 
 
-def versions() -> dict[str, str]:
-    import numpy
-
-    import posenc
-
-    return {"python": platform.python_version(), "torch": torch.__version__, "numpy": numpy.__version__,
-            "posenc": posenc.__version__}
-
-
 def run(config: Config, *, workers: int = 2, progress: bool = False) -> dict[str, Any]:
     """Train and score every method of ``config``; returns the results as a JSON-ready dict.
 
@@ -296,16 +287,12 @@ def run(config: Config, *, workers: int = 2, progress: bool = False) -> dict[str
 
 
 def write_results(results: dict[str, Any], path: str | Path) -> Path:
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(results, indent=1) + "\n")
-    return target
+    return write_json(results, path)
 
 
 def load_results(path: str | Path = RESULTS_PATH) -> dict[str, Any]:
     """Read a results file (by default the committed one that the site is drawn from)."""
-    data: dict[str, Any] = json.loads(Path(path).read_text())
-    return data
+    return read_json(path)
 
 
 def summary_lines(results: dict[str, Any]) -> list[str]:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import math
 import multiprocessing
-import platform
 import sys
 import time
 from dataclasses import asdict, dataclass
@@ -30,6 +29,7 @@ from torch import Tensor
 from torch.nn import functional
 
 from posenc._checks import check_choice, check_int
+from posenc.experiments._results import read_json, versions, write_json
 from posenc.vision import VIT_POSITIONS, TinyViT
 
 #: The position methods compared: TinyViT's four, and RoPE with coordinates rescaled to the trained range.
@@ -149,16 +149,6 @@ def _worker(job: tuple[str, int, Config]) -> tuple[str, int, dict[str, Any]]:
     return method, seed, train_and_evaluate(method, seed, config)
 
 
-def versions() -> dict[str, str]:
-    import numpy
-    import sklearn  # type: ignore[import-untyped]
-
-    import posenc
-
-    return {"python": platform.python_version(), "torch": torch.__version__, "numpy": numpy.__version__,
-            "scikit-learn": sklearn.__version__, "posenc": posenc.__version__}
-
-
 def run(config: Config, *, workers: int = 2, progress: bool = False) -> dict[str, Any]:
     """Train and score every (method, seed) of ``config``; the results as a JSON-ready dict."""
     from tqdm import tqdm
@@ -200,7 +190,7 @@ def run(config: Config, *, workers: int = 2, progress: bool = False) -> dict[str
         "data": {"source": "sklearn.datasets.load_digits", "images": 1797,
                  "train_images": int(data["train_labels"].numel()), "test_images": int(data["test_labels"].numel())},
         "grids": [size // config.patch_size for size in config.eval_sizes],
-        "versions": versions(),
+        "versions": versions("sklearn"),
         "methods": methods,
         "wall_seconds": round(time.perf_counter() - started, 1),
         "workers": workers,
@@ -208,16 +198,12 @@ def run(config: Config, *, workers: int = 2, progress: bool = False) -> dict[str
 
 
 def write_results(results: dict[str, Any], path: str | Path) -> Path:
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(results, indent=1) + "\n")
-    return target
+    return write_json(results, path)
 
 
 def load_results(path: str | Path = RESULTS_PATH) -> dict[str, Any]:
     """Read a results file (by default the committed one that the site is drawn from)."""
-    data: dict[str, Any] = json.loads(Path(path).read_text())
-    return data
+    return read_json(path)
 
 
 # --8<-- [start:summary]
