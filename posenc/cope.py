@@ -42,8 +42,10 @@ def _causal_keep(q_len: int, k_len: int, device: torch.device) -> Tensor:
 
 # --8<-- [start:positions]
 def _reverse_cumsum(gates: Tensor) -> Tensor:
-    """p_ij = sum_{t=j}^{i} g_it, with the gates of keys after the query set to 0."""
-    dtype = gates.dtype if gates.dtype in (torch.float32, torch.float64) else torch.float32
+    """p_ij = sum_{t=j}^{i} g_it; gates of keys after the query are 0."""
+    dtype = gates.dtype
+    if dtype not in (torch.float32, torch.float64):
+        dtype = torch.float32
     keep = _causal_keep(gates.shape[-2], gates.shape[-1], gates.device)
     causal = gates.to(dtype).masked_fill(~keep, 0.0)
     return causal.flip(-1).cumsum(-1).flip(-1)
@@ -131,14 +133,17 @@ class CoPE(nn.Module):
 
     # --8<-- [start:interpolate]
     def _interpolate(self, q: Tensor, positions: Tensor) -> Tensor:
-        """``q_i . e[p_ij]`` with ``e`` linearly interpolated between integer positions."""
+        """``q_i . e[p_ij]``, ``e`` interpolated between integers."""
         dtype = positions.dtype
-        per_integer = q.to(dtype) @ self.pos_emb.to(dtype)       # q_i . e[p], [..., q_len, P]
+        # q_i . e[p] for every integer p, [..., q_len, P]
+        per_integer = q.to(dtype) @ self.pos_emb.to(dtype)
         floor = positions.floor()
-        weight = positions - floor                               # 0 at an integer position
-        last = self.max_position - 1                             # (a NaN position stays NaN in weight)
-        low = per_integer.gather(-1, floor.nan_to_num(0.0).long().clamp(0, last))
-        high = per_integer.gather(-1, positions.ceil().nan_to_num(0.0).long().clamp(0, last))
+        weight = positions - floor  # 0 at an integer (NaN stays NaN)
+        last = self.max_position - 1
+        below = floor.nan_to_num(0.0).long().clamp(0, last)
+        above = positions.ceil().nan_to_num(0.0).long().clamp(0, last)
+        low = per_integer.gather(-1, below)
+        high = per_integer.gather(-1, above)
         return low + weight * (high - low)
     # --8<-- [end:interpolate]
 

@@ -76,17 +76,27 @@ class FireBias(nn.Module):
         return (self.l_multiplier.to(torch.float64) * self.init_l).abs()
 
     # --8<-- [start:normalise]
-    def normalised_distance(self, q_positions: Tensor | int, k_positions: Tensor | int) -> Tensor:
-        """``psi(|i - j|) / psi(max(L, i))``, ``[q, k]`` (or ``[batch, q, k]``): in [0, 1] for keys j <= i."""
-        q_pos = bias_positions("q_positions", q_positions).to(self.c.device)
-        k_pos = bias_positions("k_positions", k_positions).to(self.c.device)
+    def normalised_distance(self, q_positions: Tensor | int,
+                            k_positions: Tensor | int) -> Tensor:
+        """``psi(|i - j|) / psi(max(L, i))``, ``[(batch,) q, k]``.
+
+        In [0, 1] for keys j <= i.
+        """
+        device = self.c.device
+        q_pos = bias_positions("q_positions", q_positions).to(device)
+        k_pos = bias_positions("k_positions", k_positions).to(device)
+        shape = pair_shape("q_positions", q_pos, "k_positions", k_pos)
         check_elements("the distances of q_positions and k_positions",
-                       *pair_shape("q_positions", q_pos, "k_positions", k_pos))
-        dtype = self.c.dtype if self.c.dtype in (torch.float32, torch.float64) else torch.float32
+                       *shape)
+        dtype = self.c.dtype
+        if dtype not in (torch.float32, torch.float64):
+            dtype = torch.float32  # at least float32, even after .half()
         c = self.c.to(dtype).abs()
         distance = distances(q_pos, k_pos).to(dtype)
-        normaliser = torch.maximum(q_pos.to(dtype), self.threshold.to(dtype))[..., None]
-        return torch.log1p(c * distance) / (torch.log1p(c * normaliser) + EPS)
+        threshold = self.threshold.to(dtype)
+        normaliser = torch.maximum(q_pos.to(dtype), threshold)[..., None]
+        psi_distance = torch.log1p(c * distance)
+        return psi_distance / (torch.log1p(c * normaliser) + EPS)
     # --8<-- [end:normalise]
 
     def bias(self, q_positions: Tensor | int, k_positions: Tensor | int) -> Tensor:

@@ -90,22 +90,32 @@ class KerpleBias(nn.Module):
             self.r2.clamp_(min=self.eps, max=high)
 
     # --8<-- [start:kernel]
-    def bias(self, q_positions: Tensor | int, k_positions: Tensor | int) -> Tensor:
-        """The bias for explicit positions: ``[heads, q, k]``, or ``[batch, heads, q, k]`` if either is 2-D.
+    def bias(self, q_positions: Tensor | int,
+             k_positions: Tensor | int) -> Tensor:
+        """The bias for explicit positions: ``[heads, q, k]``.
 
-        Positions are ints n (meaning 0 .. n-1) or ``[seq]`` / ``[batch, seq]`` tensors.
+        ``[batch, heads, q, k]`` if either is 2-D. Positions are ints n
+        (meaning 0 .. n-1) or ``[seq]`` / ``[batch, seq]`` tensors.
         """
         q_pos = bias_positions("q_positions", q_positions)
         k_pos = bias_positions("k_positions", k_positions)
         shape = pair_shape("q_positions", q_pos, "k_positions", k_pos)
-        check_elements("the bias of q_positions and k_positions", self.num_heads, *shape)
+        check_elements("the bias of q_positions and k_positions",
+                       self.num_heads, *shape)
         self.project_()
-        distance = distances(q_pos, k_pos).to(device=self.r1.device)[..., None, :, :]
-        dtype = self.r1.dtype if self.r1.dtype in (torch.float32, torch.float64) else torch.float32
+        distance = distances(q_pos, k_pos).to(device=self.r1.device)
+        distance = distance[..., None, :, :]  # [(batch,) 1, q, k]
+        dtype = self.r1.dtype
+        if dtype not in (torch.float32, torch.float64):
+            dtype = torch.float32  # at least float32, even after .half()
         distance = distance.to(dtype)
-        r1, r2 = self.r1.to(dtype)[:, None, None], self.r2.to(dtype)[:, None, None]
-        kernel = torch.log1p(r2 * distance) if self.kind == "log" else distance.pow(r2)
-        return -r1 * kernel + 0.0  # + 0.0 turns the diagonal's -0.0 into 0.0
+        r1 = self.r1.to(dtype)[:, None, None]
+        r2 = self.r2.to(dtype)[:, None, None]
+        if self.kind == "log":
+            kernel = torch.log1p(r2 * distance)
+        else:
+            kernel = distance.pow(r2)
+        return -r1 * kernel + 0.0  # + 0.0: the diagonal's -0.0 becomes 0.0
     # --8<-- [end:kernel]
 
     def forward(self, q_len: int, k_len: int | None = None) -> Tensor:

@@ -26,26 +26,33 @@ MAX_SEQ_LEN = 1 << 20
 
 
 # --8<-- [start:randomized]
-def randomized_positions(seq_len: int, max_len: int, *,
-                         generator: torch.Generator | None = None) -> Tensor:
-    """A sorted random subset of ``0 .. max_len - 1`` of size ``seq_len``, a LongTensor ``[seq_len]``.
+def randomized_positions(
+    seq_len: int, max_len: int, *, generator: torch.Generator | None = None,
+) -> Tensor:
+    """A sorted random subset of ``0 .. max_len - 1`` of size ``seq_len``.
 
-    Every subset is equally likely. Use it in training in place of ``arange(seq_len)``, for any
-    method that takes positions (the paper samples anew for every sequence).
+    Returns a LongTensor ``[seq_len]``. Every subset is equally likely. Use
+    it in training in place of ``arange(seq_len)``, for any method that
+    takes positions (the paper samples anew for every sequence).
 
     Examples:
         >>> g = torch.Generator().manual_seed(0)
         >>> positions = randomized_positions(5, 100, generator=g)
-        >>> positions.shape, bool((positions.diff() > 0).all()), bool(positions.max() < 100)
-        (torch.Size([5]), True, True)
+        >>> positions.shape, bool((positions.diff() > 0).all())
+        (torch.Size([5]), True)
+        >>> bool(positions.max() < 100)
+        True
     """
     seq_len = check_int("seq_len", seq_len, minimum=0, maximum=MAX_SEQ_LEN)
-    max_len = check_int("max_len", max_len, minimum=1, maximum=MAX_POSITION)
+    max_len = check_int("max_len", max_len, minimum=1,
+                        maximum=MAX_POSITION)
     if seq_len > max_len:
-        raise ValueError(f"seq_len must be <= max_len (positions are distinct), "
-                         f"got seq_len={seq_len}, max_len={max_len}")
+        raise ValueError(f"seq_len must be <= max_len (positions are "
+                         f"distinct), got seq_len={seq_len}, "
+                         f"max_len={max_len}")
     if generator is not None and not isinstance(generator, torch.Generator):
-        raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
+        raise TypeError(f"generator must be a torch.Generator or None, "
+                        f"got {type(generator).__name__}")
     if max_len <= _PERMUTATION_LIMIT:
         chosen = torch.randperm(max_len, generator=generator)[:seq_len]
     else:  # Floyd's algorithm: seq_len draws, no table of max_len entries

@@ -143,15 +143,19 @@ class XPos(nn.Module):
     # --8<-- [start:tables]
     def _tables(self, positions: Tensor, centre: float, downscale: bool,
                 dtype: torch.dtype) -> tuple[Tensor, Tensor]:
-        # cos and sin of position * theta_i, times zeta_i^((position - centre) / B) for queries
-        # and its inverse for keys (downscale); float64, [..., seq, dim/2]
+        # cos and sin of position * theta_i, times
+        # zeta_i^((position - centre) / B) for queries and its inverse for
+        # keys (downscale); float64, [..., seq, dim/2]
         pos = positions.to(torch.float64)
-        cos, sin = _angle_table(pos, rope_inverse_frequencies(self.dim, base=self.base))
+        theta = rope_inverse_frequencies(self.dim, base=self.base)
+        cos, sin = _angle_table(pos, theta)
         if self.scale_base == math.inf:
             return cos, sin
         exponent = (pos - centre)[..., None] / self.scale_base
-        scale = xpos_zeta(self.dim).to(pos.device) ** (-exponent if downscale else exponent)
-        _check_scale(scale, dtype)  # the rotation runs in dtype: the factors must fit in it
+        zeta = xpos_zeta(self.dim).to(pos.device)
+        scale = zeta ** (-exponent if downscale else exponent)
+        # the rotation runs in dtype: the factors must fit in it
+        _check_scale(scale, dtype)
         return cos * scale, sin * scale
     # --8<-- [end:tables]
 
