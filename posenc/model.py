@@ -79,80 +79,103 @@ def _check_tokens(tokens: object, vocab_size: int) -> Tensor:
 
 # --8<-- [start:embedding]
 class PositionalEmbedding(nn.Module):
-    """Token embedding plus an absolute position, ``[batch, seq] ids -> [batch, seq, dim]``.
+    """Token embedding plus an absolute position: ids to vectors.
+
+    ``[batch, seq]`` token ids give ``[batch, seq, dim]`` vectors.
 
     Args:
         vocab_size: number of token ids.
         dim: model width (even for ``kind="sinusoidal"``).
-        kind: ``"sinusoidal"`` (a fixed buffer, no parameters) or ``"learned"`` (a trainable
-            table of ``max_len`` rows). RoPE, ALiBi and T5 do not act on the embeddings; use
+        kind: ``"sinusoidal"`` (a fixed buffer, no parameters) or
+            ``"learned"`` (a trainable table of ``max_len`` rows). RoPE,
+            ALiBi and T5 do not act on the embeddings; use
             `TinyTransformer` for them.
-        max_len: rows of the position table. Required for ``"learned"``, whose table cannot
-            answer for positions ``>= max_len``; for ``"sinusoidal"`` it only sets how many
-            rows are precomputed (longer inputs are computed on demand).
-        dropout: dropout on the sum, as in Vaswani et al. (2017), section 5.4.
+        max_len: rows of the position table. Required for ``"learned"``,
+            whose table cannot answer for positions ``>= max_len``; for
+            ``"sinusoidal"`` it only sets how many rows are precomputed
+            (longer inputs are computed on demand).
+        dropout: dropout on the sum, as in Vaswani et al. (2017),
+            section 5.4.
 
-    The token table keeps PyTorch's N(0, 1) initialisation, so a token row has norm about
-    sqrt(dim), the same order as a sinusoidal row (norm sqrt(dim / 2)). This is the balance the
-    paper obtains by multiplying N(0, 1/dim) embeddings by sqrt(dim) (section 3.4).
+    The token table keeps PyTorch's N(0, 1) initialisation, so a token row
+    has norm about sqrt(dim), the same order as a sinusoidal row (norm
+    sqrt(dim / 2)). This is the balance the paper obtains by multiplying
+    N(0, 1/dim) embeddings by sqrt(dim) (section 3.4).
 
     Examples:
         >>> layer = PositionalEmbedding(100, 8, kind="learned", max_len=20)
-        >>> sum(p.numel() for p in layer.parameters())      # 100*8 token rows + 20*8 position rows
+        >>> # 100*8 token rows + 20*8 position rows
+        >>> sum(p.numel() for p in layer.parameters())
         960
         >>> layer(torch.tensor([[5, 7, 5]])).shape
         torch.Size([1, 3, 8])
     """
 
-    def __init__(self, vocab_size: int, dim: int, *, kind: str, max_len: int | None = None,
-                 dropout: float = 0.0) -> None:
+    def __init__(self, vocab_size: int, dim: int, *, kind: str,
+                 max_len: int | None = None, dropout: float = 0.0) -> None:
         super().__init__()
         self.vocab_size = check_size_int("vocab_size", vocab_size)
         self.dim = check_size_int("dim", dim)
         if not isinstance(kind, str) or kind not in EMBEDDING_KINDS:
             raise ValueError(
-                f"kind must be one of 'sinusoidal', 'learned', got {kind!r} (RoPE, ALiBi and T5 act "
-                "inside attention, not on the embeddings: use TinyTransformer(position=...))"
-            )
+                f"kind must be one of 'sinusoidal', 'learned', got "
+                f"{kind!r} (RoPE, ALiBi and T5 act inside attention, not "
+                "on the embeddings: use TinyTransformer(position=...))")
         self.kind = kind
-        check_elements("the token table (vocab_size x dim)", self.vocab_size, self.dim)
+        check_elements("the token table (vocab_size x dim)",
+                       self.vocab_size, self.dim)
         check_float("dropout", dropout, minimum=0.0, maximum=1.0)
         self.token = nn.Embedding(self.vocab_size, self.dim)
         self.position: nn.Module
         if kind == "sinusoidal":
-            self.position = SinusoidalPositionalEncoding(self.dim, max_len=max_len)
+            self.position = SinusoidalPositionalEncoding(self.dim,
+                                                         max_len=max_len)
         else:
             if max_len is None:
-                raise ValueError("max_len must be given for kind='learned': the table has one row per position")
-            self.position = LearnedPositionalEmbedding(check_size_int("max_len", max_len), self.dim)
+                raise ValueError("max_len must be given for "
+                                 "kind='learned': the table has one row "
+                                 "per position")
+            rows = check_size_int("max_len", max_len)
+            self.position = LearnedPositionalEmbedding(rows, self.dim)
         self.dropout = nn.Dropout(dropout)
 
-    def forward(self, tokens: Tensor, offset: int = 0, *, positions: Tensor | None = None) -> Tensor:
-        """Embed ``tokens [batch, seq]`` at positions ``offset .. offset + seq - 1``, or at the
-        given ``positions [batch, seq]`` (integer ids, e.g. from `posenc.positions_from_mask`)."""
+    def forward(self, tokens: Tensor, offset: int = 0, *,
+                positions: Tensor | None = None) -> Tensor:
+        """Embed ``tokens [batch, seq]`` at ``offset .. offset + seq - 1``.
+
+        Or at the given ``positions [batch, seq]`` (integer ids, e.g. from
+        `posenc.positions_from_mask`).
+        """
         tokens = _check_tokens(tokens, self.vocab_size)
         offset = check_int("offset", offset, minimum=0)
-        x = self.token(tokens)  # [batch, seq, dim]: the same vector for a token wherever it is
-        if positions is None:
-            return self.dropout(self.position(x, offset))  # + the row of each position
+        # [batch, seq, dim]: the same vector for a token wherever it is
+        x = self.token(tokens)
+        if positions is None:  # + the row of each position
+            return self.dropout(self.position(x, offset))
         if offset:
-            raise ValueError(f"give either offset or positions, not both (got offset={offset})")
-        return self.dropout(x + self.rows(_check_embedding_positions(positions, tokens)).to(x.dtype))
+            raise ValueError(f"give either offset or positions, not both "
+                             f"(got offset={offset})")
+        ids = _check_embedding_positions(positions, tokens)
+        return self.dropout(x + self.rows(ids).to(x.dtype))
 
     def rows(self, positions: Tensor) -> Tensor:
-        """The position vectors ``[..., dim]`` of integer ``positions`` (same shape plus dim)."""
+        """The position vectors ``[..., dim]`` of integer ``positions``."""
         positions = _check_position_ids("positions", positions)
         top = int(positions.max()) if positions.numel() else -1
-        if isinstance(self.position, LearnedPositionalEmbedding):
-            if top >= self.position.max_len:
-                raise ValueError(f"positions must be < max_len={self.position.max_len} (the learned table has "
-                                 f"rows for positions 0..{self.position.max_len - 1}), got {top}")
-            return self.position.table[positions]
-        assert isinstance(self.position, SinusoidalPositionalEncoding)
-        if top < self.position.max_len:
-            return self.position.table[positions]
-        flat = sinusoidal_encoding(positions.flatten().to(torch.float64), self.dim, base=self.position.base)
-        return flat.view(*positions.shape, self.dim).to(self.position.table.device)
+        table = self.position
+        if isinstance(table, LearnedPositionalEmbedding):
+            if top >= table.max_len:
+                raise ValueError(
+                    f"positions must be < max_len={table.max_len} (the "
+                    f"learned table has rows for positions "
+                    f"0..{table.max_len - 1}), got {top}")
+            return table.table[positions]
+        assert isinstance(table, SinusoidalPositionalEncoding)
+        if top < table.max_len:
+            return table.table[positions]
+        flat = positions.flatten().to(torch.float64)
+        rows = sinusoidal_encoding(flat, self.dim, base=table.base)
+        return rows.view(*positions.shape, self.dim).to(table.table.device)
 # --8<-- [end:embedding]
 
 
@@ -166,21 +189,29 @@ def _check_embedding_positions(positions: object, tokens: Tensor) -> Tensor:
 
 # --8<-- [start:block]
 class _Block(nn.Module):
-    """One pre-norm decoder block: x + attention(norm(x)), then x + mlp(norm(x))."""
+    """One pre-norm decoder block.
+
+    ``x + attention(norm(x))``, then ``x + mlp(norm(x))``.
+    """
 
     def __init__(self, dim: int, num_heads: int, hidden: int) -> None:
         super().__init__()
         self.attention_norm = nn.LayerNorm(dim)
         self.attention = SelfAttention(dim, num_heads)
         self.mlp_norm = nn.LayerNorm(dim)
-        self.mlp = nn.Sequential(nn.Linear(dim, hidden), nn.GELU(), nn.Linear(hidden, dim))
+        self.mlp = nn.Sequential(nn.Linear(dim, hidden), nn.GELU(),
+                                 nn.Linear(hidden, dim))
 
-    def forward(self, x: Tensor, *, bias: Tensor | None, rotary: QueryKeyTransform | None,
-                mask: Tensor | None = None, kv_hook: KeyValueHook | None = None,
-                logit_hook: LogitHook | None = None) -> tuple[Tensor, Tensor]:
-        attended, weights = self.attention(self.attention_norm(x), bias=bias, rotary=rotary,
-                                           causal=mask is None, mask=mask, kv_hook=kv_hook,
-                                           logit_hook=logit_hook)
+    def forward(
+        self, x: Tensor, *, bias: Tensor | None,
+        rotary: QueryKeyTransform | None, mask: Tensor | None = None,
+        kv_hook: KeyValueHook | None = None,
+        logit_hook: LogitHook | None = None,
+    ) -> tuple[Tensor, Tensor]:
+        attended, weights = self.attention(
+            self.attention_norm(x), bias=bias, rotary=rotary,
+            causal=mask is None, mask=mask, kv_hook=kv_hook,
+            logit_hook=logit_hook)
         x = x + attended
         return x + self.mlp(self.mlp_norm(x)), weights
 # --8<-- [end:block]

@@ -64,12 +64,7 @@ def test_cache_key_follows_dependencies() -> None:
 _METHOD_BY_LABEL = {label.lower(): method for method, label in METHOD_LABELS.items()} | {m: m for m in METHOD_COLOURS}
 # Figures owned by other engineers that do not follow the rules below yet, with what to change
 # (issue 12 items 2 and 6): remove a name once its figure passes.
-NOT_YET_ON_THE_STYLE: dict[str, str] = {
-    "rope-long-term-decay": "posenc/figures/rope.py: the y label's mathtext ($|S...|$ with a subscript) draws "
-                            "the subscript at 7.7 pt; write it in plain text or at 12.2 pt",
-    "xpos-decay": "posenc/figures/beyond_alibi.py: colour the RoPE and xPos lines with method_style('rope') / "
-                  "method_style('xpos') (or method_colour) from posenc.figures._style",
-}
+NOT_YET_ON_THE_STYLE: dict[str, str] = {}
 
 
 def _method_of(label: str) -> str | None:

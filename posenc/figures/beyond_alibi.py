@@ -11,7 +11,7 @@ from matplotlib.figure import Figure
 from posenc.alibi import alibi_slopes
 from posenc.cope import contextual_positions
 from posenc.figures import figure
-from posenc.figures._style import new_figure, palette
+from posenc.figures._style import method_colour, new_figure, palette
 from posenc.fire import FireBias
 from posenc.kerple import KerpleBias
 from posenc.randomized import randomized_positions
@@ -45,8 +45,8 @@ def xpos_decay(dim: int = 64, scale_base: float = 512.0) -> Figure:
     rope = same_vector_scores(dim, distances, scale_base=math.inf)
     xpos = same_vector_scores(dim, distances, scale_base=scale_base)
     fig, (left, right) = new_figure(1, 2, height=3.5)
-    left.plot(distances.numpy(), rope.numpy(), color=colours.cycle[0], lw=0.8, label="RoPE")
-    left.plot(distances.numpy(), xpos.numpy(), color=colours.cycle[1], lw=1.6, label="xPos")
+    left.plot(distances.numpy(), rope.numpy(), lw=0.8, color=method_colour("rope"), label="RoPE")
+    left.plot(distances.numpy(), xpos.numpy(), lw=1.6, color=method_colour("xpos"), label="xPos")
     left.axhline(0, color=colours.muted, lw=0.8)
     left.set_xlabel("distance m − n (tokens)")
     left.set_ylabel("q · k, same vector")

@@ -37,6 +37,8 @@ SCALINGS: dict[str, dict[str, object]] = {
     "llama3": LLAMA3,
 }
 
+_SUBSCRIPTS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
+
 
 def _unit_circle(ax: Any, colour: str) -> None:
     t = np.linspace(0, 2 * np.pi, 200)
@@ -114,7 +116,7 @@ def layouts() -> Figure:
             ax.text(d, y, str(d), ha="center", va="center", fontsize=11, color="#000000")
         ax.text(-0.7, y, label, ha="right", va="center", fontsize=10, color=colours.foreground)
     for pair in range(dim // 2):
-        ax.plot([], [], "s", color=colours.cycle[pair], label=f"pair {pair}: θ{pair}")
+        ax.plot([], [], "s", color=colours.cycle[pair], label=f"pair {pair}: θ{str(pair).translate(_SUBSCRIPTS)}")
     ax.set_xlim(-3.2, dim)
     ax.set_ylim(-0.55, 1.55)
     ax.axis("off")
