@@ -219,66 +219,86 @@ class _Block(nn.Module):
 
 # --8<-- [start:model]
 class TinyTransformer(nn.Module):
-    """A small decoder-only (GPT-style) language model, ``[batch, seq] ids -> [batch, seq, vocab] logits``.
+    """A small decoder-only (GPT-style) language model: ids to logits.
+
+    ``[batch, seq]`` token ids give ``[batch, seq, vocab]`` logits.
 
     Args:
         vocab_size: number of token ids.
         dim: model width.
-        num_heads: attention heads per layer (``dim`` must be divisible by it; the head width
-            must be even for ``"rope"``).
+        num_heads: attention heads per layer (``dim`` must be divisible by
+            it; the head width must be even for ``"rope"`` and ``"xpos"``).
         num_layers: number of pre-norm decoder blocks.
-        position: where position information comes from, one of ``"none"``, ``"sinusoidal"``,
-            ``"learned"``, ``"rope"``, ``"alibi"``, ``"t5"``, ``"xpos"``, ``"kerple"``,
-            ``"fire"``, ``"cope"`` (see `POSITION_METHODS`).
-        max_len: rows of the learned table (required for ``"learned"``; the model then refuses
-            positions ``>= max_len``); for ``"sinusoidal"`` only the number of precomputed rows;
-            for ``"fire"`` the initial threshold L (default 512); for ``"cope"`` the number of
-            position embeddings per layer (default `COPE_MAX_POSITION`); for ``"xpos"`` it sets
-            the centre (below). Ignored by the other methods.
-        mlp_ratio: width of the feed-forward layer, as a multiple of ``dim``.
-        layer_positions: only with ``position="rope"``: a per-layer plan, one of ``"rope"`` or
-            ``"none"`` per layer (e.g. RoPE in three layers out of four and none in the fourth,
-            a NoPE/RoPE interleave). Default: RoPE in every layer.
-        layer_rope_bases: only with ``position="rope"``: the RoPE base of each layer (e.g. a
-            small base in local layers and a large one in global layers). Default: 10000.
-        randomized_max_len: only for ``"sinusoidal"``, ``"learned"`` and ``"rope"``: in training
-            mode, a call without ``positions`` and ``cache`` numbers each row with a sorted random
-            subset of ``0 .. randomized_max_len - 1`` (Ruoss et al., 2023), drawn from torch's
-            global generator; evaluation mode keeps ``0 .. seq-1``. A learned table needs
+        position: where position information comes from, one of
+            ``"none"``, ``"sinusoidal"``, ``"learned"``, ``"rope"``,
+            ``"alibi"``, ``"t5"``, ``"xpos"``, ``"kerple"``, ``"fire"``,
+            ``"cope"`` (see `POSITION_METHODS`).
+        max_len: rows of the learned table (required for ``"learned"``;
+            the model then refuses positions ``>= max_len``); for
+            ``"sinusoidal"`` only the number of precomputed rows; for
+            ``"fire"`` the initial threshold L (default 512); for
+            ``"cope"`` the number of position embeddings per layer (default
+            `COPE_MAX_POSITION`); for ``"xpos"`` it sets the centre
+            (below). Ignored by the other methods.
+        mlp_ratio: width of the feed-forward layer, a multiple of ``dim``.
+        layer_positions: only with ``position="rope"``: a per-layer plan,
+            one of ``"rope"`` or ``"none"`` per layer (e.g. RoPE in three
+            layers out of four and none in the fourth, a NoPE/RoPE
+            interleave). Default: RoPE in every layer.
+        layer_rope_bases: only with ``position="rope"``: the RoPE base of
+            each layer (e.g. a small base in local layers and a large one
+            in global layers). Default: 10000.
+        randomized_max_len: only for ``"sinusoidal"``, ``"learned"`` and
+            ``"rope"``: in training mode, a call without ``positions`` and
+            ``cache`` numbers each row with a sorted random subset of
+            ``0 .. randomized_max_len - 1`` (Ruoss et al., 2023), drawn
+            from torch's global generator; evaluation mode keeps
+            ``0 .. seq-1``. A learned table needs
             ``max_len >= randomized_max_len``.
 
-    The methods after ``"t5"`` are those of the "Beyond ALiBi" chapter. KERPLE (log kernel)
-    and FIRE are one learned bias shared by all layers, like T5's; CoPE has one module per
-    layer, shared by its heads, as in the authors' code. xPos scales its exponents about a
-    *fixed* centre, ``ceil(max_len / 2)`` (0 without ``max_len``), instead of torchscale's
-    ``ceil(length / 2)`` of each call: the centre cancels in ``q . k``, and a constant one keeps
-    keys cached after the transform valid, so decoding with a cache gives the full forward's
-    logits. In float32 it works while ``|position - centre|`` stays under about 35,000.
+    The methods after ``"t5"`` are those of the "Beyond ALiBi" chapter.
+    KERPLE (log kernel) and FIRE are one learned bias shared by all layers,
+    like T5's; CoPE has one module per layer, shared by its heads, as in
+    the authors' code. xPos scales its exponents about a *fixed* centre,
+    ``ceil(max_len / 2)`` (0 without ``max_len``), instead of torchscale's
+    ``ceil(length / 2)`` of each call: the centre cancels in ``q . k``,
+    and a constant one keeps keys cached after the transform valid, so
+    decoding with a cache gives the full forward's logits. In float32 it
+    works while ``|position - centre|`` stays under about 35,000.
 
-    Attention is causal in every block. T5's bias is shared by all layers, each head with its
-    own value per bucket, as in Raffel et al. (2020); its buckets are the causal ones
-    (``bidirectional=False``) with T5's defaults of 32 buckets and a maximum distance of 128.
+    Attention is causal in every block. T5's bias is shared by all layers,
+    each head with its own value per bucket, as in Raffel et al. (2020);
+    its buckets are the causal ones (``bidirectional=False``) with T5's
+    defaults of 32 buckets and a maximum distance of 128.
 
-    ``forward(tokens, *, positions=None, attention_mask=None, cache=None)``: ``positions``
-    ``[batch, seq]`` integer ids (default: continue from the cache, else ``0 .. seq-1``);
-    ``attention_mask`` booleans, True = attend, ``[batch, k_len]`` for padding or
-    ``[batch, seq, k_len]`` for any pattern (``k_len`` = cached entries + seq), combined with
-    the causal mask; ``cache`` a `posenc.inference.KVCache`, updated in place.
+    ``forward(tokens, *, positions=None, attention_mask=None, cache=None)``:
+    ``positions`` ``[batch, seq]`` integer ids (default: continue from the
+    cache, else ``0 .. seq-1``); ``attention_mask`` booleans, True =
+    attend, ``[batch, k_len]`` for padding or ``[batch, seq, k_len]`` for
+    any pattern (``k_len`` = cached entries + seq), combined with the
+    causal mask; ``cache`` a `posenc.inference.KVCache`, updated in place.
 
     Examples:
-        >>> model = TinyTransformer(50, dim=16, num_heads=2, num_layers=1, position="alibi")
+        >>> model = TinyTransformer(50, dim=16, num_heads=2, num_layers=1,
+        ...                         position="alibi")
         >>> model(torch.tensor([[1, 2, 3, 4]])).shape
         torch.Size([1, 4, 50])
         >>> cache = KVCache()
-        >>> first = model(torch.tensor([[1, 2, 3]]), cache=cache)    # positions 0, 1, 2
-        >>> last = model(torch.tensor([[4]]), cache=cache)           # position 3, from the cache
-        >>> torch.allclose(last[0, 0], model(torch.tensor([[1, 2, 3, 4]]))[0, 3], atol=1e-5)
+        >>> # positions 0, 1, 2, then position 3, from the cache
+        >>> first = model(torch.tensor([[1, 2, 3]]), cache=cache)
+        >>> last = model(torch.tensor([[4]]), cache=cache)
+        >>> full = model(torch.tensor([[1, 2, 3, 4]]))
+        >>> torch.allclose(last[0, 0], full[0, 3], atol=1e-5)
         True
     """
 
-    def __init__(self, vocab_size: int, dim: int, num_heads: int, num_layers: int, *, position: str,
-                 max_len: int | None = None, mlp_ratio: int = 4, layer_positions: Sequence[str] | None = None,
-                 layer_rope_bases: Sequence[float] | None = None, randomized_max_len: int | None = None) -> None:
+    def __init__(
+        self, vocab_size: int, dim: int, num_heads: int, num_layers: int,
+        *, position: str, max_len: int | None = None, mlp_ratio: int = 4,
+        layer_positions: Sequence[str] | None = None,
+        layer_rope_bases: Sequence[float] | None = None,
+        randomized_max_len: int | None = None,
+    ) -> None:
         super().__init__()
         self.vocab_size = check_size_int("vocab_size", vocab_size)
         self.dim = check_size_int("dim", dim)
@@ -286,88 +306,119 @@ class TinyTransformer(nn.Module):
         self.num_layers = check_size_int("num_layers", num_layers)
         self.position = check_choice("position", position, POSITION_METHODS)
         mlp_ratio = check_size_int("mlp_ratio", mlp_ratio)
-        check_elements("the token table (vocab_size x dim)", self.vocab_size, self.dim)
-        check_elements("the feed-forward weights (num_layers x dim x mlp_ratio * dim)",
-                       self.num_layers, self.dim, mlp_ratio * self.dim)
+        check_elements("the token table (vocab_size x dim)",
+                       self.vocab_size, self.dim)
+        check_elements(
+            "the feed-forward weights (num_layers x dim x mlp_ratio * dim)",
+            self.num_layers, self.dim, mlp_ratio * self.dim)
         if self.dim % self.num_heads:
-            raise ValueError(f"dim must be divisible by num_heads, got dim={dim}, num_heads={num_heads}")
+            raise ValueError(f"dim must be divisible by num_heads, got "
+                             f"dim={dim}, num_heads={num_heads}")
         self.head_dim = self.dim // self.num_heads
         if position in ("rope", "xpos") and self.head_dim % 2:
-            raise ValueError(f"position={position!r} needs an even head width dim // num_heads, got {self.head_dim}")
+            raise ValueError(f"position={position!r} needs an even head "
+                             f"width dim // num_heads, got {self.head_dim}")
         if max_len is not None:
-            max_len = check_int("max_len", max_len, minimum=1, maximum=MAX_POSITION)
+            max_len = check_int("max_len", max_len, minimum=1,
+                                maximum=MAX_POSITION)
         self.max_len = max_len
         self.randomized_max_len = self._check_randomized(randomized_max_len)
         self.embedding: nn.Module
         if position in EMBEDDING_KINDS:
-            self.embedding = PositionalEmbedding(self.vocab_size, self.dim, kind=position, max_len=max_len)
+            self.embedding = PositionalEmbedding(
+                self.vocab_size, self.dim, kind=position, max_len=max_len)
         else:
             self.embedding = nn.Embedding(self.vocab_size, self.dim)
         self._build_position_hooks()
         self._build_layer_plan(layer_positions, layer_rope_bases)
-        self.blocks = nn.ModuleList(_Block(self.dim, self.num_heads, mlp_ratio * self.dim) for _ in range(self.num_layers))
+        hidden = mlp_ratio * self.dim
+        self.blocks = nn.ModuleList(
+            _Block(self.dim, self.num_heads, hidden)
+            for _ in range(self.num_layers))
         self.final_norm = nn.LayerNorm(self.dim)
         self.head = nn.Linear(self.dim, self.vocab_size, bias=False)
 
     def _build_position_hooks(self) -> None:
-        """Create the module that each attention-side method needs (none for the others)."""
+        """Create the modules of the attention-side methods."""
         self.rotary: RotaryEmbedding | None = None
         self.relative_bias: T5RelativeBias | None = None
         self.learned_bias: KerpleBias | FireBias | None = None
         self.xpos: XPos | None = None
-        self.xpos_centre = 0.0 if self.max_len is None else float(-(-self.max_len // 2))
+        self.xpos_centre = 0.0  # ceil(max_len / 2): fixed, so caches work
+        if self.max_len is not None:
+            self.xpos_centre = float(-(-self.max_len // 2))
         self.cope = nn.ModuleList()
-        if self.position == "rope":  # rotates queries and keys inside every attention layer
-            self.rotary = RotaryEmbedding(self.head_dim)
-        elif self.position == "t5":  # one learned scalar per (bucket, head), shared by all layers
-            self.relative_bias = T5RelativeBias(self.num_heads, bidirectional=False)
-        elif self.position == "kerple":  # learned -r1 log(1 + r2 |i - j|) per head, shared
-            self.learned_bias = KerpleBias(self.num_heads)
-        elif self.position == "fire":  # a learned MLP of the normalised distance, shared
-            self.learned_bias = FireBias(self.num_heads, max_len=self.max_len)
-        elif self.position == "xpos":  # RoPE with a decay, inside every attention layer
-            self.xpos = XPos(self.head_dim)
-        elif self.position == "cope":  # one set of position embeddings per layer
-            positions = COPE_MAX_POSITION if self.max_len is None else self.max_len
-            check_elements("CoPE's position embeddings (num_layers x head_dim x max_len)",
-                           self.num_layers, self.head_dim, positions)
-            self.cope.extend(CoPE(self.head_dim, max_position=positions) for _ in range(self.num_layers))
+        heads, head_dim = self.num_heads, self.head_dim
+        if self.position == "rope":  # rotates q and k in every layer
+            self.rotary = RotaryEmbedding(head_dim)
+        elif self.position == "t5":  # a scalar per (bucket, head), shared
+            self.relative_bias = T5RelativeBias(heads, bidirectional=False)
+        elif self.position == "kerple":  # -r1 log(1 + r2 |i - j|), shared
+            self.learned_bias = KerpleBias(heads)
+        elif self.position == "fire":  # an MLP of the distance, shared
+            self.learned_bias = FireBias(heads, max_len=self.max_len)
+        elif self.position == "xpos":  # RoPE with a decay, every layer
+            self.xpos = XPos(head_dim)
+        elif self.position == "cope":  # position embeddings per layer
+            rows = self.max_len or COPE_MAX_POSITION
+            check_elements("CoPE's position embeddings "
+                           "(num_layers x head_dim x max_len)",
+                           self.num_layers, head_dim, rows)
+            self.cope.extend(CoPE(head_dim, max_position=rows)
+                             for _ in range(self.num_layers))
 
-    def forward(self, tokens: Tensor, *, positions: Tensor | None = None, attention_mask: Tensor | None = None,
+    def forward(self, tokens: Tensor, *, positions: Tensor | None = None,
+                attention_mask: Tensor | None = None,
                 cache: KVCache | None = None) -> Tensor:
-        logits, _ = self._run(tokens, positions=positions, attention_mask=attention_mask, cache=cache)
+        logits, _ = self._run(tokens, positions=positions,
+                              attention_mask=attention_mask, cache=cache)
         return logits
 
-    def _run(self, tokens: Tensor, *, positions: Tensor | None = None, attention_mask: Tensor | None = None,
+    def _run(self, tokens: Tensor, *, positions: Tensor | None = None,
+             attention_mask: Tensor | None = None,
              cache: KVCache | None = None) -> tuple[Tensor, list[Tensor]]:
         tokens = _check_tokens(tokens, self.vocab_size)
-        if positions is None and cache is None and self.training and self.randomized_max_len is not None:
-            positions = self._random_positions(tokens)  # Ruoss et al. (2023): train on random positions
-        step = plan_step(cache, owner=self, num_layers=self.num_layers, batch=tokens.shape[0],
-                         q_len=tokens.shape[1], positions=positions, attention_mask=attention_mask,
-                         device=tokens.device)
+        given = positions is not None or cache is not None
+        if not given and self.training and self.randomized_max_len:
+            # Ruoss et al. (2023): train on random sorted positions
+            positions = self._random_positions(tokens)
+        step = plan_step(cache, owner=self, num_layers=self.num_layers,
+                         batch=tokens.shape[0], q_len=tokens.shape[1],
+                         positions=positions, device=tokens.device,
+                         attention_mask=attention_mask)
         if positions is None and cache is None:  # 0 .. seq-1
-            if self.position == "learned" and self.max_len is not None and tokens.shape[1] > self.max_len:
-                raise ValueError(f"tokens has {tokens.shape[1]} positions but the learned table has "
-                                 f"max_len={self.max_len}")
-            x = self.embedding(tokens)  # sinusoidal / learned: token + position; else token only
+            self._check_length(tokens.shape[1])
+            # sinusoidal / learned: token + position; else token only
+            x = self.embedding(tokens)
         elif isinstance(self.embedding, PositionalEmbedding):
-            x = self.embedding(tokens, positions=step.query_positions.to(tokens.device))
+            ids = step.query_positions.to(tokens.device)
+            x = self.embedding(tokens, positions=ids)
         else:
             x = self.embedding(tokens)
-        bias = self.position_bias(step.query_positions.to(x.device), step.key_positions.to(x.device))
+        bias = self.position_bias(step.query_positions.to(x.device),
+                                  step.key_positions.to(x.device))
         if bias is not None:
-            bias = bias.to(x.dtype if x.dtype == torch.float64 else torch.float32)
+            wide = x.dtype if x.dtype == torch.float64 else torch.float32
+            bias = bias.to(wide)
         maps = []
-        for layer, block in enumerate(self.blocks):  # the same bias in every layer
-            rotary, kv_hook = self._layer_hooks(layer, step, cache, x.device)
-            logit_hook = self.cope[layer] if self.position == "cope" else None  # CoPE: per layer
-            x, weights = block(x, bias=bias, rotary=rotary, mask=step.mask, kv_hook=kv_hook, logit_hook=logit_hook)
+        for layer, block in enumerate(self.blocks):  # the same bias in each
+            hooks = self._layer_hooks(layer, step, cache, x.device)
+            rotary, kv_hook = hooks
+            cope = self.cope[layer] if self.position == "cope" else None
+            x, weights = block(x, bias=bias, rotary=rotary, mask=step.mask,
+                               kv_hook=kv_hook, logit_hook=cope)
             maps.append(weights)
         if cache is not None:
             cache._commit(self, step)
         return self.head(self.final_norm(x)), maps
     # --8<-- [end:model]
+
+    def _check_length(self, seq_len: int) -> None:
+        """A learned table refuses sequences longer than ``max_len``."""
+        if (self.position == "learned" and self.max_len is not None
+                and seq_len > self.max_len):
+            raise ValueError(f"tokens has {seq_len} positions but the "
+                             f"learned table has max_len={self.max_len}")
 
     def _check_randomized(self, value: object) -> int | None:
         if value is None:
@@ -423,64 +474,88 @@ class TinyTransformer(nn.Module):
         return self.rotary
 
     # --8<-- [start:position-bias]
-    def position_bias(self, query_positions: Tensor, key_positions: Tensor) -> Tensor | None:
-        """The logit bias of ALiBi, T5, KERPLE or FIRE, ``[batch, heads, q_len, k_len]`` (else ``None``).
+    def position_bias(self, query_positions: Tensor,
+                      key_positions: Tensor) -> Tensor | None:
+        """The logit bias ``[batch, heads, q_len, k_len]``, or ``None``.
 
-        Computed from the positions themselves (``[batch, q_len]`` and ``[batch, k_len]``
-        integer ids), so it is right for cached keys, padded rows and packed documents alike.
+        ALiBi, T5, KERPLE and FIRE have one. Computed from the positions
+        themselves (``[batch, q_len]`` and ``[batch, k_len]`` integer ids),
+        so it is right for cached keys, padded rows and packed documents.
         """
-        query_positions = _check_position_ids("query_positions", query_positions, ndim=2)
-        key_positions = _check_position_ids("key_positions", key_positions, ndim=2)
-        if key_positions.shape[0] not in (1, query_positions.shape[0]) and query_positions.shape[0] != 1:
-            raise ValueError(f"query_positions and key_positions must have the same batch size (or 1), got "
-                             f"shapes {tuple(query_positions.shape)} and {tuple(key_positions.shape)}")
-        check_elements("the bias (batch x heads x q_len x k_len)", max(query_positions.shape[0], key_positions.shape[0]),
-                       self.num_heads, query_positions.shape[1], key_positions.shape[1])
-        if self.learned_bias is not None:  # KERPLE, FIRE: a learned function of the two positions
-            return self.learned_bias.bias(query_positions, key_positions)
-        offsets = key_positions[:, None, :] - query_positions[:, :, None]  # j - i, [batch, q, k]
+        q_ids = _check_position_ids("query_positions", query_positions,
+                                    ndim=2)
+        k_ids = _check_position_ids("key_positions", key_positions, ndim=2)
+        batch_q, batch_k = q_ids.shape[0], k_ids.shape[0]
+        if batch_k not in (1, batch_q) and batch_q != 1:
+            raise ValueError(
+                f"query_positions and key_positions must have the same "
+                f"batch size (or 1), got shapes {tuple(q_ids.shape)} and "
+                f"{tuple(k_ids.shape)}")
+        check_elements("the bias (batch x heads x q_len x k_len)",
+                       max(batch_q, batch_k), self.num_heads,
+                       q_ids.shape[1], k_ids.shape[1])
+        if self.learned_bias is not None:  # KERPLE, FIRE: learned, f(i, j)
+            return self.learned_bias.bias(q_ids, k_ids)
+        offsets = k_ids[:, None, :] - q_ids[:, :, None]  # j - i, [b, q, k]
         if self.position == "alibi":  # fixed: -slope_h * |i - j|
-            slopes = alibi_slopes(self.num_heads, dtype=torch.float64).to(offsets.device)
-            bias = slopes[None, :, None, None] * -offsets.abs()[:, None].to(torch.float64)
-            return bias.to(torch.float32)
-        if self.relative_bias is not None:  # learned: bias[h, bucket(j - i)]
+            slopes = alibi_slopes(self.num_heads, dtype=torch.float64)
+            slopes = slopes.to(offsets.device)[None, :, None, None]
+            distance = offsets.abs()[:, None].to(torch.float64)
+            return (slopes * -distance).to(torch.float32)
+        if self.relative_bias is not None:  # learned: bias[h, bucket]
             rb = self.relative_bias
-            buckets = t5_relative_position_bucket(offsets, bidirectional=rb.bidirectional,
-                                                  num_buckets=rb.num_buckets, max_distance=rb.max_distance)
-            return rb.weight[buckets.to(rb.weight.device)].permute(0, 3, 1, 2)
+            buckets = t5_relative_position_bucket(
+                offsets, bidirectional=rb.bidirectional,
+                num_buckets=rb.num_buckets, max_distance=rb.max_distance)
+            table = rb.weight[buckets.to(rb.weight.device)]  # [b, q, k, h]
+            return table.permute(0, 3, 1, 2)
         return None
     # --8<-- [end:position-bias]
 
     def attention_bias(self, seq_len: int) -> Tensor | None:
-        """The additive logit bias ``[heads, seq, seq]`` of ALiBi, T5, KERPLE or FIRE (else ``None``)."""
-        seq_len = check_int("seq_len", seq_len, minimum=0, maximum=MAX_POSITION)
+        """The logit bias ``[heads, seq, seq]`` (ALiBi, T5, KERPLE, FIRE)."""
+        seq_len = check_int("seq_len", seq_len, minimum=0,
+                            maximum=MAX_POSITION)
         positions = torch.arange(seq_len)[None]
         bias = self.position_bias(positions, positions)
         return None if bias is None else bias[0]
 
     # --8<-- [start:layer-hooks]
-    def _layer_hooks(self, layer: int, step: StepPlan, cache: KVCache | None,
-                     device: torch.device) -> tuple[QueryKeyTransform | None, KeyValueHook | None]:
-        """The rotary hook and the cache hook of one layer (the one place that wires them)."""
-        rotary, xpos, centre = self.layer_rotary(layer), self.xpos, self.xpos_centre
-        q_pos, k_pos = step.query_positions.to(device), step.key_positions.to(device)
+    def _layer_hooks(
+        self, layer: int, step: StepPlan, cache: KVCache | None,
+        device: torch.device,
+    ) -> tuple[QueryKeyTransform | None, KeyValueHook | None]:
+        """The rotary hook and the cache hook of one layer.
+
+        This is the one place that wires them.
+        """
+        rotary, xpos = self.layer_rotary(layer), self.xpos
+        centre = self.xpos_centre
+        q_pos = step.query_positions.to(device)
+        k_pos = step.key_positions.to(device)
         in_cache = cache is not None and cache.key_positions == "in-cache"
         rotate: QueryKeyTransform | None = None
-        if rotary is not None and not in_cache:  # keys are cached already rotated
+        if rotary is not None and not in_cache:  # cached already rotated
             def rotate(q: Tensor, k: Tensor) -> tuple[Tensor, Tensor]:
                 return rotary(q, k, q_pos)
-        elif xpos is not None and not in_cache:  # a fixed centre: cached keys stay valid
+        elif xpos is not None and not in_cache:  # one fixed centre
             def rotate(q: Tensor, k: Tensor) -> tuple[Tensor, Tensor]:
-                return xpos.queries(q, q_pos, centre=centre), xpos.keys(k, q_pos, centre=centre)
+                return (xpos.queries(q, q_pos, centre=centre),
+                        xpos.keys(k, q_pos, centre=centre))
         if cache is None:
             return rotate, None
 
-        def kv_hook(q: Tensor, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-            k_all, v_all = cache._extend(layer, k, v)  # cached entries first, then this call's
-            if in_cache and rotary is not None:  # re-rotate every key by its index in the cache
-                q, k_all = rotary(q, q, q_pos)[0], rotary(k_all, k_all, k_pos)[1]
+        def kv_hook(q: Tensor, k: Tensor,
+                    v: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+            # cached entries first, then this call's
+            k_all, v_all = cache._extend(layer, k, v)
+            if in_cache and rotary is not None:
+                # re-rotate every key by its index in the cache
+                q = rotary(q, q, q_pos)[0]
+                k_all = rotary(k_all, k_all, k_pos)[1]
             elif in_cache and xpos is not None:
-                q, k_all = xpos.queries(q, q_pos, centre=centre), xpos.keys(k_all, k_pos, centre=centre)
+                q = xpos.queries(q, q_pos, centre=centre)
+                k_all = xpos.keys(k_all, k_pos, centre=centre)
             return q, k_all, v_all
 
         return rotate, kv_hook
