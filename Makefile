@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 PY_STAMP := $(VENV)/.installed
 JS_STAMP := node_modules/.installed
 
-.PHONY: install serve build test test-fast typecheck bench experiments experiments-windows experiments-vit check-site clean
+.PHONY: install serve build test test-fast typecheck bench experiments experiments-lm experiments-windows experiments-vit check-site clean
 
 install: $(PY_STAMP) $(JS_STAMP)
 
@@ -41,7 +41,10 @@ test: install
 bench: install
 	@set -e; for script in benchmarks/bench_*.py; do echo "== $$script"; $(PY) $$script; done
 
-experiments: install
+# Each experiment rewrites its committed results file; `make experiments` runs all three.
+experiments: experiments-lm experiments-windows experiments-vit
+
+experiments-lm: install
 	$(PY) -m posenc.experiments length-extrapolation --config full --output posenc/experiments/results/length_extrapolation.json
 
 experiments-windows: install

@@ -238,7 +238,8 @@ def mrope_positions(segments: Sequence[int | tuple[int, int, int]], *, spatial_m
     """
     merge = check_int("spatial_merge_size", spatial_merge_size, minimum=1, maximum=_MAX_GRID)
     if isinstance(segments, (str, bytes)) or not isinstance(segments, Sequence):
-        raise TypeError(f"segments must be a list of ints and (t, h, w) tuples, got {type(segments).__name__}")
+        raise TypeError(f"segments must be a list of ints and (t, h, w) tuples, "
+                        f"got {type(segments).__name__}")
     if len(segments) == 0:
         raise ValueError("segments must hold at least one segment, got an empty list")
     checked = [_check_segment(i, segment, merge) for i, segment in enumerate(segments)]

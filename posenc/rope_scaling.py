@@ -341,6 +341,7 @@ def rope_attention_scaling(scaling: Mapping[str, object] | None = None) -> float
         return math.sqrt(1 + math.log(factor) / math.log(original))
     mscale, mscale_all_dim = checked.get("mscale"), checked.get("mscale_all_dim")
     if mscale and mscale_all_dim:
-        return _yarn_mscale(factor, float(mscale)) / _yarn_mscale(factor, float(mscale_all_dim))  # type: ignore[arg-type]
+        numerator = _yarn_mscale(factor, float(mscale))  # type: ignore[arg-type]
+        return numerator / _yarn_mscale(factor, float(mscale_all_dim))  # type: ignore[arg-type]
     return _yarn_mscale(factor)
 # --8<-- [end:attention-scaling]

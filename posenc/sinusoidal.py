@@ -70,7 +70,8 @@ def sinusoidal_encoding(
 
 
 # --8<-- [start:offset]
-def offset_matrix(k: int | float, dim: int, *, base: float = 10000.0, dtype: torch.dtype = torch.float64) -> Tensor:
+def offset_matrix(k: int | float, dim: int, *, base: float = 10000.0,
+                  dtype: torch.dtype = torch.float64) -> Tensor:
     """The matrix ``M_k`` with ``PE[p + k] = M_k @ PE[p]`` for every position p.
 
     It is block diagonal: pair i is rotated by the angle ``k * base^(-2i/dim)``. It depends only on

@@ -82,7 +82,8 @@ def sinusoidal_encoding_2d(height: int, width: int, dim: int, *, base: float = 1
     if height * width * dim > _MAX_PARAMETERS:
         raise ValueError(f"height * width * dim must be <= {_MAX_PARAMETERS}, got {height} * {width} * {dim}")
     if dim % 4:
-        raise ValueError(f"dim must be a multiple of 4 (half per axis, each half sines and cosines), got {dim}")
+        raise ValueError(f"dim must be a multiple of 4 (half per axis, each half sines "
+                         f"and cosines), got {dim}")
     base = check_float("base", base, positive=True)
     rows, cols = grid_positions(height, width).unbind(-1)
     half = dim // 2
@@ -139,7 +140,9 @@ class LearnedPositionalEmbedding2D(nn.Module):
 
     def encoding(self, height: int | None = None, width: int | None = None) -> Tensor:
         """The table for a ``height x width`` grid (default: the trained one), class row first."""
-        height, width = _check_grid(self.height if height is None else height, self.width if width is None else width)
+        height = self.height if height is None else height
+        width = self.width if width is None else width
+        height, width = _check_grid(height, width)
         _check_size(height * width * self.dim)
         same = (height, width) == (self.height, self.width)
         table = self.grid if same else self._interpolate(height, width)

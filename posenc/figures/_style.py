@@ -12,9 +12,9 @@ in a browser, by ``tests/site/check_site.py``):
 * **Contrast.** Every line colour is at least 3:1 against its background (WCAG 2 non-text
   contrast); `contrast` computes it, `line_colours` picks n colours from the sequential map that
   keep it (e.g. one line per ALiBi head).
-* **Readable text.** Figures are `WIDTH` inches wide, which the site shows at about its natural
-  size in the 688 px text column at 1280 px; the smallest font is `MIN_FONT_PT`, i.e. at least
-  11 px as displayed. Log-axis labels are written ``10⁻⁶`` in the label's own font size rather
+* **Readable text.** Figures are `WIDTH` inches wide, which the site shows at its natural size
+  at 1280 px (the text column is about 940 px wide there, and never draws a figure larger than
+  its natural size); the smallest font is `MIN_FONT_PT`, i.e. at least 11 px as displayed. Log-axis labels are written ``10⁻⁶`` in the label's own font size rather
   than with matplotlib's smaller mathtext exponents.
 """
 
@@ -84,10 +84,10 @@ METHOD_LABELS: dict[str, str] = {
     "fire": "FIRE", "cope": "CoPE", "randomized": "randomized positions",
 }
 
-#: Figure width in inches. Saved as SVG it is 518 pt = 691 px wide, about the width of the text
-#: column at 1280 px (688 px), so it is shown at about its natural size there.
+#: Figure width in inches. Saved as SVG it is 518 pt = 691 px wide, narrower than the text column
+#: at 1280 px (about 940 px), so it is shown at its natural size there.
 WIDTH = 7.2
-#: Pixels per point as displayed in the 688 px column (688 / (72 * WIDTH)).
+#: Pixels per point as displayed, conservatively for a 688 px column (688 / (72 * WIDTH)).
 DISPLAY_PX_PER_PT = 688 / (72 * WIDTH)
 #: The smallest font size (points) any text in a figure may have: 11 px as displayed at 1280 px.
 MIN_FONT_PT = 8.5
