@@ -12,8 +12,15 @@
   link is plain: Material's widget would fetch star counts from api.github.com on every visit.
 * **References**: with a bibliography ``docs/_references.yml`` (key: authors, year, title, venue,
   and arxiv/doi/url, code), ``[[cite KEY]]`` or ``[[cite A, B]]`` in text becomes author-year
-  links to the generated page ``references.md`` (add it to the nav), and a line ``[[references]]``
-  lists what the page cites.
+  links ("(Su et al. 2021)"; ``[[citet KEY]]``: "Su et al. (2021)", as the subject of a
+  sentence) to the generated page ``references.md`` (add it to the nav), and a line
+  ``[[references]]`` lists what the page cites. Cites inside snippet includes
+  (``docs/_errata/*.md``) are linked in the HTML, after the includes are expanded. An entry may
+  set ``short`` (``Gemma Team``) when the first author's surname is not how the text names it.
+* **Cite this page**: every chapter (a Markdown page other than the home page) ends with a
+  collapsed block holding a plain-text citation and a BibTeX ``@misc`` entry, from ``site_name``,
+  ``site_author`` (else "The <site_name> authors"), ``site_url`` and the page title; its date is
+  the page's last commit date (below), never the build date, and it is kept out of the search index.
 * **Numbered figures**: each figure's caption starts "Figure N." (in page order), and
   ``[[ref NAME]]`` in the text becomes a link "Figure N" to the figure ``NAME`` on the same page.
 * **Tables from code**: a line ``[[table posenc.module:function | caption]]`` becomes a Markdown
@@ -30,6 +37,7 @@ import os
 import posixpath
 import re
 import subprocess
+from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -197,6 +205,10 @@ def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, **_: Any) 
             markdown = cite_references(markdown, page.file.src_uri, _references)
         except ValueError as error:
             raise PluginError(str(error)) from error
+    if is_chapter(page):
+        title = page_title(markdown, str(page.title or page.file.name))
+        markdown = markdown.rstrip("\n") + "\n\n" + cite_this_page(
+            title, page.url, str(config.site_name), config.site_url, page_date(page), config.site_author)
     return markdown
 
 
@@ -239,7 +251,8 @@ def number_figures(markdown: str, page_src: str = "") -> str:
 # references: docs/_references.yml, [[cite KEY]] in text, [[references]] on a page, references.md
 
 REFERENCES = ROOT / "docs" / "_references.yml"
-CITE = re.compile(r"\[\[cite\s+(?P<keys>[\w.:-]+(?:\s*,\s*[\w.:-]+)*)\s*\]\]")
+CITE = re.compile(r"\[\[cite(?P<narrative>t)?\s+(?P<keys>[\w.:-]+(?:\s*,\s*[\w.:-]+)*)\s*"
+                  r"(?:\|\s*(?P<locator>[^\]|]+?)\s*)?\]\]")
 REFERENCES_LINE = re.compile(r"^\[\[references\]\]\s*$", re.MULTILINE)
 
 
@@ -259,11 +272,28 @@ def load_references(path: Path = REFERENCES) -> dict[str, dict[str, Any]]:
 
 
 def short_citation(entry: dict[str, Any]) -> str:
-    """``Su et al. 2021``, ``Press and Smith 2022``, ``Vaswani 2017``."""
+    """``Su et al. 2021``, ``Press and Smith 2022``, ``Vaswani 2017``; ``short`` overrides the names.
+
+    >>> short_citation({"authors": "Gemma Team", "short": "Gemma Team", "year": 2025})
+    'Gemma Team 2025'
+    >>> short_citation({"authors": "Ashish Vaswani, et al.", "year": 2018})
+    'Vaswani et al. 2018'
+    """
+    if entry.get("short"):
+        return f"{entry['short']} {entry['year']}"
     authors = [a.strip() for a in str(entry["authors"]).split(",") if a.strip()]
+    more = any(a.rstrip(".").lower() in ("et al", "and others") for a in authors)  # a list cut short
+    authors = [a for a in authors if a.rstrip(".").lower() not in ("et al", "and others")]
     surname = authors[0].split()[-1]
-    rest = "" if len(authors) == 1 else f" and {authors[1].split()[-1]}" if len(authors) == 2 else " et al."
+    rest = ("" if len(authors) == 1 and not more else f" and {authors[1].split()[-1]}" if len(authors) == 2 and not more
+            else " et al.")
     return f"{surname}{rest} {entry['year']}"
+
+
+def narrative_citation(entry: dict[str, Any]) -> str:
+    """``Su et al. (2021)``: the authors as a subject of the sentence (``[[citet KEY]]``)."""
+    short = short_citation(entry)
+    return f"{short[: -len(str(entry['year']))].rstrip()} ({entry['year']})"
 
 
 def reference_html(key: str, entry: dict[str, Any]) -> str:
@@ -296,8 +326,20 @@ def references_page(references: dict[str, dict[str, Any]]) -> str:
             f'<ol class="posenc-references">\n{items}\n</ol>\n')
 
 
+def _join_citation(links: list[str], narrative: bool, locator: str | None) -> str:
+    """``(A 2021; B 2022, section 3)`` or, narrative, ``A (2021); B (2022, section 3)``: the
+    locator (``[[cite KEY | section 3]]``) goes after the last citation, inside its parentheses."""
+    if not narrative:
+        return "(" + "; ".join(links) + (f", {locator}" if locator else "") + ")"
+    if locator:  # "[Su et al. (2021)](...)" -> "[Su et al. (2021](...), section 3)" would break the link
+        links[-1] = f"{links[-1]} ({locator})"
+    return "; ".join(links)
+
+
 def cite_references(markdown: str, page_src: str, references: dict[str, dict[str, Any]]) -> str:
-    """Replace ``[[cite a, b]]`` by author-year links to the references page, and a line
+    """Replace ``[[cite a, b]]`` by author-year links to the references page (``[[citet a]]``:
+    "Su et al. (2021)", the authors as part of the sentence; ``[[cite a | section 3]]`` adds a
+    locator), and a line
     ``[[references]]`` by the list of what this page cites, in order of first citation."""
     target = posixpath.relpath("references.md", posixpath.dirname(page_src) or ".")
     cited: list[str] = []
@@ -309,12 +351,99 @@ def cite_references(markdown: str, page_src: str, references: dict[str, dict[str
                 raise ValueError(f"{page_src}: [[cite {key}]]: no such key in {REFERENCES.name}")
             if key not in cited:
                 cited.append(key)
-            links.append(f"[{short_citation(references[key])}]({target}#ref-{key})")
-        return "(" + "; ".join(links) + ")"
+            text = (narrative_citation if match["narrative"] else short_citation)(references[key])
+            links.append(f"[{text}]({target}#ref-{key})")
+        return _join_citation(links, bool(match["narrative"]), match["locator"])
 
     markdown = CITE.sub(cite, markdown)
     items = "\n".join(reference_html(key, references[key]).replace(f' id="ref-{key}"', "") for key in cited)
     return REFERENCES_LINE.sub(lambda _: f'<ul class="posenc-references">\n{items}\n</ul>', markdown)
+
+
+def cite_html(html: str, page_url: str, references_url: str, references: dict[str, dict[str, Any]],
+              page_src: str = "") -> str:
+    """``[[cite KEY]]`` left in a page's HTML (from a snippet include, expanded after the Markdown
+    hook ran) as the same author-year links, relative to the page's URL.
+
+    >>> refs = {"su2021": {"authors": "Jianlin Su, Yu Lu, Shengfeng Pan", "year": 2021, "title": "T"}}
+    >>> cite_html("<p>RoPE [[cite su2021]]</p>", "errata/", "references/", refs)
+    '<p>RoPE (<a href="../references/#ref-su2021">Su et al. 2021</a>)</p>'
+    """
+    from mkdocs.utils import get_relative_url
+
+    target = get_relative_url(references_url, page_url)
+
+    def cite(match: re.Match[str]) -> str:
+        links = []
+        for key in (k.strip() for k in match["keys"].split(",")):
+            if key not in references:
+                raise ValueError(f"{page_src}: [[cite {key}]]: no such key in {REFERENCES.name}")
+            text = (narrative_citation if match["narrative"] else short_citation)(references[key])
+            links.append(f'<a href="{target}#ref-{key}">{escape(text)}</a>')
+        return _join_citation(links, bool(match["narrative"]), match["locator"] and escape(match["locator"]))
+
+    return CITE.sub(cite, html)
+
+
+# ---------------------------------------------------------------------------------------------
+# "Cite this page": a plain-text citation and a BibTeX @misc entry at the end of each chapter
+
+_BIBTEX_SPECIAL = re.compile(r"([&%$#_{}])")
+
+
+def _bibtex(text: str) -> str:
+    return _BIBTEX_SPECIAL.sub(r"\\\1", text.replace("\\", "/"))
+
+
+def page_title(markdown: str, fallback: str) -> str:
+    """The page's first-level heading as plain text (attribute lists and Markdown marks removed)."""
+    match = re.search(r"^#\s+(.+?)\s*(?:\{[^}]*\})?\s*$", markdown, re.MULTILINE)
+    title = match[1] if match else fallback
+    return re.sub(r"[*`]", "", strip_math(title)).strip()
+
+
+def cite_this_page(title: str, path: str, site_name: str, site_url: str | None = None,
+                   date: str | None = None, author: str | None = None) -> str:
+    """Markdown for a collapsed "Cite this page" block: a plain-text citation and a BibTeX entry.
+
+    ``path`` is the page's URL inside the site (``rope/``); ``date`` the last commit to the page
+    (``YYYY-MM-DD``), or None (then the citation carries no date: never the build date).
+
+    >>> block = cite_this_page("RoPE", "rope/", "posenc", "https://example.org/posenc/", "2026-11-20")
+    >>> print(block.split("```bibtex")[1].split("```")[0].strip())
+    @misc{posenc:rope,
+      author       = {{The posenc authors}},
+      title        = {{RoPE}},
+      howpublished = {posenc},
+      year         = {2026},
+      note         = {Last updated 2026-11-20},
+      url          = {https://example.org/posenc/rope/}
+    }
+    """
+    author = author or f"The {site_name} authors"
+    url = site_url.rstrip("/") + "/" + path.lstrip("/") if site_url else None
+    slug = re.sub(r"[^a-z0-9]+", "-", path.lower()).strip("-") or "index"
+    plain = f"{escape(author)}{f' ({date[:4]})' if date else ''}. “{escape(title)}”. <em>{escape(site_name)}</em>"
+    plain += f", last updated {date}." if date else "."
+    if url:
+        plain += f' <a href="{escape(url)}">{escape(url)}</a>'
+    fields = [("author", f"{{{_bibtex(author)}}}"), ("title", f"{{{_bibtex(title)}}}"),
+              ("howpublished", _bibtex(site_name))]
+    if date:
+        fields += [("year", date[:4]), ("note", f"Last updated {date}")]
+    if url:
+        fields.append(("url", url))
+    bibtex = f"@misc{{{site_name}:{slug},\n" + ",\n".join(f"  {name:<12} = {{{value}}}" for name, value in fields) + "\n}"
+    return ('<details class="quote posenc-cite" data-search-exclude="" markdown="block">\n'
+            "<summary>Cite this page</summary>\n\n"
+            f'<p class="posenc-cite-text">{plain}</p>\n\n'
+            f"```bibtex\n{bibtex}\n```\n\n</details>\n")
+
+
+def is_chapter(page: Page) -> bool:
+    """A hand-written Markdown page other than the home page (no generated or notebook page)."""
+    src = page.file.src_uri
+    return bool(page.file.abs_src_path) and not page.file.generated_by and src.endswith(".md") and src != "index.md"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -355,6 +484,7 @@ def last_commit_dates(*folders: str) -> dict[str, str]:
 
 _dates: dict[str, str] = {}
 _references: dict[str, dict[str, Any]] = {}
+_references_url = "references/"
 
 
 def on_config(config: MkDocsConfig) -> MkDocsConfig:
@@ -379,7 +509,10 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
         data = files.get_file_from_path(REFERENCES.name)
         if data is not None:
             files.remove(data)
-        files.append(File.generated(config, "references.md", content=references_page(_references)))
+        generated = File.generated(config, "references.md", content=references_page(_references))
+        files.append(generated)
+        global _references_url
+        _references_url = generated.url
     return files
 
 
@@ -391,6 +524,13 @@ def page_date(page: Page) -> str | None:
 
 
 def on_page_content(html: str, page: Page, config: MkDocsConfig, **_: Any) -> str:
+    if "[[cite" in html:  # from a snippet include, expanded after on_page_markdown
+        from mkdocs.exceptions import PluginError
+
+        try:
+            html = cite_html(html, page.url, _references_url, _references, page.file.src_uri)
+        except ValueError as error:
+            raise PluginError(str(error)) from error
     date = page_date(page)
     if date is None:
         return html
