@@ -117,27 +117,49 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
         if not (ROOT / "node_modules" / source).is_file():
             raise PluginError(f"node_modules/{source} is missing: run `make install` (npm ci) first")
         files.append(File.generated(config, uri, abs_src_path=str(ROOT / "node_modules" / source)))
-    files.append(File.generated(config, "api.md", content=api_reference()))
+    for uri, content in api_reference().items():
+        files.append(File.generated(config, uri, content=content))
     for notebook in sorted(Path(config.docs_dir, "notebooks").glob("*.py")):
         files.append(File.generated(config, f"notebooks/{notebook.stem}.ipynb", content=_as_ipynb(notebook)))
     return files
 
 
-def api_reference() -> str:
-    """The API reference page: one mkdocstrings section per public posenc module."""
-    modules = sorted(
-        path.stem for path in (ROOT / "posenc").glob("*.py") if not path.stem.startswith("_")
-    )
-    sections = [
+def api_modules() -> list[str]:
+    """The public posenc modules (file names without a leading underscore)."""
+    return sorted(path.stem for path in (ROOT / "posenc").glob("*.py") if not path.stem.startswith("_"))
+
+
+def _summary(module: str) -> str:
+    """The first line of a module's docstring, read without importing it."""
+    import ast
+
+    docstring = ast.get_docstring(ast.parse((ROOT / "posenc" / f"{module}.py").read_text())) or ""
+    return docstring.strip().splitlines()[0] if docstring.strip() else ""
+
+
+def api_reference() -> dict[str, str]:
+    """The API reference: an index page (``api.md``) and one page per public module
+    (``api/<module>.md``, each one mkdocstrings section), so that no page carries the whole
+    package's docstrings and source at once."""
+    modules = api_modules()
+    index = [
         "# API reference",
         "",
-        "Generated from the docstrings of the `posenc` package; every `>>>` example below is run by the tests.",
-        "The names listed in `posenc.__all__` can be imported from `posenc` directly.",
+        "Generated from the docstrings of the `posenc` package, one page per module; every `>>>`",
+        "example in them is run by the tests. The names listed in `posenc.__all__` can be imported",
+        "from `posenc` directly.",
         "",
+        "| module | what it holds |",
+        "|---|---|",
     ]
-    sections += [f"::: posenc.{name}\n" for name in modules]
-    sections += ["::: posenc.figures", "    options:", "      members: [figure, FigureSpec]", ""]
-    return "\n".join(sections)
+    index += [f"| [`posenc.{name}`](api/{name}.md) | {_summary(name)} |" for name in modules]
+    index += ["| [`posenc.figures`](api/figures.md) | The figure registry: `figure` and `FigureSpec`. |", ""]
+    pages = {"api.md": "\n".join(index)}
+    for name in modules:
+        pages[f"api/{name}.md"] = f"# posenc.{name}\n\n::: posenc.{name}\n"
+    pages["api/figures.md"] = ("# posenc.figures\n\n::: posenc.figures\n    options:\n"
+                               "      members: [figure, FigureSpec]\n")
+    return pages
 
 
 def _as_ipynb(source: Path) -> str:

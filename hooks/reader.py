@@ -290,10 +290,11 @@ def short_citation(entry: dict[str, Any]) -> str:
     return f"{surname}{rest} {entry['year']}"
 
 
-def narrative_citation(entry: dict[str, Any]) -> str:
-    """``Su et al. (2021)``: the authors as a subject of the sentence (``[[citet KEY]]``)."""
+def narrative_citation(entry: dict[str, Any], locator: str | None = None) -> str:
+    """``Su et al. (2021)``, ``Su et al. (2021, eq. 34)``: the authors as a subject of the
+    sentence (``[[citet KEY]]``, ``[[citet KEY | eq. 34]]``)."""
     short = short_citation(entry)
-    return f"{short[: -len(str(entry['year']))].rstrip()} ({entry['year']})"
+    return f"{short[: -len(str(entry['year']))].rstrip()} ({entry['year']}{f', {locator}' if locator else ''})"
 
 
 def reference_html(key: str, entry: dict[str, Any]) -> str:
@@ -326,14 +327,18 @@ def references_page(references: dict[str, dict[str, Any]]) -> str:
             f'<ol class="posenc-references">\n{items}\n</ol>\n')
 
 
+def _citation_text(match: re.Match[str], key: str, keys: list[str], references: dict[str, dict[str, Any]]) -> str:
+    if not match["narrative"]:
+        return short_citation(references[key])
+    return narrative_citation(references[key], match["locator"] if key == keys[-1] else None)
+
+
 def _join_citation(links: list[str], narrative: bool, locator: str | None) -> str:
     """``(A 2021; B 2022, section 3)`` or, narrative, ``A (2021); B (2022, section 3)``: the
     locator (``[[cite KEY | section 3]]``) goes after the last citation, inside its parentheses."""
-    if not narrative:
-        return "(" + "; ".join(links) + (f", {locator}" if locator else "") + ")"
-    if locator:  # "[Su et al. (2021)](...)" -> "[Su et al. (2021](...), section 3)" would break the link
-        links[-1] = f"{links[-1]} ({locator})"
-    return "; ".join(links)
+    if narrative:  # the locator is inside the last link's text already
+        return "; ".join(links)
+    return "(" + "; ".join(links) + (f", {locator}" if locator else "") + ")"
 
 
 def cite_references(markdown: str, page_src: str, references: dict[str, dict[str, Any]]) -> str:
@@ -346,13 +351,13 @@ def cite_references(markdown: str, page_src: str, references: dict[str, dict[str
 
     def cite(match: re.Match[str]) -> str:
         links = []
-        for key in (k.strip() for k in match["keys"].split(",")):
+        keys = [k.strip() for k in match["keys"].split(",")]
+        for key in keys:
             if key not in references:
                 raise ValueError(f"{page_src}: [[cite {key}]]: no such key in {REFERENCES.name}")
             if key not in cited:
                 cited.append(key)
-            text = (narrative_citation if match["narrative"] else short_citation)(references[key])
-            links.append(f"[{text}]({target}#ref-{key})")
+            links.append(f"[{_citation_text(match, key, keys, references)}]({target}#ref-{key})")
         return _join_citation(links, bool(match["narrative"]), match["locator"])
 
     markdown = CITE.sub(cite, markdown)
@@ -375,11 +380,11 @@ def cite_html(html: str, page_url: str, references_url: str, references: dict[st
 
     def cite(match: re.Match[str]) -> str:
         links = []
-        for key in (k.strip() for k in match["keys"].split(",")):
+        keys = [k.strip() for k in match["keys"].split(",")]
+        for key in keys:
             if key not in references:
                 raise ValueError(f"{page_src}: [[cite {key}]]: no such key in {REFERENCES.name}")
-            text = (narrative_citation if match["narrative"] else short_citation)(references[key])
-            links.append(f'<a href="{target}#ref-{key}">{escape(text)}</a>')
+            links.append(f'<a href="{target}#ref-{key}">{escape(_citation_text(match, key, keys, references))}</a>')
         return _join_citation(links, bool(match["narrative"]), match["locator"] and escape(match["locator"]))
 
     return CITE.sub(cite, html)
@@ -442,8 +447,9 @@ def cite_this_page(title: str, path: str, site_name: str, site_url: str | None =
 
 def is_chapter(page: Page) -> bool:
     """A hand-written Markdown page other than the home page (no generated or notebook page)."""
-    src = page.file.src_uri
-    return bool(page.file.abs_src_path) and not page.file.generated_by and src.endswith(".md") and src != "index.md"
+    src, file = page.file.src_uri, page.file
+    written = bool(getattr(file, "abs_src_path", None)) and not getattr(file, "generated_by", None)
+    return written and src.endswith(".md") and src != "index.md"
 
 
 # ---------------------------------------------------------------------------------------------

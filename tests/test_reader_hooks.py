@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -145,3 +146,97 @@ def test_figures_are_numbered_and_referenced() -> None:
     assert "<figcaption>Figure 1. A curve</figcaption>" in out and "<figcaption>Figure 2. A map</figcaption>" in out
     with pytest.raises(ValueError, match=r"page.md: \[\[ref nothing\]\]"):
         reader.number_figures("[[ref nothing]]", "page.md")
+
+
+def test_citation_forms_locators_and_cut_short_author_lists() -> None:
+    import reader
+
+    refs = {"su2021": {"authors": "Jianlin Su, Yu Lu, Shengfeng Pan", "year": 2021, "title": "RoFormer", "arxiv": "2104.09864"},
+            "t5": {"authors": "Colin Raffel, et al.", "year": 2020, "title": "T5", "arxiv": "1910.10683"},
+            "gemma": {"authors": "Gemma Team", "short": "Gemma Team", "year": 2025, "title": "Gemma 3", "arxiv": "2503.19786"},
+            "pair": {"authors": "Ofir Press, Lior Wolf", "year": 2017, "title": "Tying", "arxiv": "1608.05859"}}
+    assert [reader.short_citation(refs[k]) for k in refs] == ["Su et al. 2021", "Raffel et al. 2020", "Gemma Team 2025", "Press and Wolf 2017"]
+    out = reader.cite_references("[[citet su2021 | eq. 34]] and [[cite t5, gemma | section 2.1]]; [[citet pair]].",
+                                 "page.md", refs)
+    assert out == ("[Su et al. (2021, eq. 34)](references.md#ref-su2021) and ([Raffel et al. 2020](references.md#ref-t5); "
+                   "[Gemma Team 2025](references.md#ref-gemma), section 2.1); [Press and Wolf (2017)](references.md#ref-pair).")
+    # cites that reach the page through a snippet include are linked in the HTML, relative to the page
+    html = reader.cite_html("<p>[[cite su2021 | section 3]] and [[citet gemma]]</p>", "errata/", "references/", refs, "errata.md")
+    assert html == ('<p>(<a href="../references/#ref-su2021">Su et al. 2021</a>, section 3) and '
+                    '<a href="../references/#ref-gemma">Gemma Team (2025)</a></p>')
+    with pytest.raises(ValueError, match=r"errata.md: \[\[cite nobody\]\]"):
+        reader.cite_html("[[cite nobody]]", "errata/", "references/", refs, "errata.md")
+
+
+def test_cite_this_page_is_reproducible_and_escaped() -> None:
+    import reader
+
+    block = reader.cite_this_page("RoPE in today's models", "rope-today/", "posenc", "https://example.org/posenc/",
+                                  "2026-11-20")
+    assert block.startswith('<details class="quote posenc-cite" data-search-exclude="" markdown="block">')
+    assert "<summary>Cite this page</summary>" in block
+    assert ("The posenc authors (2026). “RoPE in today&#x27;s models”. <em>posenc</em>, last updated 2026-11-20. "
+            '<a href="https://example.org/posenc/rope-today/">https://example.org/posenc/rope-today/</a>') in block
+    bibtex = block.split("```bibtex\n")[1].split("\n```")[0]
+    assert bibtex.splitlines()[0] == "@misc{posenc:rope-today,"
+    assert "  title        = {{RoPE in today's models}}," in bibtex and "  year         = {2026}," in bibtex
+    assert "  url          = {https://example.org/posenc/rope-today/}" in bibtex and bibtex.endswith("\n}")
+    assert reader.cite_this_page("RoPE", "rope/", "posenc", None, "2026-11-20") == \
+        reader.cite_this_page("RoPE", "rope/", "posenc", None, "2026-11-20")  # no clock, no network
+    undated = reader.cite_this_page("A & B_1 {x}", "p/", "posenc", None, None, author="Jane Doe")
+    assert "year" not in undated and "url" not in undated and "last updated" not in undated
+    assert r"title        = {{A \& B\_1 \{x\}}}" in undated and "author       = {{Jane Doe}}" in undated
+    assert "Jane Doe. “A &amp; B_1 {x}”. <em>posenc</em>." in undated
+    assert reader.page_title("Intro\n# The formula, step by step { #top }\ntext", "x") == "The formula, step by step"
+    assert reader.page_title("# Angle \\(m\\theta\\) and `code`", "x") == "Angle mθ and code"
+
+
+def test_chapters_end_with_cite_this_page(monkeypatch: pytest.MonkeyPatch) -> None:
+    import types
+
+    import reader
+
+    monkeypatch.setattr(reader, "_dates", {"docs/rope.md": "2026-11-20"})
+    config = types.SimpleNamespace(site_name="posenc", site_url="https://example.org/posenc/", site_author=None)
+
+    def page(src: str, generated: str | None = None) -> Any:
+        file = types.SimpleNamespace(src_uri=src, abs_src_path=None if generated else f"/docs/{src}", generated_by=generated,
+                                     name=src.removesuffix(".md"))
+        return types.SimpleNamespace(file=file, url=src.removesuffix(".md") + "/", title=None)
+
+    out = reader.on_page_markdown("# RoPE: rotary position embedding\n\nText.\n", page("rope.md"), config)  # type: ignore[arg-type]
+    assert out.startswith("# RoPE: rotary position embedding\n\nText.\n\n<details")
+    assert "“RoPE: rotary position embedding”" in out and "last updated 2026-11-20" in out
+    assert "url          = {https://example.org/posenc/rope/}" in out
+    for other in (page("index.md"), page("references.md", generated="reader"), page("notebooks/lab.py")):
+        assert "Cite this page" not in reader.on_page_markdown("# Title\n", other, config)  # type: ignore[arg-type]
+
+
+def test_bibliography_and_pages_use_one_reference_style() -> None:
+    """Every [[cite]] key on every page exists, every entry is cited somewhere, and no page keeps a
+    hand-written reference list or a bare arXiv link in its prose."""
+    import re
+
+    import reader
+
+    docs = Path(reader.ROOT) / "docs"
+    refs = reader.load_references()
+    assert refs, "docs/_references.yml is missing or empty"
+    pages = sorted(docs.glob("*.md")) + sorted((docs / "_errata").glob("*.md"))
+    used: set[str] = set()
+    for path in pages:
+        text = path.read_text(encoding="utf-8")
+        for match in reader.CITE.finditer(text):
+            keys = {k.strip() for k in match["keys"].split(",")}
+            assert keys <= refs.keys(), f"{path.name}: unknown keys {sorted(keys - refs.keys())}"
+            used |= keys
+        section = re.search(r"^## References.*?$(.*?)(?=^## |\Z)", text, re.MULTILINE | re.DOTALL)
+        if section:
+            assert "[[references]]" in section[1], f"{path.name}: References section without [[references]]"
+            assert "arxiv.org" not in section[1], f"{path.name}: a hand-written arXiv reference"
+        prose = re.sub(r"^\[\w+\]: .*$", "", text, flags=re.MULTILINE)  # link definitions (code lines) stay
+        assert "arxiv.org/abs" not in prose, f"{path.name}: an arXiv link outside the bibliography"
+    assert set(refs) - used == set(), f"never cited: {sorted(set(refs) - used)}"
+    for key, entry in refs.items():
+        assert re.fullmatch(r"[a-z][a-z0-9]*\d{4}[a-z0-9]*", key), key
+        assert str(entry["year"]) in key, f"{key}: year {entry['year']} not in the key"
