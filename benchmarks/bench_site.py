@@ -18,7 +18,10 @@ Everything is measured on a temporary copy of the repository with its own, initi
 3. **Page weight**: every page opened once in headless Chromium (``tests/site/check_site.py``),
    bytes of every file it loaded; the largest page against the 1.5 MB budget (uncompressed,
    without the search index, which the search worker fetches once for the whole site).
-4. **Test suite**: wall time of ``pytest -q`` on the repository (``--skip-tests`` leaves it out).
+4. **Explorer widgets**: ``tests/site/check_explorer.py`` on the built site times every redraw of
+   the five widgets while it moves their controls with the keyboard; the slowest update (first
+   drawings included) against the 50 ms budget.
+5. **Test suite**: wall time of ``pytest -q`` on the repository (``--skip-tests`` leaves it out).
 
 Timings are wall-clock seconds of the whole command (interpreter start included).
 """
@@ -105,6 +108,25 @@ def run_tests() -> tuple[float, str]:
     return elapsed, summary
 
 
+WIDGET_LINE = re.compile(r"^\s+(?P<widget>[\w-]+)\s+first drawing\s+(?P<first>[\d.]+) ms;.*?max\s+(?P<max>[\d.]+) ms")
+WIDGET_BUDGET_MS = 50.0
+
+
+def explorer_row(site: Path) -> list[str]:
+    """The explorer widgets' update times in the browser (tests/site/check_explorer.py drives every
+    control with the keyboard and times each redraw): the slowest update of any widget."""
+    command = [sys.executable, "-m", "tests.site.check_explorer", "--site-dir", str(site)]
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    times = {m["widget"]: max(float(m["first"]), float(m["max"]))
+             for m in map(WIDGET_LINE.match, result.stdout.splitlines()) if m}
+    if not times:
+        return ["explorer widget update", "n/a", f"< {WIDGET_BUDGET_MS:.0f} ms", "check_explorer printed no timings"]
+    widget, slowest = max(times.items(), key=lambda item: item[1])
+    verdict = "ok" if slowest < WIDGET_BUDGET_MS else "OVER"
+    return ["explorer widget update (slowest, incl. first drawing)", f"{slowest:.1f} ms", f"< {WIDGET_BUDGET_MS:.0f} ms",
+            f"{verdict}: {widget}; " + ", ".join(f"{w} {t:.1f}" for w, t in times.items())]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="timed rebuilds per series (median reported)")
@@ -181,6 +203,9 @@ def main() -> int:
                 rows.append(["largest page (without search index)", f"{largest['page'] / 1e6:.2f} MB", f"< {BUDGET_MB} MB",
                              f"{'ok' if ok else 'OVER'}: {name}; {largest['total'] / 1e6:.2f} MB with the search index, "
                              f"{largest['gzip'] / 1e6:.2f} MB gzip"])
+
+        if not args.skip_transfer and Path(CHROMIUM).exists():
+            rows.append(explorer_row(site))
 
         if args.skip_tests:
             rows.append(["test suite (pytest -q)", "skipped", "", "--skip-tests"])

@@ -314,7 +314,8 @@ def reference_html(key: str, entry: dict[str, Any]) -> str:
     if "code" in entry:
         links.append(f'<a href="{entry["code"]}">official code</a>')
     venue = f' {entry["venue"]}.' if entry.get("venue") else ""
-    return (f'<li id="ref-{key}">{entry["authors"]} ({entry["year"]}). <em>{entry["title"]}</em>.{venue} '
+    stop = "" if str(entry["title"]).endswith(("?", "!", ".")) else "."  # "useful?" takes no second stop
+    return (f'<li id="ref-{key}">{entry["authors"]} ({entry["year"]}). <em>{entry["title"]}</em>{stop}{venue} '
             + " · ".join(links) + "</li>")
 
 

@@ -166,6 +166,8 @@ def test_citation_forms_locators_and_cut_short_author_lists() -> None:
                     '<a href="../references/#ref-gemma">Gemma Team (2025)</a></p>')
     with pytest.raises(ValueError, match=r"errata.md: \[\[cite nobody\]\]"):
         reader.cite_html("[[cite nobody]]", "errata/", "references/", refs, "errata.md")
+    question = reader.reference_html("q", {"authors": "A B", "year": 2024, "title": "Why?", "arxiv": "2410.06205"})
+    assert "<em>Why?</em> <a" in question  # no second full stop after a question mark
 
 
 def test_cite_this_page_is_reproducible_and_escaped() -> None:
