@@ -35,8 +35,8 @@ def same_vector_scores(dim: int, distances: torch.Tensor, *, scale_base: float) 
     "xpos-decay",
     alt=("Two line plots for a head of width 64, distance 0 to 3000 tokens. Left: the score of a query "
          "and a key holding the same all-ones vector. RoPE's score falls from 64 and then keeps "
-         "oscillating widely; xPos's score follows its trend smoothly and sinks "
-         "towards zero. Right: xPos's scale factor zeta_i to the power distance/512 for pairs 0, 8, 16 "
+         "oscillating widely; xPos's score decays smoothly and levels off above zero. "
+         "Right: xPos's scale factor zeta_i to the power distance/512 for pairs 0, 8, 16 "
          "and 31: the fast pair 0 decays to almost nothing within 1000 tokens, the slow pair 31 barely."),
 )
 def xpos_decay(dim: int = 64, scale_base: float = 512.0) -> Figure:
@@ -45,8 +45,8 @@ def xpos_decay(dim: int = 64, scale_base: float = 512.0) -> Figure:
     rope = same_vector_scores(dim, distances, scale_base=math.inf)
     xpos = same_vector_scores(dim, distances, scale_base=scale_base)
     fig, (left, right) = new_figure(1, 2, height=3.5)
-    left.plot(distances.numpy(), rope.numpy(), lw=0.8, color=method_colour("rope"), label="RoPE")
-    left.plot(distances.numpy(), xpos.numpy(), lw=1.6, color=method_colour("xpos"), label="xPos")
+    left.plot(distances.numpy(), rope.numpy(), lw=0.7, alpha=0.55, color=method_colour("rope"), label="RoPE (faint)")
+    left.plot(distances.numpy(), xpos.numpy(), lw=2.2, color=method_colour("xpos"), label="xPos (bold)")
     left.axhline(0, color=colours.muted, lw=0.8)
     left.set_xlabel("distance m − n (tokens)")
     left.set_ylabel("q · k, same vector")
@@ -60,7 +60,7 @@ def xpos_decay(dim: int = 64, scale_base: float = 512.0) -> Figure:
     right.set_xlabel("distance m − n (tokens)")
     right.set_ylabel(f"ζ^((m − n) / {scale_base:g})")
     right.set_title("xPos factor per pair")
-    right.legend(loc="upper right", fontsize=9.5)
+    right.legend(loc="center right", fontsize=9.5)  # pair 31 runs along the top
     return fig
 
 
@@ -93,9 +93,9 @@ def kerple_shapes() -> Figure:
         right.plot(distance.numpy(), power_bias[h].numpy(), color=colours.cycle[h], label=label)
     left.set_title("log: −r1 · log(1 + r2 · d)")
     right.set_title("power: −r1 · d^r2")
-    for ax in (left, right):
+    for ax, corner in ((left, "upper right"), (right, "lower left")):  # the corners the curves leave free
         ax.set_xlabel("distance d = |i − j|")
-        ax.legend(loc="lower left", fontsize=9.5)
+        ax.legend(loc=corner, fontsize=9.5)
     left.set_ylabel("bias added to the logit")
     return fig
 
@@ -128,7 +128,7 @@ def fire_normalisation(trained: int = 512) -> Figure:
     right.set_xlabel("key position / query position, j / i")
     right.set_ylabel("FIRE input to the MLP")
     right.set_title("normalised by log(1 + c · max(L, i))")
-    right.legend(loc="upper right", fontsize=9.5)
+    right.legend(loc="lower left", fontsize=9.5)  # the curves fall from top left to bottom right
     return fig
 
 

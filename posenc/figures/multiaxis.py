@@ -187,5 +187,6 @@ def vit_resolution() -> Figure:
     ax.set_xlabel("test grid of patches (trained at the first)")
     ax.set_ylabel("test accuracy (%)")
     ax.set_ylim(0, 100)
-    ax.legend(fontsize=10.5, loc="upper right", ncols=2)
+    # below the plot: inside it, any corner hides an error bar of some method
+    fig.legend(fontsize=10.5, loc="outside lower center", ncols=3, frameon=False)
     return fig

@@ -120,7 +120,7 @@ def layouts() -> Figure:
     ax.set_xlim(-3.2, dim)
     ax.set_ylim(-0.55, 1.55)
     ax.axis("off")
-    ax.set_title("which dimensions rotate together (box = dimension index, colour = pair)")
+    fig.suptitle("Which dimensions rotate together (box = dimension index, colour = pair)")
     ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
     return fig
 
@@ -249,7 +249,7 @@ def _context_axes(title: str, trained: int, extended: float,
 @figure(
     "context-unseen-angles",
     alt=("Two lines, on a log scale, of the largest angle in turns that each of the 64 rotation pairs reaches "
-         "within 4096 positions (the training length) and within 8192: fast pairs make hundreds of turns, "
+         "within 4096 positions (the training length) and within 16384: fast pairs make hundreds of turns, "
          "while pairs from index 46 on never complete one turn in training, so longer inputs give them "
          "angles never seen."),
 )
@@ -257,11 +257,11 @@ def unseen_angles() -> Figure:
     colours = palette()
     theta = rope_inverse_frequencies(DIM, base=BASE)
     turns_trained = (TRAINED - 1) * theta / (2 * math.pi)
-    turns_double = (2 * TRAINED - 1) * theta / (2 * math.pi)
+    turns_long = (FACTOR * TRAINED - 1) * theta / (2 * math.pi)  # the chapter's 4x longer input
     pairs = np.arange(DIM // 2)
     fig, ax = new_figure(1, 1, height=3.5)
     ax.set_yscale("log")
-    ax.plot(pairs, turns_double.numpy(), color=colours.cycle[1], label=f"positions up to {2 * TRAINED}")
+    ax.plot(pairs, turns_long.numpy(), color=colours.cycle[1], label=f"positions up to {int(FACTOR * TRAINED)}")
     ax.plot(pairs, turns_trained.numpy(), color=colours.cycle[0], label=f"positions up to {TRAINED} (training)")
     ax.axhline(1.0, color=colours.muted, ls="--", lw=1.1)
     ax.text(1, 1.2, "one full turn", color=colours.foreground, fontsize=9.5)

@@ -199,7 +199,7 @@
     const scale = d3.scaleLinear().domain([low, high]).range([y + height, y]);
     styleAxis(svg.append("g").attr("transform", `translate(${x + 10},0)`)
       .call(d3.axisRight(scale).ticks(4).tickFormat((v) => minus(fmt(v, 2)))), colours);
-    axisLabel(svg, colours, label, x + 52, y + height / 2, true);
+    axisLabel(svg, colours, label, x + 60, y + height / 2, true);
   }
 
   /** Run an update, timing it; the time is kept on the widget for the checks (data-update-ms). */
@@ -310,7 +310,7 @@
       { key: "trained", label: "Trained length", kind: "select", value: 4096, parse: Number,
         options: [[2048, "2,048"], [4096, "4,096"], [8192, "8,192"]] },
       { key: "type", label: "Scaling type", kind: "select", value: "yarn", options: SCALING_TYPES },
-      { key: "factor", label: "Factor", kind: "range", min: 1, max: 32, step: 1, value: 8, text: (v) => `factor ${v}` },
+      { key: "factor", label: "Factor", kind: "range", min: 1, max: 32, step: 1, value: 4, text: (v) => `factor ${v}` },
       { key: "seqLen", label: "Current length", kind: "range", min: 1024, max: 65536, step: 1024, value: 16384,
         text: (v) => `current length ${v}`, show: (v) => v.toLocaleString("en-US") },
       { key: "betaFast", label: "beta_fast", kind: "range", min: 2, max: 64, step: 1, value: 32, text: (v) => `beta fast ${v}` },
@@ -514,7 +514,7 @@
         });
         plot.attr("aria-label", `Unit circles of pairs ${shown.join(", ")}: the query rotated to position ${m} and the key ` +
           `rotated to position ${n}; the dashed arrows are the vectors before rotation.`);
-        box.readout.textContent = minus(`Head dim ${dim}. Query at ${m}, key at ${n}: offset m \u2212 n = ${m - n}. ` +
+        box.readout.textContent = minus(`Head dim ${dim}. Query at ${m}, key at ${n}: distance m \u2212 n = ${m - n}. ` +
           `Scores of pairs ${shown.join(", ")}: ${scores.map((v) => v.toFixed(3)).join(", ")}; of the whole head: ${total.toFixed(3)}.`);
         return;
       }
@@ -528,7 +528,7 @@
         .text(minus(`pair score q\u00b7k = ${score.toFixed(3)}`));
       plot.attr("aria-label", `Unit circle of pair ${pair}: the query rotated to position ${m} and the key rotated to position ${n}; ` +
         `the dashed arrows are the vectors before rotation.`);
-      box.readout.textContent = minus(`Head dim ${dim}. Query at ${m}, key at ${n}: offset m \u2212 n = ${m - n}. ` +
+      box.readout.textContent = minus(`Head dim ${dim}. Query at ${m}, key at ${n}: distance m \u2212 n = ${m - n}. ` +
         `Score of pair ${pair}: ${score.toFixed(3)}; of the whole ${dim}-dimensional head: ${total.toFixed(3)}.`);
     });
     return redraw;
