@@ -162,16 +162,17 @@ def t5_bias_heads(seq: int = 24) -> Figure:
     with torch.no_grad():
         bias = module(seq).numpy()
     buckets = module.buckets(seq).numpy()
-    fig, axes = new_figure(1, 3, height=3.6, wspace=0.1)
+    fig, axes = new_figure(1, 3, height=3.8, wspace=0.06)
     ticks = [0, 8, 16]
     image = show_matrix(axes[0], buckets, title="bucket of (i, j)\n(16 buckets)", xlabel="key j",
                         ylabel="query i", xticks=ticks, yticks=ticks)
-    fig.colorbar(image, ax=axes[0], shrink=0.8, label="bucket", ticks=range(0, 16, 3))
+    # colour bars below the panels, so that the three heatmaps get the figure's width
+    fig.colorbar(image, ax=axes[0], orientation="horizontal", shrink=0.9, label="bucket", ticks=range(0, 16, 5))
     limit = float(np.abs(bias).max())
     for h in range(2):
         image = show_matrix(axes[h + 1], bias[h], limit=limit, title=f"bias of head {h}\n(at initialisation)",
                             xlabel="key j", ylabel="query i", xticks=ticks, yticks=ticks)
-    fig.colorbar(image, ax=axes[1:], shrink=0.8, label="added to the logit")
+    fig.colorbar(image, ax=axes[1:], orientation="horizontal", shrink=0.6, label="added to the logit")
     return fig
 
 
