@@ -342,6 +342,15 @@ def _join_citation(links: list[str], narrative: bool, locator: str | None) -> st
     return "(" + "; ".join(links) + (f", {locator}" if locator else "") + ")"
 
 
+def _cited_keys(match: re.Match[str], references: dict[str, dict[str, Any]], page_src: str) -> list[str]:
+    """The keys of one ``[[cite a, b]]``, each checked against the bibliography."""
+    keys = [k.strip() for k in match["keys"].split(",")]
+    for key in keys:
+        if key not in references:
+            raise ValueError(f"{page_src}: [[cite {key}]]: no such key in {REFERENCES.name}")
+    return keys
+
+
 def cite_references(markdown: str, page_src: str, references: dict[str, dict[str, Any]]) -> str:
     """Replace ``[[cite a, b]]`` by author-year links to the references page (``[[citet a]]``:
     "Su et al. (2021)", the authors as part of the sentence; ``[[cite a | section 3]]`` adds a
@@ -351,14 +360,9 @@ def cite_references(markdown: str, page_src: str, references: dict[str, dict[str
     cited: list[str] = []
 
     def cite(match: re.Match[str]) -> str:
-        links = []
-        keys = [k.strip() for k in match["keys"].split(",")]
-        for key in keys:
-            if key not in references:
-                raise ValueError(f"{page_src}: [[cite {key}]]: no such key in {REFERENCES.name}")
-            if key not in cited:
-                cited.append(key)
-            links.append(f"[{_citation_text(match, key, keys, references)}]({target}#ref-{key})")
+        keys = _cited_keys(match, references, page_src)
+        cited.extend(key for key in keys if key not in cited)
+        links = [f"[{_citation_text(match, key, keys, references)}]({target}#ref-{key})" for key in keys]
         return _join_citation(links, bool(match["narrative"]), match["locator"])
 
     markdown = CITE.sub(cite, markdown)
@@ -380,12 +384,9 @@ def cite_html(html: str, page_url: str, references_url: str, references: dict[st
     target = get_relative_url(references_url, page_url)
 
     def cite(match: re.Match[str]) -> str:
-        links = []
-        keys = [k.strip() for k in match["keys"].split(",")]
-        for key in keys:
-            if key not in references:
-                raise ValueError(f"{page_src}: [[cite {key}]]: no such key in {REFERENCES.name}")
-            links.append(f'<a href="{target}#ref-{key}">{escape(_citation_text(match, key, keys, references))}</a>')
+        keys = _cited_keys(match, references, page_src)
+        links = [f'<a href="{target}#ref-{key}">{escape(_citation_text(match, key, keys, references))}</a>'
+                 for key in keys]
         return _join_citation(links, bool(match["narrative"]), match["locator"] and escape(match["locator"]))
 
     return CITE.sub(cite, html)

@@ -87,13 +87,19 @@ def _check_rope_positions(positions: object, x: Tensor, name: str = "x") -> Tens
         raise ValueError(f"positions must have {seq} entries in its last dimension (the seq dimension of {name}, "
                          f"shape {tuple(x.shape)}), got shape {tuple(tensor.shape)}")
     if tensor.ndim == 2:
-        if x.ndim < 3:
-            raise ValueError(f"positions of shape [batch, seq] need {name} with a batch dimension, "
-                             f"got {name} of shape {tuple(x.shape)}")
-        if tensor.shape[0] not in (1, x.shape[0]):
-            raise ValueError(f"positions must have size {x.shape[0]} (the batch of {name}) or 1 in dimension 0, "
-                             f"got shape {tuple(tensor.shape)}")
+        _check_position_batch(tensor, x, name, "[batch, seq]")
     return tensor
+
+
+def _check_position_batch(tensor: Tensor, x: Tensor, name: str, shape: str) -> None:
+    """Positions with a leading batch axis (``shape`` names their layout): ``name`` must have a
+    batch axis too, of the same size (or positions a batch of 1, shared by every row)."""
+    if x.ndim < 3:
+        raise ValueError(f"positions of shape {shape} need {name} with a batch dimension, "
+                         f"got {name} of shape {tuple(x.shape)}")
+    if tensor.shape[0] not in (1, x.shape[0]):
+        raise ValueError(f"positions must have size {x.shape[0]} (the batch of {name}) or 1 in dimension 0, "
+                         f"got shape {tuple(tensor.shape)}")
 
 
 def _sequence_length(positions: Tensor) -> int:

@@ -25,7 +25,7 @@ import torch
 from torch import Tensor
 
 from posenc._checks import check_choice, check_float, check_int, check_tensor, is_integer
-from posenc.rope import _apply_table, _default_frequencies
+from posenc.rope import _apply_table, _check_position_batch, _default_frequencies
 
 __all__ = ["ASSIGNMENTS", "FREQUENCIES", "apply_rope_nd", "grid_positions", "mrope_positions",
            "rope_axis_assignment"]
@@ -115,12 +115,7 @@ def _check_nd_positions(positions: object, x: Tensor, n_axes: int) -> Tensor:
                          f"{n_axes}] (seq of x, one coordinate per entry of sections), "
                          f"got shape {tuple(tensor.shape)}")
     if tensor.ndim == 3:
-        if x.ndim < 3:
-            raise ValueError(f"positions of shape [batch, seq, n_axes] need x with a batch dimension, "
-                             f"got x of shape {tuple(x.shape)}")
-        if tensor.shape[0] not in (1, x.shape[0]):
-            raise ValueError(f"positions must have size {x.shape[0]} (the batch of x) or 1 in dimension 0, "
-                             f"got shape {tuple(tensor.shape)}")
+        _check_position_batch(tensor, x, "x", "[batch, seq, n_axes]")
     return tensor
 
 
