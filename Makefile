@@ -7,7 +7,8 @@ PY := $(VENV)/bin/python
 PY_STAMP := $(VENV)/.installed
 JS_STAMP := node_modules/.installed
 
-.PHONY: install serve build test test-fast typecheck bench experiments experiments-lm experiments-windows experiments-vit check-site clean
+.PHONY: install serve build test test-fast typecheck bench experiments experiments-lm experiments-retrieval \
+	experiments-extension experiments-windows experiments-vit experiments-large check-site clean
 
 install: $(PY_STAMP) $(JS_STAMP)
 
@@ -41,17 +42,30 @@ test: install
 bench: install
 	@set -e; for script in benchmarks/bench_*.py; do echo "== $$script"; $(PY) $$script; done
 
-# Each experiment rewrites its committed results file; `make experiments` runs all three.
-experiments: experiments-lm experiments-windows experiments-vit
+# Each study rewrites its committed results file; `make experiments` runs them all (CPU, 2 processes).
+# The extension and windows studies reuse the models the lm and retrieval studies trained (kept in
+# .cache/experiments); run alone, they train the ones they need first.
+experiments: experiments-lm experiments-retrieval experiments-extension experiments-windows experiments-vit
 
 experiments-lm: install
-	$(PY) -m posenc.experiments length-extrapolation --config full --output posenc/experiments/results/length_extrapolation.json
+	$(PY) -m posenc.experiments length-extrapolation --config full
+
+experiments-retrieval: install
+	$(PY) -m posenc.experiments retrieval --config full
+
+experiments-extension: install
+	$(PY) -m posenc.experiments extension --config full
 
 experiments-windows: install
-	$(PY) -m posenc.experiments windows --config full --output posenc/experiments/results/inference_windows.json
+	$(PY) -m posenc.experiments windows --config full
 
 experiments-vit: install
-	$(PY) -m posenc.experiments vit-resolution --config full --output posenc/experiments/results/vit_resolution.json
+	$(PY) -m posenc.experiments vit-resolution --config full
+
+# The larger configuration, for a machine with a GPU: results go to posenc/experiments/results/large/.
+experiments-large: install
+	set -e; for study in length-extrapolation retrieval extension windows; do \
+	  $(PY) -m posenc.experiments $$study --config large --device cuda --workers 8; done
 
 check-site: build
 	bash tools/install_chromium.sh

@@ -153,10 +153,15 @@ def api_reference() -> dict[str, str]:
         "|---|---|",
     ]
     index += [f"| [`posenc.{name}`](api/{name}.md) | {_summary(name)} |" for name in modules]
-    index += ["| [`posenc.figures`](api/figures.md) | The figure registry: `figure` and `FigureSpec`. |", ""]
+    index += ["| [`posenc.figures`](api/figures.md) | The figure registry: `figure` and `FigureSpec`. |",
+              "| [`posenc.experiments`](api/experiments.md) | The measured studies: configuration, language "
+              "modelling, retrieval, context extension, windows. |", ""]
     pages = {"api.md": "\n".join(index)}
     for name in modules:
         pages[f"api/{name}.md"] = f"# posenc.{name}\n\n::: posenc.{name}\n"
+    studies = ("config", "length_extrapolation", "retrieval", "context_extension", "inference_windows")
+    pages["api/experiments.md"] = "# posenc.experiments\n\n" + "\n".join(
+        f"::: posenc.experiments.{name}\n    options:\n      heading_level: 2\n" for name in studies)
     pages["api/figures.md"] = ("# posenc.figures\n\n::: posenc.figures\n    options:\n"
                                "      members: [figure, FigureSpec]\n")
     return pages

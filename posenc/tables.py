@@ -8,16 +8,23 @@ code that makes it cannot drift apart. Every cell is a string, formatted here on
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import torch
 
 from posenc._checks import check_size_int
+from posenc.experiments import context_extension, inference_windows, retrieval
 from posenc.experiments.length_extrapolation import CONFIGS, build_model, load_results
 from posenc.model import TinyTransformer
 from posenc.rope_scaling import rope_attention_scaling, rope_inverse_frequencies
 
-__all__ = ["acts_on", "extrapolation_table", "scaling_table"]
+__all__ = ["acts_on", "extension_accuracy_table", "extension_perplexity_table", "extrapolation_table",
+           "large_table", "perplexity_table", "retrieval_table", "scaling_table", "windows_table"]
 
 Table = tuple[list[str], list[list[str]]]
+#: Where the committed results files are (the larger configuration's in ``large/``).
+RESULTS_FOLDER = Path(__file__).resolve().parent / "experiments" / "results"
 
 
 # --8<-- [start:extrapolation]
@@ -34,33 +41,51 @@ def acts_on(model: TinyTransformer, length: int) -> tuple[str, int]:
         return "embeddings", length * width  # one (n, d) addition
     if model.attention_bias(2) is not None:
         return "logits", layers * heads * length * length  # (h, n, n) per layer
-    if model.rotary is not None:
-        return "q and k", layers * 2 * length * width  # rotate q and k
+    if model.rotary is not None or model.xpos is not None:
+        return "q and k", layers * 2 * length * width  # rotate (xPos: and scale) q and k
+    if len(model.cope):  # positions computed from the logits, added to them
+        return "logits", layers * heads * length * length
     return "-", 0
 
 
+def _spread(entry: dict[str, Any], metric: str, index: int, digits: int = 2, *, one_seed: bool = False) -> str:
+    """``mean (min–max)`` over seeds of one entry of a results file (just the value for a run of
+    one seed), or "-" where not scored."""
+    mean = entry[metric][index]
+    if mean is None:
+        return "-"
+    if one_seed:
+        return f"{mean:.{digits}f}"
+    low, high = entry[f"{metric}_min"][index], entry[f"{metric}_max"][index]
+    return f"{mean:.{digits}f} ({low:.{digits}f}–{high:.{digits}f})"
+
+
 def extrapolation_table() -> Table:
-    """Perplexity of each method at 1, 2, 4 and 8 times the training length (committed results),
-    with where the method acts and its extra parameters and operations.
+    """The comparison of every method: where it acts and what it adds (probed and counted), and
+    its measured perplexity and retrieval accuracy at L and 8L and training time (committed results;
+    mean over seeds, min–max in brackets).
 
     Examples:
         >>> header, rows = extrapolation_table()
         >>> header[:4]
         ['method', 'acts on', '+params', 'extra ops']
-        >>> rows[-1][:3]
-        ['t5', 'logits', '128']
+        >>> [row[:3] for row in rows if row[0] == 't5']
+        [['t5', 'logits', '128']]
     """
-    results = load_results()
+    results, recall = load_results(), retrieval.load_results()
     full, lengths = CONFIGS["full"], results["eval_lengths"]
     methods = results["methods"]
-    header = ["method", "acts on", "+params", "extra ops"] + [f"ppl@{n}" for n in lengths]
+    header = ["method", "acts on", "+params", "extra ops", f"ppl@{lengths[0]}", f"ppl@{lengths[-1]}",
+              f"recall@{lengths[0]}", f"recall@{lengths[-1]}", "train s"]
     rows = []
     for method, entry in methods.items():
         model = build_model(method, full, results["corpus"]["vocab_size"])
         where, ops = acts_on(model, max(lengths))
         extra = entry["parameters"] - methods["none"]["parameters"]
-        cells = ["-" if p is None else f"{p:.2f}" for p in entry["perplexity"]]
-        rows.append([method, where, str(extra), f"{ops:,}", *cells])
+        seconds = [run["train_cpu_seconds"] for run in entry["runs"]]
+        rows.append([method, where, str(extra), f"{ops:,}", _spread(entry, "perplexity", 0),
+                     _spread(entry, "perplexity", -1), _spread(recall["methods"][method], "accuracy", 0),
+                     _spread(recall["methods"][method], "accuracy", -1), f"{sum(seconds) / len(seconds):.0f}"])
     return header, rows
 # --8<-- [end:extrapolation]
 
@@ -99,3 +124,81 @@ def scaling_table() -> Table:
         rows.append([name, *(f"{slowdown[i]:.3f}" for i in (0, 32, 63)), factor_cell])
     return ["method", "pair 0", "pair 32", "pair 63", "attention factor"], rows
 # --8<-- [end:scaling]
+
+
+# --8<-- [start:study]
+def perplexity_table() -> Table:
+    """Perplexity of every method at each evaluation length: mean over seeds (min–max)."""
+    results = load_results()
+    header = ["method"] + [f"ppl@{n}" for n in results["eval_lengths"]]
+    return header, [[method] + [_spread(entry, "perplexity", i) for i in range(len(results["eval_lengths"]))]
+                    for method, entry in results["methods"].items()]
+
+
+def retrieval_table() -> Table:
+    """MQAR accuracy of every method at each length: mean over seeds (min–max)."""
+    results = retrieval.load_results()
+    header = ["method"] + [f"recall@{n}" for n in results["eval_lengths"]]
+    return header, [[method] + [_spread(entry, "accuracy", i) for i in range(len(results["eval_lengths"]))]
+                    for method, entry in results["methods"].items()]
+
+
+def _extension_table(task: str, path: Path | None = None) -> Table:
+    results = context_extension.load_results(path or context_extension.RESULTS_PATH)
+    entry, lengths = results["tasks"][task], results["eval_lengths"]
+    metric = entry["metric"]
+    header = ["rule"] + [f"no training @{n}" for n in lengths] + [f"fine-tuned @{n}" for n in lengths]
+    rows = []
+    for rule in entry["no_training"]:
+        cells = [_spread(entry["no_training"][rule], metric, i) for i in range(len(lengths))]
+        tuned = entry["fine_tuned"].get(rule)
+        cells += ["not fine-tuned"] * len(lengths) if tuned is None else \
+            [_spread(tuned, metric, i) for i in range(len(lengths))]
+        rows.append([rule, *cells])
+    return header, rows
+
+
+def extension_perplexity_table() -> Table:
+    """The RoPE language models with each scaling rule: perplexity without training (s = l/L) and
+    after the short fine-tune at 2L (s = 2), mean over seeds (min–max)."""
+    return _extension_table("lm")
+
+
+def extension_accuracy_table() -> Table:
+    """The RoPE MQAR models with each scaling rule: accuracy without training and after the
+    short fine-tune, mean over seeds (min–max)."""
+    return _extension_table("retrieval")
+
+
+def windows_table() -> Table:
+    """Perplexity at 8L of every method with full attention, a window of L keys, and 4 sinks plus
+    a window (keys at their original positions): mean over seeds (min–max)."""
+    results = inference_windows.load_results()
+    labels = list(next(iter(results["methods"].values())))
+    return ["method", *labels], [[method] + [_spread(entry[label], "perplexity", 0) for label in labels]
+                                 for method, entry in results["methods"].items()]
+
+
+def large_table() -> Table:
+    """The larger configuration (GPU, one seed): perplexity at L and 8L; the windows study's
+    perplexity at 8L (on its own 8 windows of text) with full attention and with a window of L
+    keys; MQAR accuracy at L and 8L."""
+    folder = RESULTS_FOLDER / "large"
+    lm, recall = load_results(folder / "length_extrapolation.json"), retrieval.load_results(folder / "retrieval.json")
+    windows = inference_windows.load_results(folder / "inference_windows.json")
+    lengths = lm["eval_lengths"]
+    full_label, window_label = "full attention", f"window {lm['config']['train_length']}"
+    header = ["method", f"ppl@{lengths[0]}", f"ppl@{lengths[-1]}", "8 texts: full", "8 texts: window",
+              f"recall@{lengths[0]}", f"recall@{lengths[-1]}"]
+    rows = []
+    for method, entry in lm["methods"].items():
+        window, scores = windows["methods"].get(method), recall["methods"][method]
+        cells: list[tuple[dict[str, Any], str, int] | None] = [(entry, "perplexity", 0), (entry, "perplexity", -1)]
+        cells += [(window[label], "perplexity", 0) for label in (full_label, window_label)] if window else [None, None]
+        cells += [(scores, "accuracy", 0), (scores, "accuracy", -1)]
+        row = [method] + ["-" if c is None else _spread(*c, one_seed=True) for c in cells]
+        if method == "rope-randomized":  # the GPU run scored it on 0 .. n-1, not on random positions:
+            row[1] = row[5] = "n/a"      # the same thing at 8L (the only subset), not at L
+        rows.append(row)
+    return header, rows
+# --8<-- [end:study]

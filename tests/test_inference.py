@@ -348,34 +348,4 @@ def test_a_huge_continuation_is_refused_not_allocated() -> None:
         assert math.isfinite(float(model(tokens(1, 1), positions=torch.tensor([[10**5]])).sum()))
 
 
-# ---------------------------------------------------------------- the windows experiment
-
-
-def test_windows_experiment_runs_end_to_end_on_the_tiny_configuration(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from posenc.experiments.__main__ import main
-    from posenc.experiments.inference_windows import load_results, settings, summary_lines
-
-    target = tmp_path / "windows.json"
-    assert main(["windows", "--config", "tiny", "--output", str(target)]) == 0
-    results = load_results(target)
-    assert results["config"]["name"] == "tiny" and results["length"] == 8 * results["config"]["train_length"]
-    rows = {row["label"]: row for row in results["settings"]}
-    assert list(rows) == [label for label, *_ in settings(results["config"]["train_length"])]
-    assert all(math.isfinite(row["perplexity"]) and row["perplexity"] > 1 for row in rows.values())
-    # RoPE and no sinks: re-assigning the positions in the cache changes no offset
-    window = results["config"]["train_length"]
-    assert rows[f"window {window}"]["perplexity"] == pytest.approx(
-        rows[f"window {window}, in-cache positions"]["perplexity"], rel=1e-4)
-    drift = results["dynamic_ntk"]
-    assert drift["max_logit_gap_within_train_length"] < 1e-3  # the base only moves past L
-    assert len(summary_lines(results)) == 1 + len(rows) + 2
-
-
-def test_committed_windows_results_match_their_configuration() -> None:
-    from posenc.experiments.inference_windows import load_results
-    from posenc.experiments.length_extrapolation import CONFIGS
-
-    results = load_results()
-    assert results["config"] == CONFIGS["full"].as_dict()
-    assert results["length"] == 8 * CONFIGS["full"].train_length and results["method"] == "rope"
-    assert {"python", "torch", "numpy", "posenc"} <= set(results["versions"])
+# The windows experiment is tested with the other studies, in tests/test_study.py.

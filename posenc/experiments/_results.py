@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import importlib
 import json
+import multiprocessing
 import platform
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import torch
 
 
 def versions(*extra: str) -> dict[str, str]:
@@ -31,3 +35,46 @@ def read_json(path: str | Path) -> dict[str, Any]:
     """Read a results file."""
     data: dict[str, Any] = json.loads(Path(path).read_text())
     return data
+
+
+def spread(name: str, per_seed: list[list[float | None]]) -> dict[str, list[float | None]]:
+    """Mean, min and max over seeds of each entry (None where a run has none), under ``name``,
+    ``name_min`` and ``name_max``."""
+    means: list[float | None] = []
+    lows: list[float | None] = []
+    highs: list[float | None] = []
+    for values in zip(*per_seed):
+        if any(v is None for v in values):
+            for column in (means, lows, highs):
+                column.append(None)
+            continue
+        numbers = [float(v) for v in values if v is not None]
+        means.append(round(sum(numbers) / len(numbers), 4))
+        lows.append(min(numbers))
+        highs.append(max(numbers))
+    return {name: means, f"{name}_min": lows, f"{name}_max": highs}
+
+
+Job = tuple[str, int]
+
+
+def _call(task: tuple[Callable[..., dict[str, Any]], Job, Any, str, bool, int]) -> tuple[Job, dict[str, Any]]:
+    function, job, config, device, progress, position = task
+    torch.set_num_threads(1)
+    return job, function(*job, config, device, progress, position)
+
+
+def run_jobs(function: Callable[..., dict[str, Any]], jobs: list[Job], config: Any, *, device: str,
+             workers: int, progress: bool) -> dict[Job, dict[str, Any]]:
+    """``function(method, seed, config, device, progress, bar_position)`` for every (method, seed)
+    job, in ``workers`` processes of one thread each (or in this process when ``workers`` is 1)."""
+    tasks = [(function, job, config, device, progress, i % workers) for i, job in enumerate(jobs)]
+    if workers == 1:
+        threads = torch.get_num_threads()
+        try:
+            return dict(_call(task) for task in tasks)
+        finally:
+            torch.set_num_threads(threads)
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(min(workers, len(tasks))) as pool:
+        return dict(pool.imap_unordered(_call, tasks))

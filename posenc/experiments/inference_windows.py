@@ -1,18 +1,18 @@
-"""Sliding windows, attention sinks and dynamic NTK on the trained RoPE model. Measured.
+"""Sliding windows, attention sinks and dynamic NTK on the trained language models. Measured.
 
-The RoPE model of the length-extrapolation experiment (same text, same configuration, same
-training code: `posenc.experiments.length_extrapolation.train_model`) is scored at 8 times its
-training length L in five ways:
+Every language model of the length-extrapolation study (same text, configuration and seeds;
+`posenc.experiments.length_extrapolation.train_model`, reused from the model cache) except the
+learned table, which has no rows past L, is scored at 8 times its training length L with full
+attention, a sliding window of L keys (`posenc.inference.KVCache` with ``window=L``), and
+``sinks`` attention sinks plus a window of ``L - sinks`` keys (the same budget of L keys;
+StreamingLLM, Xiao et al., 2024, https://arxiv.org/abs/2309.17453), the kept keys at the
+positions they were cached with.
 
-* full attention (every key, positions 0 .. 8L-1), as in the extrapolation chapter;
-* a sliding window of L keys (`posenc.inference.KVCache` with ``window=L``), the kept keys at the
-  positions they were cached with, and again with positions re-assigned within the cache;
-* ``sinks`` attention sinks plus a window of ``L - sinks`` keys (the same budget of L keys), both
-  ways (StreamingLLM, Xiao et al., 2024, https://arxiv.org/abs/2309.17453).
-
-It also decodes one text token by token with dynamic NTK scaling, once with the cache and once
-recomputing the whole prefix at every step, and records how far the two drift apart: with a
-cache, the keys cached early stay rotated by the base of their time while the base grows.
+The RoPE model of seed 0 is scored in more detail: the loss block by block, and each window
+setting also with positions re-assigned within the cache. It also decodes one text token by token
+with dynamic NTK scaling, once with the cache and once recomputing the whole prefix at every
+step, and records how far the two drift apart: with a cache, the keys cached early stay rotated
+by the base of their time while the base grows.
 
 Run it with ``python -m posenc.experiments windows --config full``.
 """
@@ -29,14 +29,10 @@ from torch import Tensor
 from torch.nn import functional
 
 from posenc._checks import check_int
-from posenc.experiments._results import read_json, versions, write_json
+from posenc.experiments._results import read_json, run_jobs, spread, versions, write_json
+from posenc.experiments.config import CONFIGS, Config, check_device, evaluation_positions, max_length
 from posenc.experiments.data import SOURCE, load_corpus
-from posenc.experiments.length_extrapolation import (
-    CONFIGS,
-    Config,
-    evaluation_text,
-    train_model,
-)
+from posenc.experiments.length_extrapolation import EVALUATION_SEED, evaluation_text, train_model
 from posenc.inference import KVCache
 from posenc.model import TinyTransformer
 from posenc.rope import RotaryEmbedding, rope_inverse_frequencies
@@ -46,7 +42,9 @@ RESULTS_PATH = Path(__file__).resolve().parent / "results" / "inference_windows.
 #: Attention sinks kept in the "+ sinks" settings (StreamingLLM keeps 4).
 SINKS = 4
 #: How many 8L windows of the validation text are scored (the same ones for every setting).
-EVAL_SEQUENCES = {"full": 8, "tiny": 2}
+EVAL_SEQUENCES = {"full": 8, "large": 8, "tiny": 2}
+#: The windows study scores every model at this multiple of its training length.
+WINDOWS_MULTIPLE = 8
 #: The scaling of the dynamic-NTK run (Hugging Face's "dynamic" type, factor 2).
 DYNAMIC_FACTOR = 2.0
 
@@ -65,17 +63,20 @@ def settings(train_length: int) -> list[tuple[str, int | None, int, str]]:
 
 @torch.no_grad()
 def windowed_losses(model: TinyTransformer, inputs: Tensor, targets: Tensor, *, window: int | None,
-                    sinks: int, key_positions: str) -> Tensor:
+                    sinks: int, key_positions: str, positions: Tensor | None = None) -> Tensor:
     """Cross-entropy ``[batch, length]`` of each next character under one cache setting.
 
     With positions as cached, one call with a windowed cache scores every position at once
     (its mask is the window). With in-cache positions the keys move at every step, so the text
-    is decoded one token at a time, as a generation loop would.
+    is decoded one token at a time, as a generation loop would. ``positions`` (only with
+    positions as cached) numbers the tokens, e.g. the random positions of a model trained on them.
     """
+    if positions is not None and key_positions != "original":
+        raise ValueError("positions can only be given with key_positions='original'")
     if window is None:
-        logits = model(inputs)
+        logits = model(inputs, positions=positions)
     elif key_positions == "original":
-        logits = model(inputs, cache=KVCache(window=window, sinks=sinks))
+        logits = model(inputs, cache=KVCache(window=window, sinks=sinks), positions=positions)
     else:
         cache = KVCache(window=window, sinks=sinks, key_positions=key_positions)
         logits = torch.cat([model(inputs[:, i:i + 1], cache=cache) for i in range(inputs.shape[1])], dim=1)
@@ -122,50 +123,85 @@ def dynamic_ntk_drift(model: TinyTransformer, text: Tensor, train_length: int) -
     }
 
 
-def run(config: Config, *, multiple: int = 8) -> dict[str, Any]:
-    """Train the RoPE model of ``config`` and score every setting at ``multiple`` x L."""
-    multiple = check_int("multiple", multiple, minimum=1, maximum=64)
+def _sequences(config: Config, length: int) -> tuple[Tensor, Tensor]:
+    """The windows of ``length`` scored in every setting: inputs and next characters."""
+    sequences = EVAL_SEQUENCES.get(config.name, 2)
+    text = evaluation_text(load_corpus(config.validation_fraction), config)
+    if text.numel() - 1 < sequences * length:
+        raise ValueError(f"the validation text has {text.numel() - 1} characters, fewer than "
+                         f"{sequences} windows of {length}")
+    return text[:sequences * length].view(sequences, length), text[1:sequences * length + 1].view(sequences, length)
+
+
+def _rope_detail(config: Config, length: int, device: str) -> dict[str, Any]:
+    """Every setting, block by block, and the dynamic-NTK drift, on the RoPE model of seed 0."""
+    model, stats = train_model("rope", config, 0, device=device)
+    inputs, targets = (t.to(device) for t in _sequences(config, length))
+    rows = []
+    for label, window, sinks, key_positions in settings(config.train_length):
+        losses = windowed_losses(model, inputs, targets, window=window, sinks=sinks, key_positions=key_positions)
+        by_position = losses.double().mean(0).view(-1, config.train_length).mean(1)  # one value per L
+        rows.append({"label": label, "window": window, "sinks": sinks, "key_positions": key_positions,
+                     "perplexity": round(math.exp(float(losses.double().mean())), 4),
+                     "loss_by_block": [round(float(v), 4) for v in by_position.cpu()]})
+    text = evaluation_text(load_corpus(config.validation_fraction), config)[:length + 1].to(device)
+    drift = dynamic_ntk_drift(model, text, config.train_length)
+    return {"train": {k: stats[k] for k in ("final_train_loss", "train_seconds", "train_cpu_seconds")},
+            "settings": rows, "dynamic_ntk": drift}
+
+
+def _job(method: str, seed: int, config: Config, device: str, progress: bool, position: int) -> dict[str, Any]:
+    length = WINDOWS_MULTIPLE * config.train_length
+    if method == "rope-detail":
+        return _rope_detail(config, length, device)
+    model, _ = train_model(method, config, seed, device=device, progress=progress, bar_position=position)
+    inputs, targets = (t.to(device) for t in _sequences(config, length))
+    # a model trained on randomized positions is scored on them, as in the other studies
+    positions = evaluation_positions(model, inputs.shape[0], length, torch.Generator().manual_seed(EVALUATION_SEED))
+    if positions is not None:
+        positions = positions.to(device)
+    scores = {}
+    for label, window, sinks, key_positions in settings(config.train_length):
+        if key_positions == "original":  # in-cache positions decode token by token: RoPE detail only
+            losses = windowed_losses(model, inputs, targets, window=window, sinks=sinks, key_positions=key_positions,
+                                     positions=positions)
+            scores[label] = round(math.exp(float(losses.double().mean())), 4)
+    return {"seed": seed, "perplexity": scores}
+
+
+def run(config: Config, *, workers: int = 2, device: str = "cpu", progress: bool = False) -> dict[str, Any]:
+    """Score every method and seed of ``config`` at 8 x L with full attention, a window, and sinks,
+    and the RoPE model of seed 0 in every setting, block by block."""
+    workers = check_int("workers", workers, minimum=1)
+    device = check_device(device)
     started = time.perf_counter()
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        model, stats = train_model("rope", config)
-        corpus = load_corpus(config.validation_fraction)
-        length = multiple * config.train_length
-        sequences = EVAL_SEQUENCES.get(config.name, 2)
-        text = evaluation_text(corpus, config)
-        if text.numel() - 1 < sequences * length:
-            raise ValueError(f"the validation text has {text.numel() - 1} characters, fewer than "
-                             f"{sequences} windows of {length}")
-        inputs = text[:sequences * length].view(sequences, length)
-        targets = text[1:sequences * length + 1].view(sequences, length)
-        wall = time.perf_counter()
-        rows = []
-        for label, window, sinks, key_positions in settings(config.train_length):
-            losses = windowed_losses(model, inputs, targets, window=window, sinks=sinks, key_positions=key_positions)
-            by_position = losses.double().mean(0).view(-1, config.train_length).mean(1)  # one value per L
-            rows.append({"label": label, "window": window, "sinks": sinks, "key_positions": key_positions,
-                         "perplexity": round(math.exp(float(losses.double().mean())), 4),
-                         "loss_by_block": [round(float(v), 4) for v in by_position]})
-        drift = dynamic_ntk_drift(model, text[:length + 1], config.train_length)
-        eval_seconds = time.perf_counter() - wall
-    finally:
-        torch.set_num_threads(threads)
+    length = WINDOWS_MULTIPLE * config.train_length
+    methods = [m for m in config.methods if max_length(m, config) is None]  # the learned table stops at L
+    jobs = [("rope-detail", 0)] + [(method, seed) for method in methods for seed in config.seeds]
+    runs = run_jobs(_job, jobs, config, device=device, workers=workers, progress=progress)
+    detail = runs[("rope-detail", 0)]
+    labels = [label for label, *_, key_positions in settings(config.train_length) if key_positions == "original"]
+    by_method = {}
+    for method in methods:
+        method_runs = [runs[(method, seed)] for seed in config.seeds]
+        by_method[method] = {label: spread("perplexity", [[r["perplexity"][label]] for r in method_runs])
+                             for label in labels}
+    corpus = load_corpus(config.validation_fraction)
     return {
         "experiment": "inference_windows",
         "config": config.as_dict(),
         "method": "rope",
         "length": length,
-        "multiple": multiple,
-        "sequences": sequences,
+        "multiple": WINDOWS_MULTIPLE,
+        "sequences": EVAL_SEQUENCES.get(config.name, 2),
         "sinks": SINKS,
         "corpus": {"source": SOURCE, "sha256": corpus.sha256, "vocab_size": corpus.vocab_size},
-        "versions": versions(),
-        "train": {k: stats[k] for k in ("final_train_loss", "train_seconds", "train_cpu_seconds")},
-        "settings": rows,
-        "dynamic_ntk": drift,
-        "eval_seconds": round(eval_seconds, 1),
+        "versions": versions("tqdm"),
+        "device": device,
+        **detail,
+        "methods": by_method,
         "wall_seconds": round(time.perf_counter() - started, 1),
+        "workers": workers,
     }
 
 
@@ -179,8 +215,12 @@ def load_results(path: str | Path = RESULTS_PATH) -> dict[str, Any]:
 
 
 def summary_lines(results: dict[str, Any]) -> list[str]:
-    """A plain-text table: perplexity at the scored length for every setting."""
-    lines = [f"RoPE model, perplexity at {results['multiple']}L = {results['length']} characters"]
+    """Plain-text tables: mean perplexity at 8L per method and setting; the RoPE model of seed 0."""
+    labels = list(next(iter(results["methods"].values())))
+    lines = [f"{'method':<16}" + "".join(f"{label:>26}" for label in labels)]
+    for method, entry in results["methods"].items():
+        lines.append(f"{method:<16}" + "".join(f"{entry[label]['perplexity'][0]:>26.3f}" for label in labels))
+    lines.append(f"RoPE model, seed 0, perplexity at {results['multiple']}L = {results['length']} characters")
     for row in results["settings"]:
         lines.append(f"{row['label']:<42}{row['perplexity']:>9.3f}")
     drift = results["dynamic_ntk"]

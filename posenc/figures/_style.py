@@ -82,7 +82,11 @@ METHOD_LABELS: dict[str, str] = {
     "none": "none (NoPE)", "sinusoidal": "sinusoidal", "learned": "learned", "rope": "RoPE",
     "alibi": "ALiBi", "t5": "T5 bias", "shaw": "Shaw et al.", "xpos": "xPos", "kerple": "KERPLE",
     "fire": "FIRE", "cope": "CoPE", "randomized": "randomized positions",
+    "rope-randomized": "RoPE, randomized pos.",
 }
+#: Methods drawn in another method's colour and marker (the experiments' name for RoPE trained on
+#: randomized positions is "rope-randomized").
+METHOD_ALIASES = {"rope-randomized": "randomized"}
 
 #: Figure width in inches. Saved as SVG it is 518 pt = 691 px wide, narrower than the text column
 #: at 1280 px (about 940 px), so it is shown at its natural size there.
@@ -102,6 +106,7 @@ def method_colour(method: str, palette_name: str | None = None) -> str:
         >>> method_colour("rope", "light"), method_colour("rope", "dark")
         ('#007D5E', '#2FCB9B')
     """
+    method = METHOD_ALIASES.get(method, method)
     if method not in METHOD_COLOURS:
         raise ValueError(f"method must be one of {sorted(METHOD_COLOURS)}, got {method!r}")
     name = palette_name if palette_name is not None else _current.name
@@ -113,7 +118,7 @@ def method_colour(method: str, palette_name: str | None = None) -> str:
 
 def method_style(method: str) -> dict[str, Any]:
     """Keyword arguments for ``ax.plot`` of one method's line: colour, marker and label."""
-    return {"color": method_colour(method), "marker": METHOD_MARKERS.get(method, "o"),
+    return {"color": method_colour(method), "marker": METHOD_MARKERS.get(METHOD_ALIASES.get(method, method), "o"),
             "label": METHOD_LABELS.get(method, method)}
 
 

@@ -1,9 +1,11 @@
 """Figures for "A tiny transformer" and "Which encoding extrapolates? Measured".
 
-Both are drawn from the committed results file of the length-extrapolation experiment
-(``posenc/experiments/results/length_extrapolation.json``), read with
-`posenc.experiments.length_extrapolation.load_results`: the figures show the numbers the
-pages print, never a re-run.
+All are drawn from the committed results files of the studies (``posenc/experiments/results/``):
+language modelling (`posenc.experiments.length_extrapolation`), retrieval
+(`posenc.experiments.retrieval`), context extension (`posenc.experiments.context_extension`)
+and windows (`posenc.experiments.inference_windows`). The figures show the numbers the pages
+print, never a re-run. Where several seeds were run, a marker is the mean and its bar spans the
+lowest to the highest seed.
 """
 
 from __future__ import annotations
@@ -11,79 +13,62 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from posenc.experiments import context_extension, inference_windows, retrieval
 from posenc.experiments.length_extrapolation import load_results
 from posenc.figures import figure
-from posenc.figures._style import FONT, method_style, new_figure, palette
+from posenc.figures._style import FONT, line_colours, method_style, new_figure, palette
+
+#: The two panels of the per-method figures: the methods of the first edition, and those after ALiBi.
+GROUPS = {
+    "RoPE, T5, ALiBi and earlier": ("none", "sinusoidal", "learned", "rope", "alibi", "t5"),
+    "after ALiBi": ("rope-randomized", "xpos", "kerple", "fire", "cope"),
+}
 
 
-def _results_and_styles() -> tuple[dict[str, Any], list[str], dict[str, dict[str, Any]]]:
-    """The committed results, their methods in order, and each method's line style (colour,
-    marker and label from the site-wide method table)."""
-    results = load_results()
-    methods = list(results["methods"])
-    return results, methods, {method: method_style(method) for method in methods}
+def _spread_line(ax: Axes, xs: list[int], entry: dict[str, Any], metric: str, method: str,
+                 offset: float = 1.0) -> None:
+    """One method's mean with min–max bars, at the lengths where it was scored."""
+    points = [(x * offset, m, lo, hi) for x, m, lo, hi in
+              zip(xs, entry[metric], entry[f"{metric}_min"], entry[f"{metric}_max"]) if m is not None]
+    x, mean, low, high = (np.asarray(v, dtype=float) for v in zip(*points))
+    style = method_style(method)
+    ax.errorbar(x, mean, yerr=[mean - low, high - mean], markersize=5, capsize=3, lw=1.6, elinewidth=1.2, **style)
 
 
-@figure(
-    "length-extrapolation",
-    alt=(
-        "Two panels from the committed experiment results. Left: validation perplexity of each "
-        "position method at 1, 2, 4 and 8 times the training length of 64 characters; the learned "
-        "table has a single point because it has no rows past 64. Right: loss by position inside "
-        "the longest windows, with the training length marked."
-    ),
-)
-def length_extrapolation() -> Figure:
-    results, methods, styles = _results_and_styles()
+def _length_axis(ax: Axes, lengths: list[int], train_length: int, unit: str) -> None:
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(lengths, [str(n) for n in lengths])
+    ax.minorticks_off()
+    ax.axvline(train_length, color=palette().muted, lw=1, ls="--")
+    ax.set_xlabel(f"evaluation length ({unit})")
+
+
+def _per_group(metric: str, results: dict[str, Any], *, log: bool, ylabel: str, unit: str,
+               chance: float | None = None) -> Figure:
     lengths = results["eval_lengths"]
     train_length = results["config"]["train_length"]
-    bucket = results["config"]["position_bucket"]
-    colours = palette()
-    fig, (left, right) = new_figure(1, 2, height=4.4)
-
-    for method in methods:
-        entry = results["methods"][method]
-        points = [(n, p) for n, p in zip(lengths, entry["perplexity"]) if p is not None]
-        xs, ys = zip(*points)
-        left.plot(xs, ys, markersize=6, **styles[method])
-        curve = np.asarray(entry["position_loss"], dtype=float)
-        centres = bucket * (np.arange(curve.size) + 0.5)
-        right.plot(centres, curve, color=styles[method]["color"], label=styles[method]["label"])
-    learned = results["methods"].get("learned")
-    if learned is not None:
-        point = (train_length, learned["perplexity"][0])
-        left.annotate(f"learned: no rows\npast max_len = {learned['max_len']}",
-                      xy=point, xytext=(train_length * 1.06, 0.6 * max(_scored(results))),
-                      textcoords="data", fontsize=FONT["small"], color=colours.foreground, va="top",
-                      arrowprops={"arrowstyle": "->", "color": colours.muted, "lw": 0.9})
-    left.set_xscale("log", base=2)
-    left.set_yscale("log")
-    left.set_xticks(lengths, [str(n) for n in lengths])
-    left.minorticks_off()
-    ticks = _nice_ticks(_scored(results))
-    left.set_yticks(ticks, [f"{t:g}" for t in ticks])
-    left.set_xlabel("evaluation length (characters)")
-    left.set_ylabel("validation perplexity (log scale)")
-    left.set_title("Perplexity vs evaluation length")
-    left.axvline(train_length, color=colours.muted, lw=1, ls="--")
-
-    right.axvline(train_length, color=colours.muted, lw=1, ls="--")
-    right.text(train_length * 1.08, 0.97, "training\nlength", transform=right.get_xaxis_transform(),
-               fontsize=FONT["small"], color=colours.muted, va="top")
-    right.set_xlabel(f"position in a {max(lengths)}-character window")
-    right.set_ylabel("mean loss (nats per character)")
-    right.set_title("Loss by position")
-    right.set_xlim(0, max(lengths))
-    handles, labels = left.get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncols=(len(methods) + 1) // 2, frameon=False,
-               handletextpad=0.3, columnspacing=1.0)
+    fig, axes = new_figure(1, 2, height=4.6, sharey=True)
+    for (title, group), ax in zip(GROUPS.items(), axes):
+        for i, method in enumerate(m for m in group if m in results["methods"]):
+            # a small sideways offset per method keeps the min–max bars apart
+            _spread_line(ax, lengths, results["methods"][method], metric, method, offset=1.025 ** (i - 2.5))
+        _length_axis(ax, lengths, train_length, unit)
+        ax.set_title(title)
+        if chance is not None:
+            ax.axhline(chance, color=palette().muted, lw=1, ls=":")
+            ax.text(lengths[0], chance, " chance", va="bottom", fontsize=FONT["small"], color=palette().muted)
+        if log:
+            ax.set_yscale("log")
+            ticks = _nice_ticks([v for e in results["methods"].values() for v in
+                                 (*e[f"{metric}_min"], *e[f"{metric}_max"]) if v is not None])
+            ax.set_yticks(ticks, [f"{t:g}" for t in ticks])
+            ax.minorticks_off()
+        ax.legend(loc="best", fontsize=FONT["small"])
+    axes[0].set_ylabel(ylabel)
     return fig
-
-
-def _scored(results: dict[str, Any]) -> list[float]:
-    return [p for entry in results["methods"].values() for p in entry["perplexity"] if p is not None]
 
 
 def _nice_ticks(values: list[float]) -> list[float]:
@@ -96,23 +81,229 @@ def _nice_ticks(values: list[float]) -> list[float]:
 
 
 @figure(
+    "length-extrapolation",
+    alt=(
+        "Two panels of validation perplexity (log scale) against evaluation length, 64 to 512 "
+        "characters, for models trained at 64, from the committed results: mean over three seeds with "
+        "bars from the lowest to the highest seed. Left: none, sinusoidal, learned (one point), RoPE, "
+        "ALiBi and T5's bias. Right: RoPE trained on randomized positions, xPos, KERPLE, FIRE and CoPE."
+    ),
+)
+def length_extrapolation() -> Figure:
+    return _per_group("perplexity", load_results(), log=True, ylabel="validation perplexity (log scale)",
+                      unit="characters")
+
+
+@figure(
+    "loss-by-position",
+    alt=(
+        "Two panels of mean loss against position inside the 512-character windows, averaged over "
+        "three seeds, for every method; the training length of 64 is dashed. Lines that stay flat past "
+        "it keep working at positions the model never saw."
+    ),
+)
+def loss_by_position() -> Figure:
+    results = load_results()
+    bucket, train_length = results["config"]["position_bucket"], results["config"]["train_length"]
+    longest = max(results["eval_lengths"])
+    fig, axes = new_figure(1, 2, height=4.2, sharey=True)
+    for (title, group), ax in zip(GROUPS.items(), axes):
+        for method in group:
+            runs = results["methods"][method]["runs"]
+            curve = np.mean([run["position_loss"] for run in runs], axis=0)
+            if curve.size * bucket < longest:
+                continue  # the learned table stops at L
+            centres = bucket * (np.arange(curve.size) + 0.5)
+            style = method_style(method)
+            ax.plot(centres, curve, color=style["color"], label=style["label"], lw=1.6)
+        ax.axvline(train_length, color=palette().muted, lw=1, ls="--")
+        ax.set_xlim(0, longest)
+        ax.set_xlabel(f"position in a {longest}-character window")
+        ax.set_title(title)
+        ax.legend(fontsize=FONT["small"], loc="best")
+    axes[0].set_ylabel("mean loss (nats per character)")
+    return fig
+
+
+def _per_seed_lines(ax: Axes, xs: list[int], method: str, runs: list[dict[str, Any]], metric: str) -> None:
+    """One thin line per seed (the retrieval seeds split into learned and not learned, which a
+    mean with a range would hide)."""
+    style = method_style(method)
+    for i, run in enumerate(runs):
+        points = [(x, v) for x, v in zip(xs, run[metric]) if v is not None]
+        px, py = zip(*points)
+        ax.plot(px, py, color=style["color"], marker=style["marker"], markersize=5, lw=1.3,
+                label=style["label"] if i == 0 else "_seed")
+
+
+@figure(
+    "retrieval-vs-length",
+    alt=(
+        "Two panels of MQAR accuracy against test length, 64 to 512 tokens, for models trained at 64: "
+        "one line per seed (three per method), and the chance level dotted. Left: the methods of the "
+        "first edition; right: those after ALiBi. Seeds either start near 1 or near 0.3."
+    ),
+)
+def retrieval_vs_length() -> Figure:
+    results = retrieval.load_results()
+    lengths, train_length = results["eval_lengths"], results["config"]["train_length"]
+    fig, axes = new_figure(1, 2, height=4.8, sharey=True)
+    for (title, group), ax in zip(GROUPS.items(), axes):
+        for method in group:
+            _per_seed_lines(ax, lengths, method, results["methods"][method]["runs"], "accuracy")
+        _length_axis(ax, lengths, train_length, "tokens")
+        ax.axhline(results["chance"], color=palette().muted, lw=1, ls=":")
+        ax.text(lengths[-1], results["chance"], "chance ", ha="right", va="bottom", fontsize=FONT["small"],
+                color=palette().muted)
+        ax.set_title(title)
+    axes[0].set_ylim(0, 1.05)
+    axes[0].set_ylabel("accuracy (one line per seed)")
+    handles = [h for ax in axes for h, lab in zip(*ax.get_legend_handles_labels()) if not lab.startswith("_")]
+    labels = [lab for ax in axes for lab in ax.get_legend_handles_labels()[1] if not lab.startswith("_")]
+    fig.legend(handles, labels, loc="outside lower center", ncols=4, frameon=False, handletextpad=0.3,
+               columnspacing=1.0)
+    return fig
+
+
+@figure(
+    "perplexity-vs-retrieval",
+    alt=(
+        "Scatter plot at eight times the training length: each method's mean perplexity on text (log "
+        "scale, x) against the MQAR accuracy of each of its three seeds (y). Methods at the left keep a "
+        "low perplexity; points near the top also retrieve distant tokens."
+    ),
+)
+def perplexity_vs_retrieval() -> Figure:
+    lm, recall = load_results(), retrieval.load_results()
+    fig, ax = new_figure(1, 1, height=5.2)
+    for method, entry in lm["methods"].items():
+        if entry["perplexity"][-1] is None:
+            continue
+        accuracies = [run["accuracy"][-1] for run in recall["methods"][method]["runs"]]
+        style = method_style(method)
+        ax.plot([entry["perplexity"][-1]] * len(accuracies), accuracies, ls="none", markersize=8, **style)
+    ax.set_xscale("log")
+    ticks = _nice_ticks([e["perplexity"][-1] for e in lm["methods"].values() if e["perplexity"][-1] is not None])
+    ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+    ax.minorticks_off()
+    ax.axhline(recall["chance"], color=palette().muted, lw=1, ls=":")
+    longest = lm["eval_lengths"][-1]
+    ax.set_xlabel(f"mean perplexity at {longest} characters (log scale; left is better)")
+    ax.set_ylabel(f"MQAR accuracy at {longest} tokens, each seed")
+    ax.set_ylim(0, 1.05)
+    ax.set_title("At 8 × the training length: text vs retrieval")
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=4, frameon=False,
+               handletextpad=0.3, columnspacing=1.0)
+    return fig
+
+
+RULE_LABELS = {"none": "plain RoPE", "linear": "linear (PI)", "ntk": "NTK-aware", "dynamic": "dynamic NTK",
+               "yarn": "YaRN", "llama3": "Llama 3"}
+
+
+@figure(
+    "context-extension",
+    alt=(
+        "Two panels for the trained RoPE models at 128, 256 and 512 tokens (twice to eight times their "
+        "training length) with each scaling rule: left, perplexity on text (log scale); right, MQAR "
+        "accuracy. Solid lines: no training, the factor matched to the length. Dashed lines: after a "
+        "short fine-tune at 128 tokens with factor 2."
+    ),
+)
+def context_extension_figure() -> Figure:
+    results = context_extension.load_results()
+    lengths = results["eval_lengths"]
+    colours = palette().cycle
+    fig, axes = new_figure(1, 2, height=4.6)
+    for ax, (task, entry) in zip(axes, results["tasks"].items()):
+        metric = entry["metric"]
+        for i, rule in enumerate(entry["no_training"]):
+            colour = colours[i % len(colours)]
+            ax.plot(lengths, entry["no_training"][rule][metric], color=colour, marker="o", lw=1.6,
+                    label=RULE_LABELS[rule])
+            tuned = entry["fine_tuned"].get(rule)
+            if tuned is not None:
+                ax.plot(lengths, tuned[metric], color=colour, marker="s", ls="--", lw=1.4, label="_tuned")
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(lengths, [str(n) for n in lengths])
+        ax.minorticks_off()
+        ax.set_xlabel(f"evaluation length ({'characters' if metric == 'perplexity' else 'tokens'})")
+        if metric == "perplexity":
+            ax.set_yscale("log")
+            values = [v for setting in ("no_training", "fine_tuned") for e in entry[setting].values()
+                      for v in e[metric]]
+            ticks = _nice_ticks(values)
+            ax.set_yticks(ticks, [f"{t:g}" for t in ticks])
+            ax.minorticks_off()
+            ax.set_ylabel("perplexity (log scale)")
+            ax.set_title("Language model")
+        else:
+            ax.set_ylim(0, 1.05)
+            ax.set_ylabel("MQAR accuracy")
+            ax.set_title("Retrieval")
+    handles, labels = axes[0].get_legend_handles_labels()
+    keep = [(h, lab) for h, lab in zip(handles, labels) if not lab.startswith("_")]
+    from matplotlib.lines import Line2D
+
+    muted = palette().muted
+    keep += [(Line2D([], [], color=muted, marker="o"), "no training"),
+             (Line2D([], [], color=muted, marker="s", ls="--"), "fine-tuned at 2L")]
+    fig.legend([h for h, _ in keep], [lab for _, lab in keep], loc="outside lower center", ncols=4, frameon=False,
+               handletextpad=0.3, columnspacing=1.0)
+    return fig
+
+
+@figure(
+    "windows-by-method",
+    alt=(
+        "Horizontal bars, one group per method, of perplexity at 512 characters (eight times the "
+        "training length, log scale) with full attention, a sliding window of 64 keys, and 4 sinks "
+        "plus a window of 60, means over three seeds."
+    ),
+)
+def windows_by_method() -> Figure:
+    results = inference_windows.load_results()
+    methods = list(results["methods"])
+    labels = list(results["methods"][methods[0]])
+    colours = line_colours(len(labels))  # not the method colours: the bars are settings
+    fig, ax = new_figure(1, 1, height=5.6)
+    height = 0.8 / len(labels)
+    rows = np.arange(len(methods))
+    for i, label in enumerate(labels):
+        values = [results["methods"][m][label]["perplexity"][0] for m in methods]
+        ax.barh(rows + (i - (len(labels) - 1) / 2) * height, values, height=height, color=colours[i],
+                label=label)
+    ax.set_yticks(rows, [method_style(m)["label"] for m in methods], fontsize=FONT["small"])
+    ax.invert_yaxis()
+    ax.set_xscale("log")
+    values = [e[label]["perplexity"][0] for e in results["methods"].values() for label in labels]
+    ticks = _nice_ticks(values)
+    ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+    ax.minorticks_off()
+    ax.set_xlabel(f"perplexity at {results['length']} characters (log scale)")
+    ax.legend(loc="lower right", fontsize=FONT["small"])
+    return fig
+
+
+@figure(
     "training-loss-by-method",
     alt=(
-        "Training loss against training step for the six tiny transformers of the experiment, "
-        "one line per position method, all trained on the same batches of 64-character windows; "
-        "the lines for the methods that carry position information end close together."
+        "Training loss against training step for the eleven tiny transformers of the experiment (seed "
+        "0), one line per position method, all trained on the same batches of 64-character windows."
     ),
 )
 def training_loss_by_method() -> Figure:
-    results, methods, styles = _results_and_styles()
-    fig, ax = new_figure(1, 1, height=3.8)
-    for method in methods:
-        entry = results["methods"][method]
-        curve = np.asarray(entry["train_curve"], dtype=float)
-        steps = entry["train_curve_block"] * (np.arange(curve.size) + 1)
-        ax.plot(steps, curve, color=styles[method]["color"], label=styles[method]["label"])
-    ax.set_xlabel("training step")
-    ax.set_ylabel("training loss (nats per character)")
-    ax.set_title(f"Training at length {results['config']['train_length']}, same batches for every method")
-    ax.legend(ncols=3)
+    results = load_results()
+    fig, axes = new_figure(1, 2, height=4.0, sharey=True)
+    for (title, group), ax in zip(GROUPS.items(), axes):
+        for method in group:
+            run = results["methods"][method]["runs"][0]
+            curve = np.asarray(run["train_curve"], dtype=float)
+            steps = run["train_curve_block"] * (np.arange(curve.size) + 1)
+            style = method_style(method)
+            ax.plot(steps, curve, color=style["color"], label=style["label"], lw=1.6)
+        ax.set_xlabel("training step")
+        ax.set_title(title)
+        ax.legend(fontsize=FONT["small"])
+    axes[0].set_ylabel("training loss (nats per character)")
     return fig

@@ -1,0 +1,174 @@
+"""The configuration shared by the four studies of the extrapolation chapter, and their models.
+
+One `Config` decides every number of the language-modelling, retrieval, context-extension and
+windows studies: the model size, the optimiser, the seeds, the lengths, and each task's own
+settings. The ``"full"`` configuration is the committed CPU run, ``"large"`` the larger run for a
+GPU, and ``"tiny"`` the one the tests run end to end.
+
+Models trained once are kept in a cache folder (``.cache/experiments`` in the working directory,
+or ``$POSENC_EXPERIMENT_CACHE``), keyed by the settings training depends on (`TRAINING_FIELDS`,
+`TASK_FIELDS`), the task, method, seed, device and library versions, so the context-extension and
+windows studies reuse the models the
+language-modelling and retrieval studies trained. Training is deterministic on the CPU, so a
+cache hit and a fresh run give the same model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from posenc._checks import check_choice, check_int
+from posenc.model import TinyTransformer
+from posenc.randomized import randomized_positions
+
+#: Every method the studies train: the ten position methods of `posenc.model`, plus RoPE trained
+#: on randomized positions (Ruoss et al., 2023), which evaluates with the plain positions 0 .. n-1.
+STUDIED_METHODS = ("none", "sinusoidal", "learned", "rope", "rope-randomized", "alibi", "t5",
+                   "xpos", "kerple", "fire", "cope")
+#: The tasks a model can be trained on.
+TASKS = ("lm", "retrieval")
+
+
+# --8<-- [start:config]
+@dataclass(frozen=True)
+class Config:
+    """Everything that decides the numbers of the studies."""
+
+    name: str
+    methods: tuple[str, ...]
+    seeds: tuple[int, ...]  # one model per method and seed
+    train_length: int  # L: tokens per training window (and rows of the learned table)
+    eval_multiples: tuple[int, ...]  # evaluate at m * L for each m
+    dim: int
+    num_heads: int
+    num_layers: int
+    batch_size: int
+    steps: int  # language-modelling training steps
+    learning_rate: float
+    warmup_steps: int  # linear warm-up, then cosine decay to min_lr_ratio * learning_rate
+    min_lr_ratio: float
+    weight_decay: float
+    grad_clip: float
+    randomized_multiple: int  # rope-randomized draws positions from 0 .. randomized_multiple * L - 1
+    #                           (4 times the longest length scored, as the authors' 2048 for tests up to 500)
+    validation_fraction: float
+    max_eval_characters: int | None  # None: all of the validation text
+    position_bucket: int  # width of the position buckets of the loss-by-position curve
+    # retrieval (multi-query associative recall)
+    retrieval_steps: int
+    retrieval_pairs: int  # key-value pairs at the start of every sequence, at every length
+    retrieval_queries: int  # queries per sequence, at random positions after the pairs
+    retrieval_symbols: int  # distinct keys, and distinct values
+    retrieval_eval_sequences: int  # test sequences per length
+    # context extension: a short fine-tune at finetune_multiple * L
+    finetune_steps: int
+    finetune_learning_rate: float
+    finetune_multiple: int
+
+    @property
+    def eval_lengths(self) -> list[int]:
+        return [m * self.train_length for m in self.eval_multiples]
+
+    def as_dict(self) -> dict[str, Any]:
+        return json.loads(json.dumps(asdict(self)))  # tuples become lists, as in the JSON file
+
+
+CONFIGS = {
+    "full": Config(
+        name="full", methods=STUDIED_METHODS, seeds=(0, 1, 2), train_length=64, eval_multiples=(1, 2, 4, 8),
+        dim=64, num_heads=4, num_layers=2, batch_size=32, steps=1200, learning_rate=2e-3,
+        warmup_steps=100, min_lr_ratio=0.1, weight_decay=0.01, grad_clip=1.0, randomized_multiple=32,
+        validation_fraction=0.1, max_eval_characters=16384, position_bucket=16,
+        retrieval_steps=1000, retrieval_pairs=8, retrieval_queries=8, retrieval_symbols=16,
+        retrieval_eval_sequences=128, finetune_steps=60, finetune_learning_rate=5e-4, finetune_multiple=2,
+    ),
+    "large": Config(
+        name="large", methods=STUDIED_METHODS, seeds=(0,), train_length=256, eval_multiples=(1, 2, 4, 8),
+        dim=128, num_heads=4, num_layers=3, batch_size=16, steps=1000, learning_rate=2e-3,
+        warmup_steps=100, min_lr_ratio=0.1, weight_decay=0.01, grad_clip=1.0, randomized_multiple=8,
+        validation_fraction=0.1, max_eval_characters=32768, position_bucket=64,
+        retrieval_steps=1200, retrieval_pairs=8, retrieval_queries=16, retrieval_symbols=16,
+        retrieval_eval_sequences=128, finetune_steps=50, finetune_learning_rate=5e-4, finetune_multiple=2,
+    ),
+    "tiny": Config(
+        name="tiny", methods=STUDIED_METHODS, seeds=(0, 1), train_length=16, eval_multiples=(1, 2, 4, 8),
+        dim=16, num_heads=2, num_layers=1, batch_size=4, steps=12, learning_rate=2e-3,
+        warmup_steps=4, min_lr_ratio=0.1, weight_decay=0.01, grad_clip=1.0, randomized_multiple=8,
+        validation_fraction=0.1, max_eval_characters=512, position_bucket=8,
+        retrieval_steps=12, retrieval_pairs=3, retrieval_queries=3, retrieval_symbols=8,
+        retrieval_eval_sequences=8, finetune_steps=4, finetune_learning_rate=1e-3, finetune_multiple=2,
+    ),
+}
+# --8<-- [end:config]
+
+
+def check_device(device: object) -> str:
+    """``"cpu"``, or ``"cuda"``/``"cuda:N"`` when a GPU is present."""
+    if not isinstance(device, str):
+        raise TypeError(f"device must be a string such as 'cpu' or 'cuda', got {type(device).__name__}")
+    if device != "cpu" and not device.startswith("cuda"):
+        raise ValueError(f"device must be 'cpu' or 'cuda' (optionally 'cuda:N'), got {device!r}")
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(f"device={device!r} needs a GPU, and torch.cuda.is_available() is False here")
+    return device
+
+
+def build_model(method: str, config: Config, vocab_size: int, seed: int = 0) -> TinyTransformer:
+    """The model of one method, initialised from ``seed``."""
+    method = check_choice("method", method, STUDIED_METHODS)
+    seed = check_int("seed", seed, minimum=0)
+    torch.manual_seed(seed)
+    position = "rope" if method == "rope-randomized" else method
+    randomized = config.randomized_multiple * config.train_length if method == "rope-randomized" else None
+    max_len = config.train_length if method == "learned" else None
+    return TinyTransformer(vocab_size, config.dim, config.num_heads, config.num_layers, position=position,
+                           max_len=max_len, randomized_max_len=randomized)
+
+
+def evaluation_positions(model: TinyTransformer, rows: int, length: int,
+                         generator: torch.Generator) -> torch.Tensor | None:
+    """The positions a model is scored with: None (``0 .. length-1``) for every method except
+    randomized positions, which get a sorted random subset of ``0 .. randomized_max_len - 1`` per
+    row, as at training time. The authors' code draws them at every call, evaluation included
+    (Ruoss et al., 2023, ``models/transformer.py`` of google-deepmind/randomized_positional_encodings).
+    At ``length == randomized_max_len`` the only subset is ``0 .. length-1``."""
+    limit = model.randomized_max_len
+    if limit is None:
+        return None
+    return torch.stack([randomized_positions(length, limit, generator=generator) for _ in range(rows)])
+
+
+def max_length(method: str, config: Config) -> int | None:
+    """The longest input a method's model accepts (the learned table's rows), None if unbounded."""
+    return config.train_length if method == "learned" else None
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("POSENC_EXPERIMENT_CACHE", Path.cwd() / ".cache" / "experiments"))
+
+
+#: The configuration fields a trained model depends on: the model, the optimiser, and the task's
+#: data. Changing anything else (the lengths scored, the seeds listed) keeps the cached models.
+TRAINING_FIELDS = ("train_length", "dim", "num_heads", "num_layers", "batch_size", "learning_rate",
+                   "warmup_steps", "min_lr_ratio", "weight_decay", "grad_clip")
+TASK_FIELDS = {"lm": ("steps", "validation_fraction"),
+               "retrieval": ("retrieval_steps", "retrieval_pairs", "retrieval_queries", "retrieval_symbols")}
+
+
+def checkpoint_path(task: str, method: str, seed: int, config: Config, device: str) -> Path:
+    """Where the trained model of one task, method and seed is cached."""
+    task = check_choice("task", task, TASKS)
+    from posenc.experiments._results import versions
+
+    fields = TRAINING_FIELDS + TASK_FIELDS[task] + (("randomized_multiple",) if method == "rope-randomized" else ())
+    settings = {name: getattr(config, name) for name in fields}
+    key = json.dumps([settings, task, method, seed, torch.device(device).type, versions()], sort_keys=True)
+    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
+    return cache_dir() / config.name / f"{task}-{method}-seed{seed}-{digest}.pt"
