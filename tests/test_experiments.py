@@ -66,9 +66,9 @@ def check_structure(results: dict[str, Any], config_name: str) -> None:
         # the summary is the mean, min and max over the seeds' runs
         assert {k: entry[k] for k in ("perplexity", "perplexity_min", "perplexity_max")} == \
             spread("perplexity", [run["perplexity"] for run in entry["runs"]])
-        for run in entry["runs"]:
-            assert len(run["perplexity"]) == len(run["loss"]) == len(config.eval_multiples)
-            for ppl, loss in zip(run["perplexity"], run["loss"]):
+        for one in entry["runs"]:
+            assert len(one["perplexity"]) == len(one["loss"]) == len(config.eval_multiples)
+            for ppl, loss in zip(one["perplexity"], one["loss"]):
                 if ppl is None:
                     assert method == "learned"
                     continue
@@ -76,16 +76,16 @@ def check_structure(results: dict[str, Any], config_name: str) -> None:
                 assert ppl == pytest.approx(math.exp(loss), rel=1e-4)  # perplexity = exp(mean loss)
             if method == "learned":
                 assert entry["max_len"] == config.train_length
-                assert run["perplexity"][0] is not None and all(p is None for p in run["perplexity"][1:])
+                assert one["perplexity"][0] is not None and all(p is None for p in one["perplexity"][1:])
                 scored = config.train_length
             else:
-                assert entry["max_len"] is None and None not in run["perplexity"]
+                assert entry["max_len"] is None and None not in one["perplexity"]
                 scored = max(results["eval_lengths"])
-            assert len(run["position_loss"]) == scored // config.position_bucket
+            assert len(one["position_loss"]) == scored // config.position_bucket
             # the loss by position, averaged, is the mean loss at the longest length scored
-            scored_loss = run["loss"][results["eval_lengths"].index(scored)]
-            assert sum(run["position_loss"]) / len(run["position_loss"]) == pytest.approx(scored_loss, abs=1e-3)
-            assert len(run["train_curve"]) == config.steps // run["train_curve_block"]
+            scored_loss = one["loss"][results["eval_lengths"].index(scored)]
+            assert sum(one["position_loss"]) / len(one["position_loss"]) == pytest.approx(scored_loss, abs=1e-3)
+            assert len(one["train_curve"]) == config.steps // one["train_curve_block"]
 
 
 def test_tiny_run_end_to_end_is_deterministic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -161,7 +161,7 @@ def test_evaluate_matches_a_window_by_window_reference() -> None:
 def test_learning_rate_schedule() -> None:
     config = CONFIGS["full"]
     peak, warm, steps = config.learning_rate, config.warmup_steps, config.steps
-    rate = lambda step: learning_rate(step, peak=peak, steps=steps, warmup_steps=warm,  # noqa: E731
+    rate = lambda step: learning_rate(step, peak=peak, steps=steps, warmup_steps=warm,
                                       min_lr_ratio=config.min_lr_ratio)
     assert rate(0) == pytest.approx(peak / warm)
     assert rate(warm - 1) == pytest.approx(peak)
@@ -267,7 +267,7 @@ def test_committed_large_results_have_the_large_configuration() -> None:
     assert results["config"] == CONFIGS["large"].as_dict() and results["device"] == "cuda"
     assert list(results["methods"]) == list(STUDIED_METHODS)
     for entry in results["methods"].values():
-        assert entry["perplexity"] == [run["perplexity"] for run in entry["runs"]][0]  # one seed
+        assert len(entry["runs"]) == 1 and entry["perplexity"] == entry["runs"][0]["perplexity"]
 
 
 def test_committed_results_were_made_from_this_corpus() -> None:

@@ -12,7 +12,12 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from posenc.experiments import context_extension, inference_windows, length_extrapolation, retrieval
+from posenc.experiments import (
+    context_extension,
+    inference_windows,
+    length_extrapolation,
+    retrieval,
+)
 from posenc.experiments._training import IGNORE
 from posenc.experiments.config import CONFIGS, STUDIED_METHODS, build_model
 from posenc.rope import RotaryEmbedding
@@ -124,8 +129,7 @@ def check_extension(results: dict[str, Any], config: Any) -> None:
     assert results["config"] == config.as_dict()
     assert results["eval_lengths"] == config.eval_lengths[1:]
     assert results["fine_tune_length"] == config.finetune_multiple * config.train_length
-    for task, entry in results["tasks"].items():
-        metric = entry["metric"]
+    for entry in results["tasks"].values():
         assert list(entry["no_training"]) == list(context_extension.NO_TRAINING_RULES)
         assert list(entry["fine_tuned"]) == list(context_extension.FINE_TUNED_RULES)
         for run in entry["runs"]:

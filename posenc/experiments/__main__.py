@@ -11,6 +11,8 @@ import argparse
 import importlib
 import sys
 
+from posenc.experiments._results import write_json
+
 #: Each study: its module, a one-line description, and the configurations it accepts.
 STUDIES = {
     "length-extrapolation": ("length_extrapolation", "train one language model per position method and seed "
@@ -48,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     default = module.RESULTS_PATH
     if args.config == "large":  # the larger (GPU) configuration has its own committed files
         default = default.parent / "large" / default.name
-    written = module.write_results(results, args.output or default)
+    written = write_json(results, args.output or default)
     print("\n".join(module.summary_lines(results)))
     print(f"wrote {written} ({results['wall_seconds']} s with {results['workers']} workers)", file=sys.stderr)
     return 0

@@ -55,6 +55,15 @@ def spread(name: str, per_seed: list[list[float | None]]) -> dict[str, list[floa
     return {name: means, f"{name}_min": lows, f"{name}_max": highs}
 
 
+def spread_cells(entry: dict[str, Any], metric: str, width: int = 20) -> str:
+    """``mean (min-max)`` of each length of one entry of `spread`, right-aligned in ``width``
+    characters ("-" where not scored): the cells of a study's plain-text summary."""
+    cells = []
+    for mean, low, high in zip(entry[metric], entry[f"{metric}_min"], entry[f"{metric}_max"]):
+        cells.append(f"{'-':>{width}}" if mean is None else f"{f'{mean:.2f} ({low:.2f}-{high:.2f})':>{width}}")
+    return "".join(cells)
+
+
 Job = tuple[str, int]
 
 

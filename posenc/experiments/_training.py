@@ -11,6 +11,7 @@ import math
 import sys
 import time
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any, Protocol
 
 import torch
@@ -101,3 +102,23 @@ def fit(model: nn.Module, batches: Iterable[tuple[Tensor, Tensor]], schedule: Sc
         "train_seconds": round(time.perf_counter() - wall, 1),
         "train_cpu_seconds": round(time.process_time() - cpu, 1),
     }
+
+
+def fit_or_load(model: nn.Module, path: Path, batches: Iterable[tuple[Tensor, Tensor]], schedule: Schedule, *,
+                steps: int, peak_learning_rate: float, device: str, label: str, progress: bool,
+                bar_position: int, use_cache: bool) -> dict[str, Any]:
+    """Train ``model`` with `fit`, or load it from ``path`` when ``use_cache`` and it is there
+    (saving it there after training). Returns the training statistics (those measured when the
+    model was trained); the model is left in eval mode."""
+    if use_cache and path.is_file():
+        saved = torch.load(path, map_location=device, weights_only=True)
+        model.load_state_dict(saved["state"])
+        model.eval()
+        stats: dict[str, Any] = saved["stats"]
+        return stats
+    stats = fit(model, batches, schedule, steps=steps, peak_learning_rate=peak_learning_rate, device=device,
+                label=label, progress=progress, bar_position=bar_position)
+    if use_cache:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        torch.save({"state": model.state_dict(), "stats": stats}, path)
+    return stats

@@ -27,12 +27,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-import torch
-
 from posenc._checks import check_int
 from posenc.experiments import length_extrapolation as lm
 from posenc.experiments import retrieval
-from posenc.experiments._results import read_json, run_jobs, spread, versions, write_json
+from posenc.experiments._results import (
+    read_json,
+    run_jobs,
+    spread,
+    versions,
+)
 from posenc.experiments._training import fit
 from posenc.experiments.config import CONFIGS, Config, check_device
 from posenc.experiments.data import load_corpus
@@ -159,10 +162,6 @@ def run(config: Config, *, workers: int = 2, device: str = "cpu", progress: bool
         "wall_seconds": round(time.perf_counter() - started, 1),
         "workers": workers,
     }
-
-
-def write_results(results: dict[str, Any], path: str | Path) -> Path:
-    return write_json(results, path)
 
 
 def load_results(path: str | Path = RESULTS_PATH) -> dict[str, Any]:

@@ -29,10 +29,26 @@ from torch import Tensor
 from torch.nn import functional
 
 from posenc._checks import check_int
-from posenc.experiments._results import read_json, run_jobs, spread, versions, write_json
-from posenc.experiments.config import CONFIGS, Config, check_device, evaluation_positions, max_length
+from posenc.experiments._results import (
+    read_json,
+    run_jobs,
+    spread,
+    versions,
+    write_json,
+)
+from posenc.experiments.config import (
+    CONFIGS,
+    Config,
+    check_device,
+    evaluation_positions,
+    max_length,
+)
 from posenc.experiments.data import SOURCE, load_corpus
-from posenc.experiments.length_extrapolation import EVALUATION_SEED, evaluation_text, train_model
+from posenc.experiments.length_extrapolation import (
+    EVALUATION_SEED,
+    evaluation_text,
+    train_model,
+)
 from posenc.inference import KVCache
 from posenc.model import TinyTransformer
 from posenc.rope import RotaryEmbedding, rope_inverse_frequencies

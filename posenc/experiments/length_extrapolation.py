@@ -28,8 +28,15 @@ from torch import Tensor
 from torch.nn import functional
 
 from posenc._checks import check_choice, check_int
-from posenc.experiments._results import read_json, run_jobs, spread, versions, write_json
-from posenc.experiments._training import fit
+from posenc.experiments._results import (
+    read_json,
+    run_jobs,
+    spread,
+    spread_cells,
+    versions,
+    write_json,
+)
+from posenc.experiments._training import fit_or_load
 from posenc.experiments.config import (
     CONFIGS,
     STUDIED_METHODS,
@@ -119,17 +126,10 @@ def train_model(method: str, config: Config, seed: int = 0, *, device: str = "cp
     device = check_device(device)
     corpus = load_corpus(config.validation_fraction)
     model = build_model(method, config, corpus.vocab_size, seed).to(device)
-    path = checkpoint_path("lm", method, seed, config, device)
-    if use_cache and path.is_file():
-        saved = torch.load(path, map_location=device, weights_only=True)
-        model.load_state_dict(saved["state"])
-        return model.eval(), saved["stats"]
-    stats = fit(model, training_batches(corpus.train, config, seed), config, steps=config.steps,
-                peak_learning_rate=config.learning_rate, device=device, label=f"{method} seed {seed}",
-                progress=progress, bar_position=bar_position)
-    if use_cache:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        torch.save({"state": model.state_dict(), "stats": stats}, path)
+    stats = fit_or_load(model, checkpoint_path("lm", method, seed, config, device),
+                        training_batches(corpus.train, config, seed), config, steps=config.steps,
+                        peak_learning_rate=config.learning_rate, device=device, label=f"{method} seed {seed}",
+                        progress=progress, bar_position=bar_position, use_cache=use_cache)
     return model.eval(), stats
 
 
@@ -228,8 +228,5 @@ def summary_lines(results: dict[str, Any]) -> list[str]:
     header = f"{'method':<16}{'params':>9}" + "".join(f"{'ppl@' + str(n):>20}" for n in lengths)
     lines = [header]
     for method, entry in results["methods"].items():
-        cells = []
-        for mean, low, high in zip(entry["perplexity"], entry["perplexity_min"], entry["perplexity_max"]):
-            cells.append(f"{'-':>20}" if mean is None else f"{f'{mean:.2f} ({low:.2f}-{high:.2f})':>20}")
-        lines.append(f"{method:<16}{entry['parameters']:>9}" + "".join(cells))
+        lines.append(f"{method:<16}{entry['parameters']:>9}" + spread_cells(entry, "perplexity"))
     return lines

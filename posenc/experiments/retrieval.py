@@ -29,8 +29,14 @@ import torch
 from torch import Tensor
 
 from posenc._checks import check_choice, check_int
-from posenc.experiments._results import read_json, run_jobs, spread, versions, write_json
-from posenc.experiments._training import IGNORE, fit
+from posenc.experiments._results import (
+    read_json,
+    run_jobs,
+    spread,
+    spread_cells,
+    versions,
+)
+from posenc.experiments._training import IGNORE, fit_or_load
 from posenc.experiments.config import (
     CONFIGS,
     STUDIED_METHODS,
@@ -44,7 +50,7 @@ from posenc.experiments.config import (
 from posenc.model import TinyTransformer
 
 __all__ = ["CONFIGS", "RESULTS_PATH", "accuracy", "load_results", "mqar_batch", "run", "summary_lines",
-           "train_retrieval_model", "vocab_size", "write_results"]
+           "train_retrieval_model", "vocab_size"]
 
 #: The committed results of the full configuration.
 RESULTS_PATH = Path(__file__).resolve().parent / "results" / "retrieval.json"
@@ -135,17 +141,10 @@ def train_retrieval_model(method: str, config: Config, seed: int = 0, *, device:
     method = check_choice("method", method, STUDIED_METHODS)
     device = check_device(device)
     model = build_model(method, config, vocab_size(config.retrieval_symbols), seed).to(device)
-    path = checkpoint_path("retrieval", method, seed, config, device)
-    if use_cache and path.is_file():
-        saved = torch.load(path, map_location=device, weights_only=True)
-        model.load_state_dict(saved["state"])
-        return model.eval(), saved["stats"]
-    stats = fit(model, training_batches(config, seed), config, steps=config.retrieval_steps,
-                peak_learning_rate=config.learning_rate, device=device, label=f"{method} seed {seed}",
-                progress=progress, bar_position=bar_position)
-    if use_cache:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        torch.save({"state": model.state_dict(), "stats": stats}, path)
+    stats = fit_or_load(model, checkpoint_path("retrieval", method, seed, config, device),
+                        training_batches(config, seed), config, steps=config.retrieval_steps,
+                        peak_learning_rate=config.learning_rate, device=device, label=f"{method} seed {seed}",
+                        progress=progress, bar_position=bar_position, use_cache=use_cache)
     return model.eval(), stats
 
 
@@ -208,10 +207,6 @@ def run(config: Config, *, workers: int = 2, device: str = "cpu", progress: bool
     }
 
 
-def write_results(results: dict[str, Any], path: str | Path) -> Path:
-    return write_json(results, path)
-
-
 def load_results(path: str | Path = RESULTS_PATH) -> dict[str, Any]:
     """Read a results file (by default the committed one)."""
     return read_json(path)
@@ -222,10 +217,7 @@ def summary_lines(results: dict[str, Any]) -> list[str]:
     lengths = results["eval_lengths"]
     lines = [f"{'method':<16}" + "".join(f"{'acc@' + str(n):>20}" for n in lengths)]
     for method, entry in results["methods"].items():
-        cells = []
-        for mean, low, high in zip(entry["accuracy"], entry["accuracy_min"], entry["accuracy_max"]):
-            cells.append(f"{'-':>20}" if mean is None else f"{f'{mean:.2f} ({low:.2f}-{high:.2f})':>20}")
-        lines.append(f"{method:<16}" + "".join(cells))
+        lines.append(f"{method:<16}" + spread_cells(entry, "accuracy"))
     return lines
 
 
