@@ -8,14 +8,19 @@ code that makes it cannot drift apart. Every cell is a string, formatted here on
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import torch
 
 from posenc._checks import check_size_int
 from posenc.experiments import context_extension, inference_windows, retrieval
-from posenc.experiments.length_extrapolation import CONFIGS, build_model, load_results
+from posenc.experiments._results import large_path
+from posenc.experiments.length_extrapolation import (
+    CONFIGS,
+    RESULTS_PATH,
+    build_model,
+    load_results,
+)
 from posenc.model import TinyTransformer
 from posenc.rope_scaling import rope_attention_scaling, rope_inverse_frequencies
 
@@ -23,8 +28,6 @@ __all__ = ["acts_on", "extension_accuracy_table", "extension_perplexity_table", 
            "large_table", "perplexity_table", "retrieval_table", "scaling_table", "windows_table"]
 
 Table = tuple[list[str], list[list[str]]]
-#: Where the committed results files are (the larger configuration's in ``large/``).
-RESULTS_FOLDER = Path(__file__).resolve().parent / "experiments" / "results"
 
 
 # --8<-- [start:extrapolation]
@@ -143,8 +146,8 @@ def retrieval_table() -> Table:
                     for method, entry in results["methods"].items()]
 
 
-def _extension_table(task: str, path: Path | None = None) -> Table:
-    results = context_extension.load_results(path or context_extension.RESULTS_PATH)
+def _extension_table(task: str) -> Table:
+    results = context_extension.load_results()
     entry, lengths = results["tasks"][task], results["eval_lengths"]
     metric = entry["metric"]
     header = ["rule"] + [f"no training @{n}" for n in lengths] + [f"fine-tuned @{n}" for n in lengths]
@@ -183,9 +186,9 @@ def large_table() -> Table:
     """The larger configuration (GPU, one seed): perplexity at L and 8L; the windows study's
     perplexity at 8L (on its own 8 windows of text) with full attention and with a window of L
     keys; MQAR accuracy at L and 8L."""
-    folder = RESULTS_FOLDER / "large"
-    lm, recall = load_results(folder / "length_extrapolation.json"), retrieval.load_results(folder / "retrieval.json")
-    windows = inference_windows.load_results(folder / "inference_windows.json")
+    lm = load_results(large_path(RESULTS_PATH))
+    recall = retrieval.load_results(large_path(retrieval.RESULTS_PATH))
+    windows = inference_windows.load_results(large_path(inference_windows.RESULTS_PATH))
     lengths = lm["eval_lengths"]
     full_label, window_label = "full attention", f"window {lm['config']['train_length']}"
     header = ["method", f"ppl@{lengths[0]}", f"ppl@{lengths[-1]}", "8 texts: full", "8 texts: window",

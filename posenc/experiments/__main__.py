@@ -11,7 +11,7 @@ import argparse
 import importlib
 import sys
 
-from posenc.experiments._results import write_json
+from posenc.experiments._results import large_path, write_json
 
 #: Each study: its module, a one-line description, and the configurations it accepts.
 STUDIES = {
@@ -47,9 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command != "vit-resolution":
         options["device"] = args.device
     results = module.run(module.CONFIGS[args.config], **options)
-    default = module.RESULTS_PATH
-    if args.config == "large":  # the larger (GPU) configuration has its own committed files
-        default = default.parent / "large" / default.name
+    # the larger (GPU) configuration has its own committed files
+    default = large_path(module.RESULTS_PATH) if args.config == "large" else module.RESULTS_PATH
     written = write_json(results, args.output or default)
     print("\n".join(module.summary_lines(results)))
     print(f"wrote {written} ({results['wall_seconds']} s with {results['workers']} workers)", file=sys.stderr)

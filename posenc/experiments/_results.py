@@ -23,6 +23,12 @@ def versions(*extra: str) -> dict[str, str]:
     return found
 
 
+def large_path(path: str | Path) -> Path:
+    """Where the larger (GPU) configuration keeps the results file that ``path`` is for the others."""
+    path = Path(path)
+    return path.parent / "large" / path.name
+
+
 def write_json(results: dict[str, Any], path: str | Path) -> Path:
     """Write ``results`` as indented JSON (creating the folder); returns the path written."""
     target = Path(path)

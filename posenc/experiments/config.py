@@ -127,9 +127,8 @@ def build_model(method: str, config: Config, vocab_size: int, seed: int = 0) -> 
     torch.manual_seed(seed)
     position = "rope" if method == "rope-randomized" else method
     randomized = config.randomized_multiple * config.train_length if method == "rope-randomized" else None
-    max_len = config.train_length if method == "learned" else None
     return TinyTransformer(vocab_size, config.dim, config.num_heads, config.num_layers, position=position,
-                           max_len=max_len, randomized_max_len=randomized)
+                           max_len=max_length(method, config), randomized_max_len=randomized)
 
 
 def evaluation_positions(model: TinyTransformer, rows: int, length: int,

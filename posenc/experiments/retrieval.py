@@ -220,6 +220,3 @@ def summary_lines(results: dict[str, Any]) -> list[str]:
         lines.append(f"{method:<16}" + spread_cells(entry, "accuracy"))
     return lines
 
-
-if __name__ == "__main__":  # pragma: no cover
-    print("\n".join(summary_lines(run(CONFIGS["tiny"], workers=1))))

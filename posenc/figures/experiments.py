@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
 from posenc.experiments import context_extension, inference_windows, retrieval
 from posenc.experiments.length_extrapolation import load_results
@@ -38,37 +39,26 @@ def _spread_line(ax: Axes, xs: list[int], entry: dict[str, Any], metric: str, me
     ax.errorbar(x, mean, yerr=[mean - low, high - mean], markersize=5, capsize=3, lw=1.6, elinewidth=1.2, **style)
 
 
-def _length_axis(ax: Axes, lengths: list[int], train_length: int, unit: str) -> None:
+def _length_axis(ax: Axes, lengths: list[int], unit: str, train_length: int | None = None) -> None:
+    """A log-2 x axis with a tick at each evaluated length (and the training length dashed)."""
     ax.set_xscale("log", base=2)
     ax.set_xticks(lengths, [str(n) for n in lengths])
     ax.minorticks_off()
-    ax.axvline(train_length, color=palette().muted, lw=1, ls="--")
+    if train_length is not None:
+        ax.axvline(train_length, color=palette().muted, lw=1, ls="--")
     ax.set_xlabel(f"evaluation length ({unit})")
 
 
-def _per_group(metric: str, results: dict[str, Any], *, log: bool, ylabel: str, unit: str,
-               chance: float | None = None) -> Figure:
-    lengths = results["eval_lengths"]
-    train_length = results["config"]["train_length"]
-    fig, axes = new_figure(1, 2, height=4.6, sharey=True)
-    for (title, group), ax in zip(GROUPS.items(), axes):
-        for i, method in enumerate(m for m in group if m in results["methods"]):
-            # a small sideways offset per method keeps the min–max bars apart
-            _spread_line(ax, lengths, results["methods"][method], metric, method, offset=1.025 ** (i - 2.5))
-        _length_axis(ax, lengths, train_length, unit)
-        ax.set_title(title)
-        if chance is not None:
-            ax.axhline(chance, color=palette().muted, lw=1, ls=":")
-            ax.text(lengths[0], chance, " chance", va="bottom", fontsize=FONT["small"], color=palette().muted)
-        if log:
-            ax.set_yscale("log")
-            ticks = _nice_ticks([v for e in results["methods"].values() for v in
-                                 (*e[f"{metric}_min"], *e[f"{metric}_max"]) if v is not None])
-            ax.set_yticks(ticks, [f"{t:g}" for t in ticks])
-            ax.minorticks_off()
-        ax.legend(loc="best", fontsize=FONT["small"])
-    axes[0].set_ylabel(ylabel)
-    return fig
+def _log_ticks(ax: Axes, values: list[float], axis: str = "y") -> None:
+    """A log scale on ``axis`` with round tick labels spanning ``values`` (see `_nice_ticks`)."""
+    ticks = _nice_ticks(values)
+    if axis == "y":
+        ax.set_yscale("log")
+        ax.set_yticks(ticks, [f"{t:g}" for t in ticks])
+    else:
+        ax.set_xscale("log")
+        ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+    ax.minorticks_off()
 
 
 def _nice_ticks(values: list[float]) -> list[float]:
@@ -90,8 +80,20 @@ def _nice_ticks(values: list[float]) -> list[float]:
     ),
 )
 def length_extrapolation() -> Figure:
-    return _per_group("perplexity", load_results(), log=True, ylabel="validation perplexity (log scale)",
-                      unit="characters")
+    results = load_results()
+    lengths = results["eval_lengths"]
+    fig, axes = new_figure(1, 2, height=4.6, sharey=True)
+    for (title, group), ax in zip(GROUPS.items(), axes):
+        for i, method in enumerate(group):
+            # a small sideways offset per method keeps the min–max bars apart
+            _spread_line(ax, lengths, results["methods"][method], "perplexity", method, offset=1.025 ** (i - 2.5))
+        _length_axis(ax, lengths, "characters", results["config"]["train_length"])
+        ax.set_title(title)
+        _log_ticks(ax, [v for e in results["methods"].values() for v in
+                        (*e["perplexity_min"], *e["perplexity_max"]) if v is not None])
+        ax.legend(loc="best", fontsize=FONT["small"])
+    axes[0].set_ylabel("validation perplexity (log scale)")
+    return fig
 
 
 @figure(
@@ -151,7 +153,7 @@ def retrieval_vs_length() -> Figure:
     for (title, group), ax in zip(GROUPS.items(), axes):
         for method in group:
             _per_seed_lines(ax, lengths, method, results["methods"][method]["runs"], "accuracy")
-        _length_axis(ax, lengths, train_length, "tokens")
+        _length_axis(ax, lengths, "tokens", train_length)
         ax.axhline(results["chance"], color=palette().muted, lw=1, ls=":")
         ax.text(lengths[-1], results["chance"], "chance ", ha="right", va="bottom", fontsize=FONT["small"],
                 color=palette().muted)
@@ -182,10 +184,7 @@ def perplexity_vs_retrieval() -> Figure:
         accuracies = [run["accuracy"][-1] for run in recall["methods"][method]["runs"]]
         style = method_style(method)
         ax.plot([entry["perplexity"][-1]] * len(accuracies), accuracies, ls="none", markersize=8, **style)
-    ax.set_xscale("log")
-    ticks = _nice_ticks([e["perplexity"][-1] for e in lm["methods"].values() if e["perplexity"][-1] is not None])
-    ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
-    ax.minorticks_off()
+    _log_ticks(ax, [e["perplexity"][-1] for e in lm["methods"].values() if e["perplexity"][-1] is not None], "x")
     ax.axhline(recall["chance"], color=palette().muted, lw=1, ls=":")
     longest = lm["eval_lengths"][-1]
     ax.set_xlabel(f"mean perplexity at {longest} characters (log scale; left is better)")
@@ -224,17 +223,10 @@ def context_extension_figure() -> Figure:
             tuned = entry["fine_tuned"].get(rule)
             if tuned is not None:
                 ax.plot(lengths, tuned[metric], color=colour, marker="s", ls="--", lw=1.4, label="_tuned")
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(lengths, [str(n) for n in lengths])
-        ax.minorticks_off()
-        ax.set_xlabel(f"evaluation length ({'characters' if metric == 'perplexity' else 'tokens'})")
+        _length_axis(ax, lengths, "characters" if metric == "perplexity" else "tokens")
         if metric == "perplexity":
-            ax.set_yscale("log")
-            values = [v for setting in ("no_training", "fine_tuned") for e in entry[setting].values()
-                      for v in e[metric]]
-            ticks = _nice_ticks(values)
-            ax.set_yticks(ticks, [f"{t:g}" for t in ticks])
-            ax.minorticks_off()
+            _log_ticks(ax, [v for setting in ("no_training", "fine_tuned") for e in entry[setting].values()
+                            for v in e[metric]])
             ax.set_ylabel("perplexity (log scale)")
             ax.set_title("Language model")
         else:
@@ -243,8 +235,6 @@ def context_extension_figure() -> Figure:
             ax.set_title("Retrieval")
     handles, labels = axes[0].get_legend_handles_labels()
     keep = [(h, lab) for h, lab in zip(handles, labels) if not lab.startswith("_")]
-    from matplotlib.lines import Line2D
-
     muted = palette().muted
     keep += [(Line2D([], [], color=muted, marker="o"), "no training"),
              (Line2D([], [], color=muted, marker="s", ls="--"), "fine-tuned at 2L")]
@@ -275,11 +265,7 @@ def windows_by_method() -> Figure:
                 label=label)
     ax.set_yticks(rows, [method_style(m)["label"] for m in methods], fontsize=FONT["small"])
     ax.invert_yaxis()
-    ax.set_xscale("log")
-    values = [e[label]["perplexity"][0] for e in results["methods"].values() for label in labels]
-    ticks = _nice_ticks(values)
-    ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
-    ax.minorticks_off()
+    _log_ticks(ax, [e[label]["perplexity"][0] for e in results["methods"].values() for label in labels], "x")
     ax.set_xlabel(f"perplexity at {results['length']} characters (log scale)")
     ax.legend(loc="lower right", fontsize=FONT["small"])
     return fig
