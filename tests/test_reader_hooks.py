@@ -1,4 +1,5 @@
-"""The reader hooks (hooks/reader.py) and the site's reading checks (tests/site/reader_checks.py)."""
+"""The reader hooks (hooks/reader.py and the modules it calls) and the site's reading checks
+(tests/site/reader_checks.py)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,27 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "hooks"))
 
+import citations
+import page_blocks
+import reader
+import repository
+import result_tables
+import search_text
 from posenc_site import notebook_service_links
-from reader import clean_search_index, repository_from_remote, strip_math, tex_to_text
+from repository import repository_from_remote
+from search_text import clean_search_index, strip_math, tex_to_text
 
 from tests.site import reader_checks
+
+
+@pytest.mark.parametrize("module", [citations, page_blocks, repository, result_tables, search_text],
+                         ids=lambda module: module.__name__)
+def test_hook_docstring_examples(module: Any) -> None:
+    """The hooks are not under Sybil's paths: their docstring examples run here."""
+    import doctest
+
+    failed, attempted = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert attempted > 0 and failed == 0
 
 
 @pytest.mark.parametrize(
@@ -96,7 +114,6 @@ def test_svg_text_scale_and_copy_rules(tmp_path: Path) -> None:
 def test_table_lines_render_a_function_result(monkeypatch: pytest.MonkeyPatch) -> None:
     import types
 
-    import reader
 
     module = types.ModuleType("posenc.example_tables")
     module.scores = lambda: (["method", "perplexity"], [["RoPE", 3.91], ["ALiBi|x", 12]])  # type: ignore[attr-defined]
@@ -112,68 +129,64 @@ def test_table_lines_render_a_function_result(monkeypatch: pytest.MonkeyPatch) -
 
 
 def test_citations_link_to_the_references_page(tmp_path: Path) -> None:
-    import reader
 
     bib = tmp_path / "_references.yml"
     bib.write_text("su2021:\n  authors: Jianlin Su, Yu Lu, Shengfeng Pan\n  year: 2021\n  title: RoFormer\n"
                    "  arxiv: '2104.09864'\n  code: https://github.com/ZhuiyiTechnology/roformer\n"
                    "press2022:\n  authors: Ofir Press, Noah A. Smith\n  year: 2022\n  title: Train Short, Test Long\n"
                    "  arxiv: '2108.12409'\n")
-    refs = reader.load_references(bib)
-    out = reader.cite_references("RoPE [[cite su2021]] and ALiBi [[cite press2022, su2021]].\n\n[[references]]\n",
+    refs = citations.load_references(bib)
+    out = citations.cite_references("RoPE [[cite su2021]] and ALiBi [[cite press2022, su2021]].\n\n[[references]]\n",
                                  "sub/page.md", refs)
     assert "([Su et al. 2021](../references.md#ref-su2021))" in out
     assert "([Press and Smith 2022](../references.md#ref-press2022); [Su et al. 2021](../references.md#ref-su2021))" in out
     listing = out.split('<ul class="posenc-references">')[1]
     assert listing.index("Jianlin Su") < listing.index("Ofir Press")  # order of first citation
     assert 'href="https://arxiv.org/abs/2104.09864"' in listing and "official code" in listing
-    page = reader.references_page(refs)
+    page = citations.references_page(refs)
     assert page.index('id="ref-press2022"') < page.index('id="ref-su2021"')  # sorted by author
     with pytest.raises(ValueError, match="no such key"):
-        reader.cite_references("[[cite nobody2020]]", "page.md", refs)
+        citations.cite_references("[[cite nobody2020]]", "page.md", refs)
     bib.write_text("bad:\n  authors: A\n  year: 2020\n  title: T\n")
     with pytest.raises(ValueError, match="needs authors, year, title and a link"):
-        reader.load_references(bib)
+        citations.load_references(bib)
 
 
 def test_figures_are_numbered_and_referenced() -> None:
-    import reader
 
     figure = '<figure class="posenc-figure" id="figure-{0}" markdown="span">\n![alt](x.svg)\n<figcaption>{1}</figcaption>\n</figure>'
     text = "\n".join(["[[ref heat]] and [[ref curve]]", figure.format("curve", "A curve"), figure.format("heat", "A map")])
-    out = reader.number_figures(text, "page.md")
+    out = page_blocks.number_figures(text, "page.md")
     assert out.startswith("[Figure 2](#figure-heat) and [Figure 1](#figure-curve)")
     assert "<figcaption>Figure 1. A curve</figcaption>" in out and "<figcaption>Figure 2. A map</figcaption>" in out
     with pytest.raises(ValueError, match=r"page.md: \[\[ref nothing\]\]"):
-        reader.number_figures("[[ref nothing]]", "page.md")
+        page_blocks.number_figures("[[ref nothing]]", "page.md")
 
 
 def test_citation_forms_locators_and_cut_short_author_lists() -> None:
-    import reader
 
     refs = {"su2021": {"authors": "Jianlin Su, Yu Lu, Shengfeng Pan", "year": 2021, "title": "RoFormer", "arxiv": "2104.09864"},
             "t5": {"authors": "Colin Raffel, et al.", "year": 2020, "title": "T5", "arxiv": "1910.10683"},
             "gemma": {"authors": "Gemma Team", "short": "Gemma Team", "year": 2025, "title": "Gemma 3", "arxiv": "2503.19786"},
             "pair": {"authors": "Ofir Press, Lior Wolf", "year": 2017, "title": "Tying", "arxiv": "1608.05859"}}
-    assert [reader.short_citation(refs[k]) for k in refs] == ["Su et al. 2021", "Raffel et al. 2020", "Gemma Team 2025", "Press and Wolf 2017"]
-    out = reader.cite_references("[[citet su2021 | eq. 34]] and [[cite t5, gemma | section 2.1]]; [[citet pair]].",
+    assert [citations.short_citation(refs[k]) for k in refs] == ["Su et al. 2021", "Raffel et al. 2020", "Gemma Team 2025", "Press and Wolf 2017"]
+    out = citations.cite_references("[[citet su2021 | eq. 34]] and [[cite t5, gemma | section 2.1]]; [[citet pair]].",
                                  "page.md", refs)
     assert out == ("[Su et al. (2021, eq. 34)](references.md#ref-su2021) and ([Raffel et al. 2020](references.md#ref-t5); "
                    "[Gemma Team 2025](references.md#ref-gemma), section 2.1); [Press and Wolf (2017)](references.md#ref-pair).")
     # cites that reach the page through a snippet include are linked in the HTML, relative to the page
-    html = reader.cite_html("<p>[[cite su2021 | section 3]] and [[citet gemma]]</p>", "errata/", "references/", refs, "errata.md")
+    html = citations.cite_html("<p>[[cite su2021 | section 3]] and [[citet gemma]]</p>", "errata/", "references/", refs, "errata.md")
     assert html == ('<p>(<a href="../references/#ref-su2021">Su et al. 2021</a>, section 3) and '
                     '<a href="../references/#ref-gemma">Gemma Team (2025)</a></p>')
     with pytest.raises(ValueError, match=r"errata.md: \[\[cite nobody\]\]"):
-        reader.cite_html("[[cite nobody]]", "errata/", "references/", refs, "errata.md")
-    question = reader.reference_html("q", {"authors": "A B", "year": 2024, "title": "Why?", "arxiv": "2410.06205"})
+        citations.cite_html("[[cite nobody]]", "errata/", "references/", refs, "errata.md")
+    question = citations.reference_html("q", {"authors": "A B", "year": 2024, "title": "Why?", "arxiv": "2410.06205"})
     assert "<em>Why?</em> <a" in question  # no second full stop after a question mark
 
 
 def test_cite_this_page_is_reproducible_and_escaped() -> None:
-    import reader
 
-    block = reader.cite_this_page("RoPE in today's models", "rope-today/", "posenc", "https://example.org/posenc/",
+    block = page_blocks.cite_this_page("RoPE in today's models", "rope-today/", "posenc", "https://example.org/posenc/",
                                   "2026-11-20")
     assert block.startswith('<details class="quote posenc-cite" data-search-exclude="" markdown="block">')
     assert "<summary>Cite this page</summary>" in block
@@ -183,22 +196,21 @@ def test_cite_this_page_is_reproducible_and_escaped() -> None:
     assert bibtex.splitlines()[0] == "@misc{posenc:rope-today,"
     assert "  title        = {{RoPE in today's models}}," in bibtex and "  year         = {2026}," in bibtex
     assert "  url          = {https://example.org/posenc/rope-today/}" in bibtex and bibtex.endswith("\n}")
-    assert reader.cite_this_page("RoPE", "rope/", "posenc", None, "2026-11-20") == \
-        reader.cite_this_page("RoPE", "rope/", "posenc", None, "2026-11-20")  # no clock, no network
-    undated = reader.cite_this_page("A & B_1 {x}", "p/", "posenc", None, None, author="Jane Doe")
+    assert page_blocks.cite_this_page("RoPE", "rope/", "posenc", None, "2026-11-20") == \
+        page_blocks.cite_this_page("RoPE", "rope/", "posenc", None, "2026-11-20")  # no clock, no network
+    undated = page_blocks.cite_this_page("A & B_1 {x}", "p/", "posenc", None, None, author="Jane Doe")
     assert "year" not in undated and "url" not in undated and "last updated" not in undated
     assert r"title        = {{A \& B\_1 \{x\}}}" in undated and "author       = {{Jane Doe}}" in undated
     assert "Jane Doe. “A &amp; B_1 {x}”. <em>posenc</em>." in undated
-    assert reader.page_title("Intro\n# The formula, step by step { #top }\ntext", "x") == "The formula, step by step"
-    assert reader.page_title("# Angle \\(m\\theta\\) and `code`", "x") == "Angle mθ and code"
+    assert page_blocks.page_title("Intro\n# The formula, step by step { #top }\ntext", "x") == "The formula, step by step"
+    assert page_blocks.page_title("# Angle \\(m\\theta\\) and `code`", "x") == "Angle mθ and code"
 
 
 def test_chapters_end_with_cite_this_page(monkeypatch: pytest.MonkeyPatch) -> None:
     import types
 
-    import reader
 
-    monkeypatch.setattr(reader, "_dates", {"docs/rope.md": "2026-11-20"})
+    monkeypatch.setattr(reader.HOOKS, "dates", {"docs/rope.md": "2026-11-20"})
     config = types.SimpleNamespace(site_name="posenc", site_url="https://example.org/posenc/", site_author=None)
 
     def page(src: str, generated: str | None = None) -> Any:
@@ -219,16 +231,15 @@ def test_bibliography_and_pages_use_one_reference_style() -> None:
     hand-written reference list or a bare arXiv link in its prose."""
     import re
 
-    import reader
 
-    docs = Path(reader.ROOT) / "docs"
-    refs = reader.load_references()
+    docs = Path(citations.ROOT) / "docs"
+    refs = citations.load_references()
     assert refs, "docs/_references.yml is missing or empty"
     pages = sorted(docs.glob("*.md")) + sorted((docs / "_errata").glob("*.md"))
     used: set[str] = set()
     for path in pages:
         text = path.read_text(encoding="utf-8")
-        for match in reader.CITE.finditer(text):
+        for match in citations.CITE.finditer(text):
             keys = {k.strip() for k in match["keys"].split(",")}
             assert keys <= refs.keys(), f"{path.name}: unknown keys {sorted(keys - refs.keys())}"
             used |= keys
