@@ -5,53 +5,168 @@
 and formulas agree with its ``modeling_rope_utils``; each rule cites its paper below).
 `rope_attention_scaling` returns the factor a rule puts on cos and sin (YaRN's and LongRoPE's
 attention factor; 1.0 for the others). `posenc.rope` re-exports both.
+
+Inside, a dict is read once into a `Scaling`, a frozen record with one typed field per key, and
+each rule is one row of `_RULES`: its keys and one function with the signature every rule shares,
+``rule(scaling, dim, base, seq_len) -> theta``. A new rule is one function and one row.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
 
 import torch
 from torch import Tensor
 
-from posenc._checks import check_choice, check_even_dim, check_float, check_int
+from posenc._checks import check_bool, check_choice, check_even_dim, check_float, check_int
 
-__all__ = ["MAX_ROPE_DIM", "SCALING_TYPES", "rope_attention_scaling", "rope_inverse_frequencies"]
+__all__ = ["MAX_ROPE_DIM", "SCALING_TYPES", "Scaling", "parse_scaling", "rope_attention_scaling",
+           "rope_inverse_frequencies"]
 
-SCALING_TYPES = ("linear", "ntk", "dynamic", "yarn", "llama3", "proportional", "longrope")
 MAX_ROPE_DIM = 2**16  # widest head (or rotated width) accepted; real models use <= 1024
 _MAX_SEQ_LEN = 2**53  # beyond this, integer positions are no longer exact in float64
 
-# Required and optional keys of each scaling type (besides "type").
-_REQUIRED: dict[str, tuple[str, ...]] = {
-    "linear": ("factor",),
-    "ntk": ("factor",),
-    "dynamic": ("factor", "original_max_position_embeddings"),
-    "yarn": ("factor", "original_max_position_embeddings"),
-    "llama3": ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"),
-    "proportional": ("partial_rotary_factor",),
-    "longrope": ("factor", "original_max_position_embeddings", "short_factor", "long_factor"),
-}
-_OPTIONAL: dict[str, tuple[str, ...]] = {
-    "linear": (),
-    "ntk": (),
-    "dynamic": (),
-    "yarn": ("beta_fast", "beta_slow", "attention_factor", "mscale", "mscale_all_dim", "truncate"),
-    "llama3": (),
-    "proportional": ("factor",),
-    "longrope": ("attention_factor",),
+
+def _real(name: str, value: object, **bounds: Any) -> float:
+    """A finite real number within ``bounds`` (see `check_float`)."""
+    return check_float(name, value, **bounds)
+
+
+def _length(name: str, value: object) -> int:
+    return check_int(name, value, minimum=1, maximum=_MAX_SEQ_LEN)
+
+
+def _factors(name: str, value: object) -> tuple[float, ...]:
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise TypeError(f"{name} must be a list of positive numbers (one per rotated pair), "
+                        f"got {type(value).__name__}")
+    return tuple(_real(f"{name}[{i}]", v, positive=True) for i, v in enumerate(value))
+
+
+# key -> how its value is checked (and converted); the messages name it as scaling['key'].
+_FIELD_CHECKS: dict[str, Callable[[str, object], object]] = {
+    "factor": lambda name, v: _real(name, v, minimum=1.0),
+    "original_max_position_embeddings": _length,
+    "max_position_embeddings": _length,
+    "attention_factor": lambda name, v: _real(name, v, positive=True),
+    "beta_fast": lambda name, v: _real(name, v, positive=True),
+    "beta_slow": lambda name, v: _real(name, v, positive=True),
+    "mscale": lambda name, v: _real(name, v, minimum=0.0),
+    "mscale_all_dim": lambda name, v: _real(name, v, minimum=0.0),
+    "truncate": check_bool,
+    "low_freq_factor": lambda name, v: _real(name, v, positive=True),
+    "high_freq_factor": lambda name, v: _real(name, v, positive=True),
+    "partial_rotary_factor": lambda name, v: _real(name, v, minimum=0.0, maximum=1.0),
+    "short_factor": _factors,
+    "long_factor": _factors,
 }
 
 
-def _real(name: str, value: object, **bounds: float | bool) -> float:
-    """`check_float`, with integers too large for a float answered by a ValueError that names them."""
-    try:
-        return check_float(name, value, **bounds)  # type: ignore[arg-type]
-    except OverflowError:
-        bits = int(value).bit_length()  # type: ignore[call-overload]
-        raise ValueError(f"{name} must be a finite real number, got an integer of {bits} bits "
-                         f"(too large for a float)") from None
+@dataclasses.dataclass(frozen=True)
+class Scaling:
+    """One context-extension rule with its settings, checked: the typed form of a scaling dict.
+
+    ``type`` is one of `SCALING_TYPES`; the other fields are the keys of that type (see
+    `rope_inverse_frequencies`), None where a key is not given. Build one from a dict with
+    `parse_scaling` (which also checks that the type's required keys are there and no other key
+    is); `to_dict` gives the dict back.
+
+    Examples:
+        >>> Scaling("linear", factor=4).to_dict()
+        {'type': 'linear', 'factor': 4.0}
+    """
+
+    type: str
+    factor: float | None = None
+    original_max_position_embeddings: int | None = None
+    max_position_embeddings: int | None = None
+    attention_factor: float | None = None
+    beta_fast: float | None = None
+    beta_slow: float | None = None
+    mscale: float | None = None
+    mscale_all_dim: float | None = None
+    truncate: bool | None = None
+    low_freq_factor: float | None = None
+    high_freq_factor: float | None = None
+    partial_rotary_factor: float | None = None
+    short_factor: tuple[float, ...] | None = None
+    long_factor: tuple[float, ...] | None = None
+
+    def __post_init__(self) -> None:
+        check_choice("scaling['type']", self.type, SCALING_TYPES)
+        for key, check in _FIELD_CHECKS.items():
+            value = getattr(self, key)
+            if value is not None:
+                object.__setattr__(self, key, check(f"scaling[{key!r}]", value))
+        rule = _RULES[self.type]
+        for key in self.to_dict():
+            if key not in ("type", *rule.required, *rule.optional):
+                raise ValueError(f"scaling of type {self.type!r} got the unknown key {key!r} "
+                                 f"(allowed: {', '.join(map(repr, sorted({*rule.required, *rule.optional})))})")
+        for key in rule.required:
+            if getattr(self, key) is None:
+                raise ValueError(f"scaling of type {self.type!r} is missing the key {key!r} "
+                                 f"(required: {', '.join(map(repr, rule.required))})")
+        if rule.check is not None:
+            rule.check(self)
+
+    def to_dict(self) -> dict[str, object]:
+        """The keys that are set, as a scaling dict (lists for the per-pair factors)."""
+        out: dict[str, object] = {"type": self.type}
+        for field in dataclasses.fields(self)[1:]:
+            value = getattr(self, field.name)
+            if value is not None:
+                out[field.name] = list(value) if isinstance(value, tuple) else value
+        return out
+
+    @property
+    def scale(self) -> float:
+        """The factor s by which the context grows (``factor``, 1 where the rule has none)."""
+        return 1.0 if self.factor is None else self.factor
+
+    @property
+    def length_dependent(self) -> bool:
+        """Whether the frequencies depend on the current sequence length (``seq_len``)."""
+        return _RULES[self.type].length_dependent
+
+
+def parse_scaling(scaling: Mapping[str, object] | Scaling | None) -> Scaling | None:
+    """Read a scaling dict into a checked `Scaling` record (None stays None).
+
+    Every key is checked by name: an unknown type or key, a missing required key, a value of the
+    wrong kind or out of range raises a ValueError or TypeError naming it.
+
+    Examples:
+        >>> record = parse_scaling({"type": "yarn", "factor": 4, "original_max_position_embeddings": 4096})
+        >>> record.type, record.factor, record.beta_fast    # beta_fast not given: the rule's default (32)
+        ('yarn', 4.0, None)
+    """
+    if scaling is None or isinstance(scaling, Scaling):
+        return scaling
+    if not isinstance(scaling, Mapping):
+        raise TypeError(f"scaling must be a dict such as {{'type': 'linear', 'factor': 2.0}} or None, "
+                        f"got {type(scaling).__name__}")
+    if "type" not in scaling:
+        raise ValueError(f"scaling is missing the key 'type' (one of {', '.join(map(repr, SCALING_TYPES))}), "
+                         f"got keys {sorted(map(str, scaling))}")
+    kind = check_choice("scaling['type']", scaling["type"], SCALING_TYPES)
+    rule = _RULES[kind]
+    for key in scaling:
+        if key != "type" and key not in (*rule.required, *rule.optional):
+            allowed = sorted({"type", *rule.required, *rule.optional})
+            raise ValueError(f"scaling of type {kind!r} got the unknown key {key!r} "
+                             f"(allowed: {', '.join(map(repr, allowed))})")
+    settings: dict[str, Any] = {str(key): value for key, value in scaling.items() if key != "type"}
+    return Scaling(kind, **settings)
+
+
+def _check_scaling(scaling: Mapping[str, object] | Scaling | None) -> dict[str, object] | None:
+    """Validate a scaling dict (or record); the checked dict, or None."""
+    record = parse_scaling(scaling)
+    return None if record is None else record.to_dict()
 
 
 def _check_dim(name: str, value: object) -> int:
@@ -61,73 +176,7 @@ def _check_dim(name: str, value: object) -> int:
     return dim
 
 
-def _check_factors(name: str, value: object) -> tuple[float, ...]:
-    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
-        raise TypeError(f"{name} must be a list of positive numbers (one per rotated pair), "
-                        f"got {type(value).__name__}")
-    return tuple(_real(f"{name}[{i}]", v, positive=True) for i, v in enumerate(value))
-
-
-def _check_scaling(scaling: object) -> dict[str, object] | None:
-    """Validate a scaling dict: known type, every required key, no unknown key (typos fail loudly)."""
-    if scaling is None:
-        return None
-    if not isinstance(scaling, Mapping):
-        raise TypeError(f"scaling must be a dict such as {{'type': 'linear', 'factor': 2.0}} or None, "
-                        f"got {type(scaling).__name__}")
-    if "type" not in scaling:
-        raise ValueError(f"scaling is missing the key 'type' (one of {', '.join(map(repr, SCALING_TYPES))}), "
-                         f"got keys {sorted(map(str, scaling))}")
-    kind = check_choice("scaling['type']", scaling["type"], SCALING_TYPES)
-    for key in _REQUIRED[kind]:
-        if key not in scaling:
-            raise ValueError(f"scaling of type {kind!r} is missing the key {key!r} "
-                             f"(required: {', '.join(map(repr, _REQUIRED[kind]))})")
-    allowed = {"type", *_REQUIRED[kind], *_OPTIONAL[kind]}
-    for key in scaling:
-        if key not in allowed:
-            raise ValueError(f"scaling of type {kind!r} got the unknown key {key!r} "
-                             f"(allowed: {', '.join(map(repr, sorted(allowed)))})")
-    checked: dict[str, object] = {"type": kind}
-    checked["factor"] = _real("scaling['factor']", scaling.get("factor", 1.0), minimum=1.0)
-    if "original_max_position_embeddings" in scaling:
-        checked["original_max_position_embeddings"] = check_int(
-            "scaling['original_max_position_embeddings']", scaling["original_max_position_embeddings"],
-            minimum=1, maximum=_MAX_SEQ_LEN)
-    if kind == "yarn":
-        beta_fast = _real("scaling['beta_fast']", scaling.get("beta_fast", 32.0), positive=True)
-        beta_slow = _real("scaling['beta_slow']", scaling.get("beta_slow", 1.0), positive=True)
-        if beta_fast <= beta_slow:
-            raise ValueError(f"scaling['beta_fast'] must be greater than scaling['beta_slow'], "
-                             f"got beta_fast={beta_fast}, beta_slow={beta_slow}")
-        checked.update(beta_fast=beta_fast, beta_slow=beta_slow)
-        for key in ("attention_factor", "mscale", "mscale_all_dim"):
-            if scaling.get(key) is not None:
-                bounds = {"positive": True} if key == "attention_factor" else {"minimum": 0.0}
-                checked[key] = _real(f"scaling[{key!r}]", scaling[key], **bounds)
-        truncate = scaling.get("truncate", True)
-        if not isinstance(truncate, bool):
-            raise TypeError(f"scaling['truncate'] must be True or False, got {truncate!r}")
-        checked["truncate"] = truncate
-    if kind == "llama3":
-        low = _real("scaling['low_freq_factor']", scaling["low_freq_factor"], positive=True)
-        high = _real("scaling['high_freq_factor']", scaling["high_freq_factor"], positive=True)
-        if high <= low:
-            raise ValueError(f"scaling['high_freq_factor'] must be greater than scaling['low_freq_factor'], "
-                             f"got high_freq_factor={high}, low_freq_factor={low}")
-        checked.update(low_freq_factor=low, high_freq_factor=high)
-    if kind == "proportional":
-        checked["partial_rotary_factor"] = _real(
-            "scaling['partial_rotary_factor']", scaling["partial_rotary_factor"], minimum=0.0, maximum=1.0)
-    if kind == "longrope":
-        checked["short_factor"] = _check_factors("scaling['short_factor']", scaling["short_factor"])
-        checked["long_factor"] = _check_factors("scaling['long_factor']", scaling["long_factor"])
-        if scaling.get("attention_factor") is not None:
-            checked["attention_factor"] = _real("scaling['attention_factor']", scaling["attention_factor"],
-                                                positive=True)
-    return checked
-
-
+# ---------------------------------------------------------------- the rules: one signature each
 # --8<-- [start:frequencies]
 def _default_frequencies(dim: int, base: float) -> Tensor:
     """theta_i = base^(-2i/dim), i = 0 .. dim/2 - 1, in float64."""
@@ -136,22 +185,23 @@ def _default_frequencies(dim: int, base: float) -> Tensor:
 
 
 # --8<-- [start:linear]
-def _linear(theta: Tensor, factor: float) -> Tensor:
+def _linear(s: Scaling, dim: int, base: float, seq_len: int | None) -> Tensor:
     # Position interpolation: position m is read as m / factor, i.e. every frequency / factor.
-    return theta / factor
+    return _default_frequencies(dim, base) / s.scale
 # --8<-- [end:linear]
 
 
 # --8<-- [start:ntk]
-def _ntk(dim: int, base: float, factor: float) -> Tensor:
+def _ntk(s: Scaling, dim: int, base: float, seq_len: int | None) -> Tensor:
     # NTK-aware: a larger base; the fastest pair keeps theta_0 = 1, the slowest is divided by factor.
-    return _default_frequencies(dim, base * factor ** (dim / (dim - 2)))
+    return _default_frequencies(dim, base * s.scale ** (dim / (dim - 2)))
 # --8<-- [end:ntk]
 
 
 # --8<-- [start:dynamic]
-def _dynamic(dim: int, base: float, factor: float, original: int, seq_len: int | None) -> Tensor:
+def _dynamic(s: Scaling, dim: int, base: float, seq_len: int | None) -> Tensor:
     # Dynamic NTK: unchanged up to the trained length, then an NTK base that grows with seq_len.
+    original, factor = _original(s), s.scale
     length = original if seq_len is None or seq_len <= original else seq_len
     scale = factor * length / original - (factor - 1)
     return _default_frequencies(dim, base * scale ** (dim / (dim - 2)))
@@ -164,35 +214,41 @@ def _yarn_pair_index(rotations: float, dim: int, base: float, original: int) -> 
     return dim * math.log(original / (rotations * 2 * math.pi)) / (2 * math.log(base))
 
 
-def _yarn(theta: Tensor, dim: int, base: float, factor: float, original: int,
-          beta_fast: float, beta_slow: float, truncate: bool) -> Tensor:
-    low = _yarn_pair_index(beta_fast, dim, base, original)   # pairs below: many turns, keep as is
-    high = _yarn_pair_index(beta_slow, dim, base, original)  # pairs above: < 1 turn, interpolate
-    if truncate:
+def _yarn(s: Scaling, dim: int, base: float, seq_len: int | None) -> Tensor:
+    theta, original = _default_frequencies(dim, base), _original(s)
+    low = _yarn_pair_index(s.beta_fast or 32.0, dim, base, original)  # pairs below: many turns, kept
+    high = _yarn_pair_index(s.beta_slow or 1.0, dim, base, original)  # pairs above: < 1 turn, interpolated
+    if s.truncate is not False:
         low, high = math.floor(low), math.ceil(high)
     low, high = max(low, 0), min(high, dim - 1)
-    if low == high:
+    if low == high:  # beta_fast == beta_slow, or a ramp squeezed to one pair: a step
         high += 0.001
     ramp = ((torch.arange(dim // 2, dtype=torch.float64) - low) / (high - low)).clamp(0, 1)
-    return theta / factor * ramp + theta * (1 - ramp)
+    return theta / s.scale * ramp + theta * (1 - ramp)
 # --8<-- [end:yarn]
 
 
 # --8<-- [start:llama3]
-def _llama3(theta: Tensor, factor: float, low_freq_factor: float, high_freq_factor: float,
-            original: int) -> Tensor:
+def _llama3(s: Scaling, dim: int, base: float, seq_len: int | None) -> Tensor:
+    theta, original = _default_frequencies(dim, base), _original(s)
+    low, high = s.low_freq_factor or 1.0, s.high_freq_factor or 1.0
     wavelength = 2 * math.pi / theta
-    # smooth = 1 for short wavelengths (kept), 0 for long ones (divided by factor), linear between.
-    smooth = ((original / wavelength - low_freq_factor) / (high_freq_factor - low_freq_factor)).clamp(0, 1)
-    return (1 - smooth) * theta / factor + smooth * theta
+    # smooth = 1 for short wavelengths (kept), 0 for long ones (divided by factor), linear between;
+    # with low == high a step at the wavelength original / low.
+    if high > low:
+        smooth = ((original / wavelength - low) / (high - low)).clamp(0, 1)
+    else:
+        smooth = (wavelength <= original / low).to(torch.float64)
+    return (1 - smooth) * theta / s.scale + smooth * theta
 # --8<-- [end:llama3]
 
 
 # --8<-- [start:proportional]
-def _proportional(dim: int, base: float, factor: float, fraction: float) -> Tensor:
+def _proportional(s: Scaling, dim: int, base: float, seq_len: int | None) -> Tensor:
     # p-RoPE: the frequencies of the full width; only the fastest `fraction` of the pairs turn,
     # the slowest pairs get theta = 0 (no rotation: those features carry no position at all).
-    theta = _default_frequencies(dim, base) / factor
+    fraction = 1.0 if s.partial_rotary_factor is None else s.partial_rotary_factor
+    theta = _default_frequencies(dim, base) / s.scale
     turning = math.floor(fraction * dim / 2)
     theta[turning:] = 0.0
     return theta
@@ -200,39 +256,135 @@ def _proportional(dim: int, base: float, factor: float, fraction: float) -> Tens
 
 
 # --8<-- [start:longrope]
-def _longrope(theta: Tensor, short: tuple[float, ...], long: tuple[float, ...], original: int,
-              seq_len: int | None) -> Tensor:
+def _longrope(s: Scaling, dim: int, base: float, seq_len: int | None) -> Tensor:
     # LongRoPE: one searched factor per pair; the long list once the sequence is past the trained length.
-    chosen = long if seq_len is not None and seq_len > original else short
-    return theta / torch.tensor(chosen, dtype=torch.float64)
+    long = seq_len is not None and seq_len > _original(s)
+    chosen = (s.long_factor if long else s.short_factor) or ()
+    return _default_frequencies(dim, base) / torch.tensor(chosen, dtype=torch.float64)
 # --8<-- [end:longrope]
 
 
-def rope_inverse_frequencies(dim: int, *, base: float = 10000.0, scaling: Mapping[str, object] | None = None,
+def _original(s: Scaling) -> int:
+    # Every rule that reads the trained length requires the key (see _RULES).
+    return s.original_max_position_embeddings or 1
+
+
+# --8<-- [start:attention-scaling]
+def _yarn_mscale(factor: float, mscale: float = 1.0) -> float:
+    # YaRN's sqrt(1/t) = 0.1 ln(s) + 1 (Peng et al. 2023, section 3.4); DeepSeek scales the log by mscale.
+    return 1.0 if factor <= 1.0 else 0.1 * mscale * math.log(factor) + 1.0
+
+
+def _yarn_attention(s: Scaling) -> float:
+    if s.attention_factor is not None:
+        return s.attention_factor
+    if s.mscale and s.mscale_all_dim:  # DeepSeek-V2/V3: both given and nonzero
+        return _yarn_mscale(s.scale, s.mscale) / _yarn_mscale(s.scale, s.mscale_all_dim)
+    return _yarn_mscale(s.scale)
+
+
+def _longrope_attention(s: Scaling) -> float:
+    if s.attention_factor is not None:
+        return s.attention_factor
+    factor, original = _longrope_factor(s), _original(s)
+    if factor <= 1.0 or original == 1:
+        return 1.0
+    return math.sqrt(1 + math.log(factor) / math.log(original))
+# --8<-- [end:attention-scaling]
+
+
+def _longrope_factor(s: Scaling) -> float:
+    # As transformers: the given factor, else max_position_embeddings / original_max_position_embeddings.
+    if s.factor is not None:
+        return s.factor
+    return (s.max_position_embeddings or 1) / _original(s)
+
+
+def _no_attention_factor(s: Scaling) -> float:
+    return 1.0
+
+
+# ---------------------------------------------------------------- cross-key checks
+def _check_yarn(s: Scaling) -> None:
+    fast, slow = s.beta_fast or 32.0, s.beta_slow or 1.0
+    if fast < slow:
+        raise ValueError(f"scaling['beta_fast'] must be greater than or equal to scaling['beta_slow'], "
+                         f"got beta_fast={fast}, beta_slow={slow}")
+
+
+def _check_llama3(s: Scaling) -> None:
+    low, high = s.low_freq_factor or 1.0, s.high_freq_factor or 1.0
+    if high < low:
+        raise ValueError(f"scaling['high_freq_factor'] must be greater than or equal to "
+                         f"scaling['low_freq_factor'], got high_freq_factor={high}, low_freq_factor={low}")
+
+
+def _check_longrope(s: Scaling) -> None:
+    if s.factor is None and s.max_position_embeddings is None and s.attention_factor is None:
+        raise ValueError("scaling of type 'longrope' needs 'factor', or 'max_position_embeddings' (the factor is "
+                         "then max_position_embeddings / original_max_position_embeddings), or 'attention_factor'")
+
+
+class _Rule(NamedTuple):
+    required: tuple[str, ...]
+    optional: tuple[str, ...]
+    frequencies: Callable[[Scaling, int, float, int | None], Tensor]
+    attention: Callable[[Scaling], float] = _no_attention_factor
+    check: Callable[[Scaling], None] | None = None
+    min_dim: int = 2             # ntk and dynamic raise the base to d/(d-2)
+    full_width: bool = False     # proportional: frequencies over the whole head, no rotary_dim
+    length_dependent: bool = False
+
+
+_RULES: dict[str, _Rule] = {
+    "linear": _Rule(("factor",), (), _linear),
+    "ntk": _Rule(("factor",), (), _ntk, min_dim=4),
+    "dynamic": _Rule(("factor", "original_max_position_embeddings"), (), _dynamic, min_dim=4,
+                     length_dependent=True),
+    "yarn": _Rule(("factor", "original_max_position_embeddings"),
+                  ("beta_fast", "beta_slow", "attention_factor", "mscale", "mscale_all_dim", "truncate"),
+                  _yarn, _yarn_attention, _check_yarn),
+    "llama3": _Rule(("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"), (),
+                    _llama3, check=_check_llama3),
+    "proportional": _Rule((), ("partial_rotary_factor", "factor"), _proportional, full_width=True),
+    "longrope": _Rule(("original_max_position_embeddings", "short_factor", "long_factor"),
+                      ("factor", "max_position_embeddings", "attention_factor"),
+                      _longrope, _longrope_attention, _check_longrope, length_dependent=True),
+}
+SCALING_TYPES = tuple(_RULES)
+# Required and optional keys of each type, besides "type" (read by the explorer's parity check).
+_REQUIRED: dict[str, tuple[str, ...]] = {kind: rule.required for kind, rule in _RULES.items()}
+_OPTIONAL: dict[str, tuple[str, ...]] = {kind: rule.optional for kind, rule in _RULES.items()}
+
+
+def rope_inverse_frequencies(dim: int, *, base: float = 10000.0,
+                             scaling: Mapping[str, object] | Scaling | None = None,
                              seq_len: int | None = None, rotary_dim: int | None = None) -> Tensor:
     """The rotation frequency of each pair, ``theta_i = base^(-2i/d)``, changed by ``scaling``.
 
     Args:
         dim: the head dimension, a positive even integer.
         base: the RoPE base (10000 in RoFormer and LLaMA 1/2; 500000 in Llama 3).
-        scaling: None, or a dict whose ``"type"`` is one of
+        scaling: None, a `Scaling`, or a dict whose ``"type"`` is one of
 
             * ``"linear"`` (position interpolation, Chen et al. 2023): ``factor``;
             * ``"ntk"`` (NTK-aware base change): ``factor``; base becomes ``base * factor^(d/(d-2))``;
             * ``"dynamic"`` (dynamic NTK): ``factor``, ``original_max_position_embeddings`` L; for
               ``seq_len > L`` the base becomes ``base * (factor*seq_len/L - (factor-1))^(d/(d-2))``;
             * ``"yarn"`` (Peng et al. 2023): ``factor``, ``original_max_position_embeddings``, optional
-              ``beta_fast`` (32), ``beta_slow`` (1), ``truncate`` (True) and the attention-factor keys
-              ``attention_factor``, ``mscale``, ``mscale_all_dim`` (see `rope_attention_scaling`);
-            * ``"llama3"``: ``factor``, ``low_freq_factor``, ``high_freq_factor``,
-              ``original_max_position_embeddings``;
-            * ``"proportional"`` (p-RoPE, Barbero et al. 2024): ``partial_rotary_factor`` p in [0, 1],
-              optional ``factor`` (1); frequencies over the full ``dim``, divided by ``factor``, and the
-              slowest ``dim/2 - floor(p*dim/2)`` pairs set to 0 (not rotated);
-            * ``"longrope"`` (Ding et al. 2024): ``factor``, ``original_max_position_embeddings`` L,
-              ``short_factor`` and ``long_factor`` (one number per rotated pair), optional
-              ``attention_factor``; ``theta_i / long_factor[i]`` when ``seq_len > L``, else
-              ``theta_i / short_factor[i]``.
+              ``beta_fast`` (32), ``beta_slow`` (1; ``beta_fast == beta_slow`` makes the ramp a step),
+              ``truncate`` (True) and the attention-factor keys ``attention_factor``, ``mscale``,
+              ``mscale_all_dim`` (see `rope_attention_scaling`);
+            * ``"llama3"``: ``factor``, ``low_freq_factor``, ``high_freq_factor`` (equal: a step at the
+              wavelength ``L / low_freq_factor``), ``original_max_position_embeddings`` L;
+            * ``"proportional"`` (p-RoPE, Barbero et al. 2024): optional ``partial_rotary_factor`` p in
+              [0, 1] (1, as in ``transformers``) and ``factor`` (1); frequencies over the full ``dim``,
+              divided by ``factor``, and the slowest ``dim/2 - floor(p*dim/2)`` pairs set to 0;
+            * ``"longrope"`` (Ding et al. 2024): ``original_max_position_embeddings`` L, ``short_factor``
+              and ``long_factor`` (one number per rotated pair), and ``factor`` or
+              ``max_position_embeddings`` (the factor is then ``max_position_embeddings / L``, as in
+              ``transformers``), optional ``attention_factor``; ``theta_i / long_factor[i]`` when
+              ``seq_len > L``, else ``theta_i / short_factor[i]``.
 
         seq_len: the current sequence length; only ``"dynamic"`` and ``"longrope"`` use it (None means
             "not past the trained length"), the other types ignore it.
@@ -257,42 +409,26 @@ def rope_inverse_frequencies(dim: int, *, base: float = 10000.0, scaling: Mappin
     base = _real("base", base, positive=True)
     if base == 1.0:
         raise ValueError("base must be > 0 and != 1 (every pair would have the same frequency), got 1.0")
-    checked = _check_scaling(scaling)
+    record = parse_scaling(scaling)
     if seq_len is not None:
         seq_len = check_int("seq_len", seq_len, minimum=1, maximum=_MAX_SEQ_LEN)
     width = dim if rotary_dim is None else _check_rotary_dim(rotary_dim, dim)
-    if checked is None:
+    if record is None:
         return _default_frequencies(width, base)
-    kind = checked["type"]
-    if kind == "proportional" and width != dim:
-        raise ValueError(f"rotary_dim must be None with scaling type 'proportional' (it turns pairs of the "
+    rule = _RULES[record.type]
+    if rule.full_width and width != dim:
+        raise ValueError(f"rotary_dim must be None with scaling type {record.type!r} (it turns pairs of the "
                          f"full width and sets the slowest to zero), got rotary_dim={rotary_dim}")
-    factor = float(checked["factor"])  # type: ignore[arg-type]
-    if kind in ("ntk", "dynamic") and width == 2:
+    if width < rule.min_dim:
         name = "dim" if rotary_dim is None else "rotary_dim"
-        raise ValueError(f"{name} must be >= 4 for scaling type {kind!r} (the exponent is d/(d-2)), got 2")
-    theta = _default_frequencies(width, base)
-    if kind == "linear":
-        return _linear(theta, factor)
-    if kind == "ntk":
-        return _ntk(width, base, factor)
-    if kind == "proportional":
-        return _proportional(dim, base, factor, float(checked["partial_rotary_factor"]))  # type: ignore[arg-type]
-    original = int(checked["original_max_position_embeddings"])  # type: ignore[call-overload]
-    if kind == "dynamic":
-        return _dynamic(width, base, factor, original, seq_len)
-    if kind == "yarn":
-        return _yarn(theta, width, base, factor, original, float(checked["beta_fast"]),  # type: ignore[arg-type]
-                     float(checked["beta_slow"]), bool(checked["truncate"]))  # type: ignore[arg-type]
-    if kind == "longrope":
-        short, long = checked["short_factor"], checked["long_factor"]
-        for key, factors in (("short_factor", short), ("long_factor", long)):
-            if len(factors) != width // 2:  # type: ignore[arg-type]
-                raise ValueError(f"scaling[{key!r}] must have {width // 2} entries (one per rotated pair of "
-                                 f"the width {width}), got {len(factors)}")  # type: ignore[arg-type]
-        return _longrope(theta, short, long, original, seq_len)  # type: ignore[arg-type]
-    return _llama3(theta, factor, float(checked["low_freq_factor"]),  # type: ignore[arg-type]
-                   float(checked["high_freq_factor"]), original)  # type: ignore[arg-type]
+        raise ValueError(f"{name} must be >= {rule.min_dim} for scaling type {record.type!r} "
+                         f"(the exponent is d/(d-2)), got {width}")
+    for key in ("short_factor", "long_factor"):
+        factors = getattr(record, key)
+        if factors is not None and len(factors) != width // 2:
+            raise ValueError(f"scaling[{key!r}] must have {width // 2} entries (one per rotated pair of "
+                             f"the width {width}), got {len(factors)}")
+    return rule.frequencies(record, width, base, seq_len)
 
 
 def _check_rotary_dim(rotary_dim: object, dim: int) -> int:
@@ -302,13 +438,7 @@ def _check_rotary_dim(rotary_dim: object, dim: int) -> int:
     return width
 
 
-# --8<-- [start:attention-scaling]
-def _yarn_mscale(factor: float, mscale: float = 1.0) -> float:
-    # YaRN's sqrt(1/t) = 0.1 ln(s) + 1 (Peng et al. 2023, section 3.4); DeepSeek scales the log by mscale.
-    return 1.0 if factor <= 1.0 else 0.1 * mscale * math.log(factor) + 1.0
-
-
-def rope_attention_scaling(scaling: Mapping[str, object] | None = None) -> float:
+def rope_attention_scaling(scaling: Mapping[str, object] | Scaling | None = None) -> float:
     """The factor that multiplies cos and sin (so both q and k) for this scaling.
 
     * ``"yarn"``: ``scaling["attention_factor"]`` if given; else, when both ``mscale`` and
@@ -316,7 +446,8 @@ def rope_attention_scaling(scaling: Mapping[str, object] | None = None) -> float
       with ``m(s, a) = 0.1 * a * ln(s) + 1``; else the paper's ``sqrt(1/t) = 0.1 * ln(s) + 1``
       (1 when ``s <= 1``). As in ``transformers``, one of the two mscale keys alone is not used.
     * ``"longrope"``: ``scaling["attention_factor"]`` if given, else ``sqrt(1 + ln(s) / ln(L))``
-      with ``L = original_max_position_embeddings`` (1 when ``s <= 1``).
+      with ``L = original_max_position_embeddings`` (1 when ``s <= 1``); ``s`` is ``factor``, or
+      ``max_position_embeddings / L`` without it.
     * every other type (and None): 1.0.
 
     Since q and k are both multiplied, the attention logits grow by the square of the factor.
@@ -328,20 +459,5 @@ def rope_attention_scaling(scaling: Mapping[str, object] | None = None) -> float
         >>> round(rope_attention_scaling({**yarn, "mscale": 1.0, "mscale_all_dim": 0.5}), 4)
         1.0648
     """
-    checked = _check_scaling(scaling)
-    if checked is None or checked["type"] not in ("yarn", "longrope"):
-        return 1.0
-    if "attention_factor" in checked:
-        return float(checked["attention_factor"])  # type: ignore[arg-type]
-    factor = float(checked["factor"])  # type: ignore[arg-type]
-    if checked["type"] == "longrope":
-        original = int(checked["original_max_position_embeddings"])  # type: ignore[call-overload]
-        if factor <= 1.0 or original == 1:
-            return 1.0
-        return math.sqrt(1 + math.log(factor) / math.log(original))
-    mscale, mscale_all_dim = checked.get("mscale"), checked.get("mscale_all_dim")
-    if mscale and mscale_all_dim:
-        numerator = _yarn_mscale(factor, float(mscale))  # type: ignore[arg-type]
-        return numerator / _yarn_mscale(factor, float(mscale_all_dim))  # type: ignore[arg-type]
-    return _yarn_mscale(factor)
-# --8<-- [end:attention-scaling]
+    record = parse_scaling(scaling)
+    return 1.0 if record is None else _RULES[record.type].attention(record)

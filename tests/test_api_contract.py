@@ -250,6 +250,10 @@ EXAMPLES: dict[str, Example] = {
     "posenc.rope_nd.mrope_positions": ex(segments=[2, (1, 4, 6), 1], spatial_merge_size=2),
     "posenc.rope_scaling.rope_inverse_frequencies": ex(dim=8, base=10000.0, scaling=None, seq_len=None,
                                                        rotary_dim=None),
+    "posenc.rope_scaling.Scaling": ex(type="yarn", factor=4.0, original_max_position_embeddings=64, beta_fast=32.0,
+                                      beta_slow=1.0, truncate=True),
+    "posenc.rope_scaling.Scaling.to_dict": ex(_lazy("posenc.rope_scaling.Scaling", "linear", factor=2.0)),
+    "posenc.rope_scaling.parse_scaling": ex(scaling=lambda: {"type": "linear", "factor": 2.0}),
     "posenc.rope_scaling.rope_attention_scaling": ex(scaling=lambda: {"type": "yarn", "factor": 4.0,
                                                                       "original_max_position_embeddings": 64}),
     # sinusoidal
