@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -80,30 +80,46 @@ class Config:
         return json.loads(json.dumps(asdict(self)))  # tuples become lists, as in the JSON file
 
 
+#: The committed CPU run: three seeds of every method. The others change only what their comments say.
+FULL = Config(
+    name="full", methods=STUDIED_METHODS, seeds=(0, 1, 2), train_length=64, eval_multiples=(1, 2, 4, 8),
+    dim=64, num_heads=4, num_layers=2, batch_size=32, steps=1200, learning_rate=2e-3,
+    warmup_steps=100, min_lr_ratio=0.1, weight_decay=0.01, grad_clip=1.0, randomized_multiple=32,
+    validation_fraction=0.1, max_eval_characters=16384, position_bucket=16,
+    retrieval_steps=1000, retrieval_pairs=8, retrieval_queries=8, retrieval_symbols=16,
+    retrieval_eval_sequences=128, finetune_steps=60, finetune_learning_rate=5e-4, finetune_multiple=2,
+)
+
 CONFIGS = {
-    "full": Config(
-        name="full", methods=STUDIED_METHODS, seeds=(0, 1, 2), train_length=64, eval_multiples=(1, 2, 4, 8),
-        dim=64, num_heads=4, num_layers=2, batch_size=32, steps=1200, learning_rate=2e-3,
-        warmup_steps=100, min_lr_ratio=0.1, weight_decay=0.01, grad_clip=1.0, randomized_multiple=32,
-        validation_fraction=0.1, max_eval_characters=16384, position_bucket=16,
-        retrieval_steps=1000, retrieval_pairs=8, retrieval_queries=8, retrieval_symbols=16,
-        retrieval_eval_sequences=128, finetune_steps=60, finetune_learning_rate=5e-4, finetune_multiple=2,
+    "full": FULL,
+    # The larger run, for a GPU: the full protocol with a longer context and a wider, deeper model.
+    "large": replace(
+        FULL, name="large",
+        seeds=(0,),  # one seed: the GPU time of the first run
+        train_length=256,  # 4x the context: L = 256 ... 8L = 2048
+        dim=128, num_layers=3,  # a wider and deeper model (still 4 heads, head width 32)
+        batch_size=16,  # half the windows per step, each four times longer
+        steps=1000,
+        randomized_multiple=8,  # positions up to 8 x 256 = 2048, the longest length scored
+        max_eval_characters=32768,  # four windows of 8L
+        position_bucket=64,  # the same 32 buckets at the longest length
+        retrieval_steps=1200,
+        retrieval_queries=16,  # twice the queries in a four times longer window
+        finetune_steps=50,
     ),
-    "large": Config(
-        name="large", methods=STUDIED_METHODS, seeds=(0,), train_length=256, eval_multiples=(1, 2, 4, 8),
-        dim=128, num_heads=4, num_layers=3, batch_size=16, steps=1000, learning_rate=2e-3,
-        warmup_steps=100, min_lr_ratio=0.1, weight_decay=0.01, grad_clip=1.0, randomized_multiple=8,
-        validation_fraction=0.1, max_eval_characters=32768, position_bucket=64,
-        retrieval_steps=1200, retrieval_pairs=8, retrieval_queries=16, retrieval_symbols=16,
-        retrieval_eval_sequences=128, finetune_steps=50, finetune_learning_rate=5e-4, finetune_multiple=2,
-    ),
-    "tiny": Config(
-        name="tiny", methods=STUDIED_METHODS, seeds=(0, 1), train_length=16, eval_multiples=(1, 2, 4, 8),
-        dim=16, num_heads=2, num_layers=1, batch_size=4, steps=12, learning_rate=2e-3,
-        warmup_steps=4, min_lr_ratio=0.1, weight_decay=0.01, grad_clip=1.0, randomized_multiple=8,
-        validation_fraction=0.1, max_eval_characters=512, position_bucket=8,
+    # The end-to-end test: every study in a few seconds; the numbers mean nothing.
+    "tiny": replace(
+        FULL, name="tiny",
+        seeds=(0, 1),  # two seeds, so that the spread over seeds is exercised
+        train_length=16,
+        dim=16, num_heads=2, num_layers=1,
+        batch_size=4, steps=12, warmup_steps=4,
+        randomized_multiple=8,
+        max_eval_characters=512,
+        position_bucket=8,
         retrieval_steps=12, retrieval_pairs=3, retrieval_queries=3, retrieval_symbols=8,
-        retrieval_eval_sequences=8, finetune_steps=4, finetune_learning_rate=1e-3, finetune_multiple=2,
+        retrieval_eval_sequences=8,
+        finetune_steps=4, finetune_learning_rate=1e-3,
     ),
 }
 # --8<-- [end:config]
