@@ -153,6 +153,19 @@ EXAMPLES: dict[str, Example] = {
     "posenc.cope.CoPE.interpolate": ex(_lazy("posenc.cope.CoPE", 4, max_position=8), q=_t(1, 5, 4),
                                        positions=lambda: torch.rand(1, 5, 5) * 4),
     "posenc.cope.CoPE.forward": ex(_lazy("posenc.cope.CoPE", 4, max_position=8), q=_t(1, 5, 4), logits=_t(1, 5, 5)),
+    # extension (engineer F)
+    "posenc.extension.relative_offsets": ex(query_positions=_ints(0, 1, 2), key_positions=_ints(0, 1, 2, 3)),
+    "posenc.extension.rerope_offsets": ex(query_positions=_ints(0, 1, 2), key_positions=_ints(0, 1, 2),
+                                          window=2, factor=2.0),
+    "posenc.extension.self_extend_offsets": ex(query_positions=_ints(0, 1, 2, 3), key_positions=_ints(0, 1, 2, 3),
+                                               group_size=2, window=2),
+    "posenc.extension.dual_chunk_offsets": ex(query_positions=_ints(0, 1, 2, 3), key_positions=_ints(0, 1, 2, 3),
+                                              chunk_size=3, local_window=1),
+    "posenc.extension.string_offsets": ex(query_positions=_ints(0, 1, 2, 3), key_positions=_ints(0, 1, 2, 3),
+                                          shift=2, local_window=1),
+    "posenc.extension.log_length_scale": ex(positions=_ints(0, 5, 100), train_length=16),
+    "posenc.extension.rope_logits": ex(q=_t(2, 3, 4), k=_t(2, 3, 4), inv_freq=lambda: torch.tensor([1.0, 0.1]),
+                                       offsets=lambda: torch.tensor([[0, 1, 2], [1, 0, 1], [2, 1, 0]]), layout="half"),
     # fire
     "posenc.fire.FireBias": ex(num_heads=2, hidden=8, max_len=16),
     "posenc.fire.FireBias.normalised_distance": ex(_lazy("posenc.fire.FireBias", 2, hidden=8, max_len=16),
@@ -228,6 +241,10 @@ EXAMPLES: dict[str, Example] = {
     "posenc.relative.T5RelativeBias": ex(num_heads=2, num_buckets=16, max_distance=20, bidirectional=True),
     "posenc.relative.T5RelativeBias.buckets": ex(_lazy("posenc.relative.T5RelativeBias", 2), q_len=3, k_len=4),
     "posenc.relative.T5RelativeBias.forward": ex(_lazy("posenc.relative.T5RelativeBias", 2), q_len=3, k_len=4),
+    # rope_base (engineer F)
+    "posenc.rope_base.similarity_margin": ex(distances=_ints(0, 5, 50), dim=16, base=100.0),
+    "posenc.rope_base.rope_base_context_length": ex(dim=16, base=500.0, max_length=64),
+    "posenc.rope_base.rope_base_lower_bound": ex(dim=8, context_length=16, relative_step=1e-2, max_base=1e6),
     # rope
     "posenc.rope.apply_rope": ex(x=_t(1, 2, 3, 8), positions=_ints(0, 5, 9), base=10000.0, layout="half",
                                  scaling=None, rotary_dim=None),
