@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from css_prune import prune_inline_styles  # hooks/css_prune.py (MkDocs puts hooks/ on the path)
+from site_weight import DEFER_SEARCH_INDEX, drop_math_assets, noscript_fallbacks, palette_script, prune_search_index
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
@@ -41,8 +42,12 @@ ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / ".cache"
 FIGURE_LINE = re.compile(r"^\[\[figure\s+(?P<name>[a-z0-9-]+)\s*(?:\|\s*(?P<caption>.+?))?\s*\]\]\s*$", re.MULTILINE)
 KATEX_FILES = ("katex.min.js", "katex.min.css", "contrib/auto-render.min.js")
-# The explorer's charting library (docs/javascripts/explorer/), served from the site like KaTeX.
-CHART_FILES = {"assets/d3/d3.min.js": "d3/dist/d3.min.js"}
+# The explorer's charting library (docs/javascripts/explorer/), served from the site like KaTeX:
+# only the D3 modules the widgets use (scales, axes, lines, colour maps, selections), joined in
+# dependency order from their UMD builds, which all extend one global `d3` (143 kB, not 281 kB).
+CHART_FILE = "assets/d3/d3.min.js"
+CHART_MODULES = ("d3-array", "d3-color", "d3-interpolate", "d3-format", "d3-time", "d3-time-format", "d3-scale",
+                 "d3-scale-chromatic", "d3-selection", "d3-axis", "d3-path", "d3-shape")
 NOTEBOOK_MATHJAX = re.compile(r"<!-- Load mathjax -->.*?<!-- End of mathjax configuration -->", re.DOTALL)
 NOTEBOOK_MERMAID = re.compile(r"<script type=\"module\">\s*import mermaid.*?</script>", re.DOTALL)
 NOTEBOOK_CELL_ID = re.compile(r'id="cell-id=[0-9a-f]+"')
@@ -113,15 +118,23 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
         files.append(File.generated(config, f"assets/katex/{relative}", abs_src_path=str(katex / relative)))
     for font in sorted((katex / "fonts").glob("*.woff2")):
         files.append(File.generated(config, f"assets/katex/fonts/{font.name}", abs_src_path=str(font)))
-    for uri, source in CHART_FILES.items():
-        if not (ROOT / "node_modules" / source).is_file():
-            raise PluginError(f"node_modules/{source} is missing: run `make install` (npm ci) first")
-        files.append(File.generated(config, uri, abs_src_path=str(ROOT / "node_modules" / source)))
+    files.append(File.generated(config, CHART_FILE, content=chart_library()))
     for uri, content in api_reference().items():
         files.append(File.generated(config, uri, content=content))
     for notebook in sorted(Path(config.docs_dir, "notebooks").glob("*.py")):
         files.append(File.generated(config, f"notebooks/{notebook.stem}.ipynb", content=_as_ipynb(notebook)))
     return files
+
+
+def chart_library() -> str:
+    """The D3 modules of `CHART_MODULES`, joined (each file keeps its own licence line)."""
+    parts = []
+    for module in CHART_MODULES:
+        source = ROOT / "node_modules" / module / "dist" / f"{module}.min.js"
+        if not source.is_file():
+            raise PluginError(f"node_modules/{module} is missing: run `make install` (npm ci) first")
+        parts.append(source.read_text(encoding="utf-8").rstrip() + ";\n")
+    return "".join(parts)
 
 
 def api_modules() -> list[str]:
@@ -210,12 +223,31 @@ def _accessible(output: str) -> str:
     return output.replace('<div class="arithmatex">', '<div class="arithmatex" tabindex="0">')
 
 
+def _first_view(output: str, config: MkDocsConfig) -> str:
+    """What a first view downloads and paints (hooks/site_weight.py): KaTeX only with math, no
+    fallback images under widgets, the search index on demand, the reader's palette at once."""
+    output = noscript_fallbacks(drop_math_assets(output))
+    output = output.replace("</head>", DEFER_SEARCH_INDEX + "</head>", 1)
+    palettes = config.theme.get("palette") or []
+    body = re.search(r"<body\b[^>]*>", output)
+    if body and isinstance(palettes, list):
+        output = output[:body.end()] + palette_script(palettes) + output[body.end():]
+    return output
+
+
 def on_post_template(output: str, template_name: str, config: MkDocsConfig) -> str:
-    return _accessible(output) if template_name == "404.html" else output
+    return _first_view(_accessible(output), config) if template_name == "404.html" else output
+
+
+def on_post_build(config: MkDocsConfig) -> None:
+    index = Path(config.site_dir) / "search" / "search_index.json"
+    if index.is_file():
+        before, after = prune_search_index(index)
+        log.info("search index: %d kB -> %d kB (outputs and listing bodies left out)", before // 1000, after // 1000)
 
 
 def on_post_page(output: str, page: Page, config: MkDocsConfig) -> str:
-    output = _accessible(output)
+    output = _first_view(_accessible(output), config)
     if page.file.src_uri.startswith("notebooks/") and page.file.src_uri.endswith(".py"):
         output = NOTEBOOK_MERMAID.sub("", NOTEBOOK_MATHJAX.sub("", output))
         output = prune_inline_styles(output)  # JupyterLab's 575 kB stylesheet, cut to what the page uses

@@ -28,12 +28,38 @@
       .catch((error) => console.error(error));
   }
 
+  // The scripts (about 200 kB with D3) load when a placeholder comes within a screen of the
+  // viewport, not with the page: a first view of a page whose widget is further down skips them.
+  function whenNear() {
+    const placeholders = document.querySelectorAll(".posenc-explorer:not([data-upgraded])");
+    if (placeholders.length === 0) return;
+    if (typeof IntersectionObserver === "undefined") return upgradeAll();
+    const observer = new IntersectionObserver((entries) => {
+      if (entries.some((entry) => entry.isIntersecting)) {
+        observer.disconnect();
+        upgradeAll();
+      }
+    }, { rootMargin: "0px 0px 100% 0px" });
+    placeholders.forEach((placeholder) => observer.observe(placeholder));
+  }
+
+  // Printing before the widgets loaded: their static figures' images sit in <noscript>
+  // (hooks/site_weight.py), which shows nothing while scripts run; put them back as images.
+  window.addEventListener("beforeprint", () => {
+    for (const holder of document.querySelectorAll(".posenc-explorer:not([data-upgraded]) noscript")) {
+      const template = document.createElement("template");
+      template.innerHTML = holder.textContent;
+      template.content.querySelectorAll("img").forEach((img) => { img.loading = "eager"; });
+      holder.replaceWith(template.content);
+    }
+  });
+
   // Material's instant navigation swaps pages without a reload: document$ fires on each page.
   if (typeof document$ !== "undefined") {
-    document$.subscribe(upgradeAll);
+    document$.subscribe(whenNear);
   } else if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", upgradeAll);
+    document.addEventListener("DOMContentLoaded", whenNear);
   } else {
-    upgradeAll();
+    whenNear();
   }
 })();

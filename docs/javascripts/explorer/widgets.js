@@ -694,8 +694,18 @@
     }
   }).observe(document.body);
   // Printing shows the static figures, as without scripts.
+  // The fallback's images sit in <noscript> (hooks/site_weight.py: not downloaded with scripts on).
+  function unwrapNoscript(node) {
+    if (!node.querySelectorAll) return;
+    for (const holder of node.querySelectorAll("noscript")) {
+      const template = document.createElement("template");
+      template.innerHTML = holder.textContent;
+      holder.replaceWith(template.content);
+    }
+  }
   window.addEventListener("beforeprint", () => {
     for (const w of live) {
+      w.fallback.forEach(unwrapNoscript);
       w.fallback.forEach((node) => { if (node.querySelectorAll) node.querySelectorAll("img").forEach((img) => { img.loading = "eager"; }); });
       w.id = w.host.id;
       w.host.removeAttribute("id"); // the figure has it back while it is shown
