@@ -10,6 +10,8 @@ The handlers live here, with what they carry from one event to the next in one o
 * ``page_blocks.py``, **numbered figures** (``[[ref NAME]]``) and the **Cite this page** block at
   the end of every chapter.
 * ``result_tables.py``, **tables from code**: ``[[table posenc.module:function | caption]]``.
+* ``values.py``, **numbers from results**: ``[[value EXPR | FORMAT]]`` and the hidden claim
+  checks ``<!-- check: ... -->`` (vocabulary: ``posenc.experiments.claims``).
 * ``repository.py``, **repository link and dates**: ``repo_url`` comes from ``POSENC_REPO_URL``
   (mkdocs.yml); when it is unset, from the git remote ``origin`` if that is a GitHub or GitLab
   address; else the site has no repository link. Generated pages (the API reference) get no
@@ -40,6 +42,7 @@ from page_blocks import cite_this_page, is_chapter, number_figures, page_title
 from repository import git, last_commit_dates, repository_from_remote
 from result_tables import expand_tables
 from search_text import clean_search_index
+from values import expand_values
 
 __all__ = ["HOOKS", "ReaderHooks"]
 
@@ -98,6 +101,7 @@ class ReaderHooks:
     def on_page_markdown(self, markdown: str, page: Page, config: MkDocsConfig, **_: Any) -> str:
         src = page.file.src_uri
         try:
+            markdown = expand_values(markdown, src)
             if "[[table" in markdown:
                 markdown = expand_tables(markdown, src)
             if 'class="posenc-figure"' in markdown:

@@ -18,6 +18,7 @@ import reader
 import repository
 import result_tables
 import search_text
+import values
 from posenc_site import notebook_service_links
 from repository import repository_from_remote
 from search_text import clean_search_index, strip_math, tex_to_text
@@ -25,7 +26,7 @@ from search_text import clean_search_index, strip_math, tex_to_text
 from tests.site import reader_checks
 
 
-@pytest.mark.parametrize("module", [citations, page_blocks, repository, result_tables, search_text],
+@pytest.mark.parametrize("module", [citations, page_blocks, repository, result_tables, search_text, values],
                          ids=lambda module: module.__name__)
 def test_hook_docstring_examples(module: Any) -> None:
     """The hooks are not under Sybil's paths: their docstring examples run here."""

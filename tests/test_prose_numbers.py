@@ -1,0 +1,139 @@
+"""Numbers in the prose of the experiment chapters come from data, and their claims are checked.
+
+A number that restates a measured result is written ``[[value EXPR | FORMAT]]`` and rendered at
+build time from the committed results (``hooks/values.py``, ``posenc.experiments.claims``);
+comparisons are backed by hidden ``<!-- check: ... -->`` claims. This file fails when a page of
+`CHAPTERS` types a number in its prose that is not a constant listed below (code blocks, inline
+code, math, macros, comments, link targets and HTML are not prose), and runs every macro and
+check of every page, so a broken one fails here before the site build.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "hooks"))
+
+from values import CHECK, VALUE, expand_values
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+CHAPTERS = ["extrapolation.md"]  # converted so far; the others follow
+_NEXT = ["context-extension.md", "inference.md", "positions-2d.md", "beyond-alibi.md",
+            "tiny-transformer.md"]
+
+# Constants every chapter may type: positions and counts of the first examples, and names
+# ("1-D", "2-D", "Llama 3"). A measured result is never one of these.
+ANYWHERE = {"0": "position 0, the first token", "1": "1-D, a distance of 1, one of", "2": "2-D, two of",
+            "3": "Llama 3, three of"}
+
+# The constants of each chapter: set-up values, example inputs, and numbers quoted from papers
+# (with the paper cited beside them). Each with the reason it is not a result of this site.
+ALLOWED: dict[str, dict[str, str]] = {
+    "extrapolation.md": {
+        "4": "eval multiples 1, 2, 4, 8; 4 heads; 4 sinks; 32L is 4 times 8L; exercise 2's 4 slopes",
+        "8": "the multiples 1, 2, 4, 8; exercise 3's 8L",
+        "15": "positions 0 to 15 hold the 8 key-value pairs",
+        "16": "key ids 1 to 16; heads 16 wide",
+        "17": "value ids 17 to 32",
+        "32": "32 positions in a stretch; 32L; value ids up to 32; the example sequence of 32",
+        "50": "an illustrative query position",
+        "60": "the window of 60 keys beside 4 sinks (64 - 4)",
+        "63": "the last trained position and offset (L - 1)",
+        "64": "L, the training length",
+        "128": "2L; a 128-wide head of a large model; positions 128 to 191 (a block of 64)",
+        "191": "the end of the block 128 to 191",
+        "500": "an illustrative query position; Ruoss et al.'s test lengths",
+        "511": "the last position of 8L",
+        "512": "8L",
+        "2048": "Ruoss et al.'s position range; Press et al.'s training length",
+        "1024": "Press et al.'s training length",
+        "100": "Kazemnejad et al.'s model size (about 100 million parameters)",
+        "12.0%": "Ruoss et al.'s average gain, quoted",
+        "32768": "Chen et al.'s extended window, quoted",
+        "1000": "Chen et al.'s fine-tuning steps, quoted",
+        "2560": "Chen et al.'s effective window, quoted",
+        "10,000": "Chen et al.'s step count, quoted",
+        "200": "Chen et al.'s passkey steps, quoted",
+        "400": "Peng et al.'s fine-tuning steps, quoted",
+        "0.1%": "Peng et al.'s share of the pre-training data, quoted",
+        "99%": "Peng et al.'s passkey accuracy, quoted",
+        "10%": "the threshold of the cost comparison (a change of more than 10% in CPU time)",
+        "10000": "RoPE's base",
+        "0.9": "the chapter's threshold for a seed that learned the task",
+        "90%": "exercise 3's threshold",
+        "3.12": "Python 3.12, the version of the larger run's text",
+    },
+}
+
+
+FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,}).*?^(?P=indent)(?P=fence)[ \t]*$", re.MULTILINE | re.DOTALL)
+LOCATOR = re.compile(r"(?:sections?|§|Table|Figure|eq\.|equations?|appendix|appendices|step|version|exercise)\s+"
+                     r"[\dA-Z][\w.–-]*(?:\s*(?:,|and|to|–)\s*[\dA-Z][\w.–-]*)*", re.IGNORECASE)
+NUMBER = re.compile(r"(?<![\w.\-/])\d[\d,]*(?:\.\d+)?%?(?![\w])")
+
+
+def prose(text: str) -> str:
+    """The text of a page a reader reads as sentences: without code (fenced and inline), math,
+    macros, hidden checks, link targets, attribute lists, HTML tags and citation locators. Line
+    breaks are kept, so line numbers stay those of the file."""
+    def blank(match: re.Match[str]) -> str:
+        return "\n" * match[0].count("\n")
+
+    text = FENCE.sub(blank, text)
+    text = re.sub(r"<!--.*?-->", blank, text, flags=re.DOTALL)
+    text = re.sub(r"\\\[.*?\\\]|\\\(.*?\\\)|\$\$.*?\$\$", blank, text, flags=re.DOTALL)
+    text = re.sub(r"\[\[.*?\]\]", " ", text)
+    text = re.sub(r"`[^`\n]*`", " ", text)
+    text = re.sub(r"\]\([^)\s]*\)|\]\[[^\]]*\]", "]", text)
+    text = re.sub(r"\{\s*[#:.][^}]*\}", " ", text)
+    text = re.sub(r"<[^>\n]+>", " ", text)
+    text = re.sub(r"\b(?:19\d\d|20[0-3]\d)\b", " ", text)  # years
+    return LOCATOR.sub(" ", text)
+
+
+def typed_numbers(page: str) -> list[tuple[int, str, str]]:
+    """``(line, number, line text)`` for every number typed in the page's prose that is not allowed."""
+    allowed = ANYWHERE | ALLOWED.get(page, {})
+    found = []
+    for number, line in enumerate(prose((DOCS / page).read_text(encoding="utf-8")).split("\n"), start=1):
+        for match in NUMBER.finditer(line):
+            word = match[0].rstrip(",")
+            if word not in allowed:
+                found.append((number, word, line.strip()))
+    return found
+
+
+def test_prose_keeps_code_math_and_macros_out() -> None:
+    text = ("Ratio [[value lm.rope@8L | .2f]] at `x = 5` and \\(d = 64\\), section 3.5, in 2023.\n"
+            "```python\nprint(12)\n```\n<!-- check: lower(a, b) -->\n[link](page.md#7) 13 and 2.5%")
+    assert NUMBER.findall(prose(text)) == ["13", "2.5%"]
+
+
+@pytest.mark.parametrize("page", CHAPTERS)
+def test_chapter_prose_types_no_result(page: str) -> None:
+    """Every number in the prose is rendered by a macro or is a listed constant."""
+    typed = typed_numbers(page)
+    assert not typed, f"{page}: numbers typed in prose (write [[value ...]] or list the constant):\n" + \
+        "\n".join(f"  line {line}: {number!r} in {text[:100]!r}" for line, number, text in typed)
+
+
+@pytest.mark.parametrize("page", sorted(path.name for path in DOCS.glob("*.md")))
+def test_every_value_and_check_of_a_page_holds(page: str) -> None:
+    """Every ``[[value]]`` renders and every hidden check holds on the committed results."""
+    text = (DOCS / page).read_text(encoding="utf-8")
+    out = expand_values(text, page)
+    assert "[[value" not in out and not CHECK.search(out)
+    if VALUE.search(text) or CHECK.search(text):
+        assert out != text
+
+
+@pytest.mark.parametrize("page", sorted(ALLOWED))
+def test_every_allowed_constant_is_used(page: str) -> None:
+    """The lists stay short: a constant no longer typed on its page is taken off."""
+    text = prose((DOCS / page).read_text(encoding="utf-8"))
+    typed = {match[0].rstrip(",") for match in NUMBER.finditer(text)}
+    assert set(ALLOWED[page]) <= typed, f"{page}: listed but not typed: {sorted(set(ALLOWED[page]) - typed)}"
