@@ -21,8 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "hooks"))
 from values import CHECK, VALUE, expand_values
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
-CHAPTERS = ["extrapolation.md"]  # converted so far; the others follow
-_NEXT = ["context-extension.md", "inference.md", "positions-2d.md", "beyond-alibi.md",
+CHAPTERS = ["extrapolation.md", "context-extension.md"]  # converted so far; the others follow
+_NEXT = ["inference.md", "positions-2d.md", "beyond-alibi.md",
             "tiny-transformer.md"]
 
 # Constants every chapter may type: positions and counts of the first examples, and names
@@ -66,6 +66,24 @@ ALLOWED: dict[str, dict[str, str]] = {
         "0.9": "the chapter's threshold for a seed that learned the task",
         "90%": "exercise 3's threshold",
         "3.12": "Python 3.12, the version of the larger run's text",
+    },
+    "context-extension.md": {
+        "4": "the running example's factor s = 4",
+        "8": "Llama 3.1's released factor",
+        "16": "Llama 3.1's length ratio, 131072 / 8192",
+        "32": "YaRN's beta_fast, 32 turns",
+        "48": "the pair the example looks at",
+        "128": "the running example's head width",
+        "3.1": "Llama 3.1, the model's name",
+        "600": "Chen et al.'s ratio of bounds, quoted from the cited abstract",
+        "1000": "Chen et al.'s fine-tuning steps, quoted",
+        "0.25": "1/s for s = 4: the fastest pair's angle between neighbours",
+        "4095": "L - 1, the largest trained offset of the running example",
+        "4096": "L, the running example's trained length",
+        "10000": "the running example's base",
+        "16384": "4L, the running example's extended length",
+        "131072": "Llama 3.1's released maximum length",
+        "500000": "Llama 3.1's released base",
     },
 }
 

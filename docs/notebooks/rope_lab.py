@@ -17,9 +17,9 @@
 # query and key vectors with RoPE, compares the rotation with the sinusoidal and learned tables
 # on the same input, and checks which scores depend only on the offset. To run it yourself,
 # download it (link above) and install posenc first: `pip install -e .` in a checkout of the
-# repository (or `pip install git+<repository URL>`). The tasks follow
-# one of the source tutorials; the solutions are new, use `posenc`, and correct the tutorial where
-# it went wrong (see the [errata](../../errata/#rope)).
+# repository (or `pip install git+<repository URL>`). The tasks are a common RoPE exercise; the
+# solutions use `posenc`, and the mistakes these tasks invite are on the
+# [errata](../../errata/#rope) page, linked where they come up.
 #
 # 1. Implement and plot the sinusoidal, learned and rotary encodings.
 # 2. Compare them side by side on real, non-zero inputs.
@@ -148,9 +148,9 @@ print("output shape:", tuple(learned(x).shape))
 # RoPE rotates pairs of coordinates of each query and key by $m\theta_i$. The important detail:
 # **both members of a pair must use the same angle.** In the interleaved layout, pair $i$ is
 # dimensions $(2i, 2i+1)$, so each frequency must be repeated twice *next to each other*
-# (`repeat_interleave`). The source tutorial used `cat([freqs, freqs])`, which puts different
-# frequencies on the two members; its map is then not a rotation (see the
-# [errata](../../errata/#rope-lab-rotation-mixes-two-frequencies)).
+# (`repeat_interleave`). Building the table with `cat([freqs, freqs])` instead puts different
+# frequencies on the two members, and the map is then not a rotation
+# ([errata](../../errata/#rope-lab-rotation-mixes-two-frequencies)).
 
 
 # %%
@@ -230,8 +230,9 @@ plt.show()
 # %% [markdown]
 # ## Task 2: the three side by side, on real inputs
 #
-# The source tutorial fed zeros to all three methods. That shows the two *additive* tables, but RoPE
-# rotates its input, and a rotation of zero is zero: its panel was blank.
+# Feeding zeros to all three methods shows the two *additive* tables, but RoPE rotates its input,
+# and a rotation of zero is zero: its panel would be blank
+# ([errata](../../errata/#rope-on-zero-inputs-shows-nothing)).
 
 # %%
 print(
@@ -302,10 +303,9 @@ plt.show()
 #
 # ## Task 3: where word order becomes visible
 #
-# The source tutorial compared the **sums** of word vectors with positions added, for "dog bites man"
-# and "man bites dog", and announced that order was now visible, while its own output said the sums
-# were equal. A sum cannot see order: both sentences add the same three position vectors
-# ([errata](../../errata/#summing-encoded-tokens-cannot-show-order)). The order *is* in the
+# Comparing the **sums** of word vectors with positions added, for "dog bites man" and "man bites
+# dog", cannot show order: both sentences add the same three position vectors, so the sums are
+# equal ([errata](../../errata/#summing-encoded-tokens-cannot-show-order)). The order *is* in the
 # per-token vectors (token 0 is "dog" + $p_0$ in one sentence, "man" + $p_0$ in the other);
 # summing them throws it away.
 
@@ -353,8 +353,8 @@ with torch.no_grad():
 #
 # **Q1. What patterns do you see in the sinusoidal heatmap?** Waves whose frequency *falls* with the
 # dimension: dimensions 0 and 1 are the fastest (wavelength $2\pi$), the last pair the slowest.
-# The source tutorial had this backwards
-# ([errata](../../errata/#low-dimensions-oscillate-fastest)).
+# (Reading the heatmap the other way round is a common slip:
+# [errata](../../errata/#low-dimensions-oscillate-fastest).)
 
 # %%
 wavelength = 2 * math.pi / rope_inverse_frequencies(DIM)
@@ -407,8 +407,9 @@ print([round(score(m, m + 5), 8) for m in (0, 10, 1000, 50_000)])
 
 # %% [markdown]
 # **Q3. Why can't learned embeddings go beyond `max_len`?** The table has rows 0 to `max_len - 1`;
-# there is nothing to look up past them (`posenc` raises a clear error; the source tutorial's
-# "position 5001" is already one too far: index 5000 does not exist either). The sinusoidal and
+# there is nothing to look up past them (`posenc` raises a clear error). With `max_len` 5000, position
+# 5000 is already one too far, not only 5001
+# ([errata](../../errata/#learned-table-last-row)). The sinusoidal and
 # rotary formulas can be *evaluated* at any position, but that does not make a trained model work
 # there: see Q5.
 
@@ -453,12 +454,17 @@ for m in (0, 10, 100):
     )
 
 # %% [markdown]
-# **Q5. Does RoPE work better for long sequences?** Not by itself. The tutorial's answer ("the
+# **Q5. Does RoPE work better for long sequences?** Not by itself. The common answer ("the
 # rotation mechanism extrapolates naturally", "used in LLaMA for this reason") is not supported:
 # RoPE models degrade past their training length (Press et al. 2022; Chen et al. 2023), and the
-# LLaMA paper gives no such reason. The slow pairs never complete a turn during training, so longer
-# inputs give them angles the model never saw. Context-extension methods change the frequencies to
-# avoid that ([Context extension](../../context-extension/),
+# LLaMA paper gives no such reason. What a longer input brings is new *offsets*: query-key pairs
+# further apart than any in training. The usual explanation (the one behind YaRN's per-pair rule,
+# Peng et al. 2023, section 3.2) points at the slow pairs: even at the largest trained offset they
+# have not completed a turn, so larger offsets give them relative angles the model never saw. That
+# offsets matter, not positions, is measured on this site: a model read with a sliding window, so
+# that no offset exceeds the trained ones, keeps its loss at positions far past its training length
+# ([testing the RoPE explanation](../../extrapolation/#testing-the-rope-explanation)).
+# Context-extension methods change the frequencies ([Context extension](../../context-extension/),
 # [errata](../../errata/#rope-does-not-extrapolate-by-itself)).
 
 # %%

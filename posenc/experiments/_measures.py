@@ -329,7 +329,8 @@ def evaluate(text: str) -> Measure:
 
 _SAFE_NODES = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Call, ast.Subscript, ast.Constant, ast.Name, ast.Load,
                ast.keyword, ast.Dict, ast.List, ast.Tuple, ast.Slice, ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow,
-               ast.FloorDiv, ast.USub, ast.Attribute)
+               ast.FloorDiv, ast.USub, ast.Attribute, ast.Compare, ast.Eq, ast.Lt, ast.Gt,
+               ast.LtE, ast.GtE)
 
 
 def _posenc_expression(source: str) -> float:
