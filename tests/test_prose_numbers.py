@@ -21,8 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "hooks"))
 from values import CHECK, VALUE, expand_values
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
-CHAPTERS = ["extrapolation.md", "context-extension.md"]  # converted so far; the others follow
-_NEXT = ["inference.md", "positions-2d.md", "beyond-alibi.md",
+CHAPTERS = ["extrapolation.md", "context-extension.md", "inference.md"]  # converted so far; the others follow
+_NEXT = ["positions-2d.md", "beyond-alibi.md",
             "tiny-transformer.md"]
 
 # Constants every chapter may type: positions and counts of the first examples, and names
@@ -84,6 +84,20 @@ ALLOWED: dict[str, dict[str, str]] = {
         "16384": "4L, the running example's extended length",
         "131072": "Llama 3.1's released maximum length",
         "500000": "Llama 3.1's released base",
+    },
+    "inference.md": {
+        "4": "StreamingLLM's 4 sinks; exercise answers (positions of a 5-token prompt, the sink at 4)",
+        "5": "exercise 1's prompt of 5 tokens",
+        "7": "exercise 2's window, tokens 7 to 9",
+        "8": "8L; exercise 1's width of 8",
+        "9": "exercise 2's window, tokens 7 to 9",
+        "10": "exercise 2's 10 decoded tokens",
+        "11": "the decoding examples' positions 11 and 12",
+        "12": "the decoding examples' positions 11 and 12; a 12 x 12 bias",
+        "64": "L, the training length",
+        "511": "the last position of 8L",
+        "512": "8L",
+        "10,000": "an illustrative step",
     },
 }
 
