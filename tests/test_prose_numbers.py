@@ -21,8 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "hooks"))
 from values import CHECK, VALUE, expand_values
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
-CHAPTERS = ["extrapolation.md", "context-extension.md", "inference.md"]  # converted so far; the others follow
-_NEXT = ["positions-2d.md", "beyond-alibi.md",
+CHAPTERS = ["extrapolation.md", "context-extension.md", "inference.md", "positions-2d.md"]  # converted so far; the others follow
+_NEXT = ["beyond-alibi.md",
             "tiny-transformer.md"]
 
 # Constants every chapter may type: positions and counts of the first examples, and names
@@ -98,6 +98,19 @@ ALLOWED: dict[str, dict[str, str]] = {
         "511": "the last position of 8L",
         "512": "8L",
         "10,000": "an illustrative step",
+    },
+    "positions-2d.md": {
+        "4": "a grid of 4 columns; exercise 2's image of 4 tokens",
+        "6": "the example image of 6 tokens; exercise 2's answer (index 6)",
+        "8": "exercise 1's 8 features",
+        "9": "exercise 2's answer: 9 tokens",
+        "16": "Qwen2-VL's mrope_section [16, 24, 24]",
+        "23": "the coordinates 0 to 23 of a 24 x 24 grid",
+        "24": "Qwen2-VL's mrope_section [16, 24, 24]",
+        "64": "the example head width; Qwen2-VL's 64 pairs",
+        "100": "the base the example uses for images",
+        "128": "Qwen2-VL's head width",
+        "10%": "chance for ten digits",
     },
 }
 
