@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "hooks"))
 from values import CHECK, VALUE, expand_values
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
-CHAPTERS = ["extrapolation.md", "context-extension.md", "inference.md", "positions-2d.md"]  # converted so far; the others follow
+CHAPTERS = ["extrapolation.md", "context-extension.md", "inference.md", "positions-2d.md", "beyond-alibi.md"]  # converted so far; the others follow
 _NEXT = ["beyond-alibi.md",
             "tiny-transformer.md"]
 
@@ -111,6 +111,22 @@ ALLOWED: dict[str, dict[str, str]] = {
         "100": "the base the example uses for images",
         "128": "Qwen2-VL's head width",
         "10%": "chance for ten digits",
+    },
+    "beyond-alibi.md": {
+        "4": "the tiny transformer's 4 heads",
+        "8": "8 heads; the CoPE sentence's word position 8; exercise 3's length 8",
+        "10": "the CoPE sentence's token position 10",
+        "15": "Ruoss et al.'s 15 tasks, quoted",
+        "63": "the last of 64 positions (exercise 3)",
+        "64": "head width 64; 64 positions (exercise 3)",
+        "512": "xPos's scale base B; a sequence of 512 tokens",
+        "3000": "the distance the xPos example looks at",
+        "4096": "an illustrative length past training",
+        "6000": "Ruoss et al.'s 6000 models, quoted",
+        "8191": "the last position of an 8192-token input",
+        "65504": "float16's largest number",
+        "0.01": "KERPLE's eps, the authors' default",
+        "12.0%": "Ruoss et al.'s average gain, quoted",
     },
 }
 

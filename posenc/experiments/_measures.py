@@ -330,12 +330,15 @@ def evaluate(text: str) -> Measure:
 _SAFE_NODES = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Call, ast.Subscript, ast.Constant, ast.Name, ast.Load,
                ast.keyword, ast.Dict, ast.List, ast.Tuple, ast.Slice, ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow,
                ast.FloorDiv, ast.USub, ast.Attribute, ast.Compare, ast.Eq, ast.Lt, ast.Gt,
-               ast.LtE, ast.GtE)
+               ast.LtE, ast.GtE, ast.GeneratorExp, ast.comprehension, ast.Store)
 
 
 def _posenc_expression(source: str) -> float:
-    """A Python expression over the names of ``posenc.__all__`` (and ``math``): calls with literal
-    arguments, indexing, arithmetic, ``.item()``; nothing else (no private names)."""
+    """A Python expression over the names of ``posenc.__all__``, posenc's public modules
+    (``xpos.xpos_zeta(64)``) and ``math``: calls, indexing, arithmetic, comparisons, generator
+    expressions, ``.item()``; no private names, no builtins beyond ``abs min max sum len``."""
+    import importlib
+
     import posenc
 
     tree = ast.parse(source.strip(), mode="eval")
@@ -344,11 +347,15 @@ def _posenc_expression(source: str) -> float:
         if not isinstance(node, _SAFE_NODES) or name.startswith("_"):
             raise ClaimError(f"posenc: {source.strip()!r}: {type(node).__name__} is not allowed here")
     builtins = {"math": math, "abs": abs, "min": min, "max": max, "sum": sum, "len": len}
-    names = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
-    unknown = names - set(posenc.__all__) - set(builtins)
+    bound = {node.id for comp in ast.walk(tree) if isinstance(comp, ast.comprehension)
+             for node in ast.walk(comp.target) if isinstance(node, ast.Name)}  # loop variables
+    names = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)} - bound - set(builtins)
+    modules = {path.stem for path in Path(posenc.__file__).parent.glob("*.py") if not path.stem.startswith("_")}
+    unknown = names - set(posenc.__all__) - modules
     if unknown:
-        raise ClaimError(f"posenc: {source.strip()!r}: {sorted(unknown)} not in posenc.__all__")
-    namespace = {name: getattr(posenc, name) for name in names & set(posenc.__all__)} | builtins
+        raise ClaimError(f"posenc: {source.strip()!r}: {sorted(unknown)} not in posenc.__all__ or its modules")
+    namespace = {name: getattr(posenc, name) if name in posenc.__all__ else importlib.import_module(f"posenc.{name}")
+                 for name in names} | builtins
     result = eval(compile(tree, "<value>", "eval"), {"__builtins__": {}}, namespace)  # checked above
     number = float(result.item() if hasattr(result, "item") else result)
     return number
