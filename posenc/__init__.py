@@ -31,6 +31,7 @@ _EXPORTS: dict[str, str] = {
     "T5RelativeBias": "posenc.relative",
     "alibi_slopes": "posenc.alibi",
     "alibi_bias": "posenc.alibi",
+    "AlibiBias": "posenc.alibi",
     "rope_inverse_frequencies": "posenc.rope",
     "apply_rope": "posenc.rope",
     "RotaryEmbedding": "posenc.rope",
@@ -41,8 +42,9 @@ _EXPORTS: dict[str, str] = {
     "sinusoidal_encoding_2d": "posenc.vision",
     "LearnedPositionalEmbedding2D": "posenc.vision",
     "TinyViT": "posenc.vision",
-    "PositionalEmbedding": "posenc.model",
+    "PositionalEmbedding": "posenc.embedding",
     "TinyTransformer": "posenc.model",
+    "LayerPlan": "posenc.layer_plan",
     "KVCache": "posenc.inference",
     "positions_from_mask": "posenc.inference",
     "packed_positions": "posenc.inference",
@@ -74,14 +76,16 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from posenc.alibi import alibi_bias, alibi_slopes
+    from posenc.alibi import AlibiBias, alibi_bias, alibi_slopes
     from posenc.attention import SelfAttention, scaled_dot_product_attention
     from posenc.cope import CoPE, contextual_positions
+    from posenc.embedding import PositionalEmbedding
     from posenc.fire import FireBias
     from posenc.inference import KVCache, packed_attention_mask, packed_positions, positions_from_mask
     from posenc.kerple import KerpleBias
+    from posenc.layer_plan import LayerPlan
     from posenc.learned import LearnedPositionalEmbedding
-    from posenc.model import PositionalEmbedding, TinyTransformer
+    from posenc.model import TinyTransformer
     from posenc.randomized import randomized_positions
     from posenc.relative import (
         ShawRelativeAttention,

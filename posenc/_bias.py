@@ -1,20 +1,22 @@
-"""Positions and distances shared by the learned additive biases (`posenc.kerple`, `posenc.fire`)."""
+"""Pairs of positions for the additive biases (`posenc.alibi`, `posenc.relative`, `posenc.kerple`, `posenc.fire`).
+
+Each bias method's ``bias(q_positions, k_positions)`` takes positions as an int n (meaning
+0 .. n-1) or a ``[seq]`` / ``[batch, seq]`` tensor, read by `posenc._checks.check_positions`.
+"""
 
 from __future__ import annotations
 
 import torch
 from torch import Tensor
 
-from posenc._checks import check_real_tensor, check_size_int, is_integer
+from posenc._checks import check_positions
 
 
-def bias_positions(name: str, value: object) -> Tensor:
-    """Positions for a bias: an int n (0 .. n-1), or a ``[seq]`` or ``[batch, seq]`` tensor; float64."""
-    if is_integer(value):
-        return torch.arange(check_size_int(name, value, minimum=0), dtype=torch.float64)
-    if not isinstance(value, Tensor):
-        raise TypeError(f"{name} must be an integer or a torch.Tensor of positions, got {type(value).__name__}")
-    return check_real_tensor(name, value, ndim=(1, 2), finite=True).to(torch.float64)
+def bias_positions(q_positions: object, k_positions: object) -> tuple[Tensor, Tensor, tuple[int, ...]]:
+    """The two positions, float64, and the shape ``[(batch,) q, k]`` of their pairs."""
+    q_pos = check_positions("q_positions", q_positions, ndim=(1, 2))
+    k_pos = check_positions("k_positions", k_positions, ndim=(1, 2))
+    return q_pos, k_pos, pair_shape("q_positions", q_pos, "k_positions", k_pos)
 
 
 def pair_shape(q_name: str, q_positions: Tensor, k_name: str, k_positions: Tensor) -> tuple[int, ...]:

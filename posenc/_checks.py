@@ -42,13 +42,26 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
+__all__ = [
+    "MAX_ELEMENTS", "MAX_EXACT_POSITION", "MAX_GRID_CELLS", "MAX_POSITION_ID", "MAX_SIZE", "check_bool",
+    "check_choice", "check_elements", "check_even_dim", "check_finite_result", "check_float", "check_float_dtype",
+    "check_int", "check_position_ids", "check_position_tensor", "check_positions", "check_positions_match",
+    "check_real_tensor", "check_rotary_input", "check_size", "check_size_int", "check_tensor", "check_token_ids",
+    "is_integer",
+]
+
+# The limits. Each bounds one kind of request, so that an absurd one fails at once.
 #: Largest size accepted for one axis (a length, a width, a number of heads or buckets).
 MAX_SIZE = 1 << 24
 #: Largest number of elements a function may be asked to build (1 GiB of float64).
 MAX_ELEMENTS = 1 << 27
-#: Largest integer position or offset: float64 represents every integer up to 2**53 exactly.
-MAX_POSITION = 1 << 53
-INT64_MAX = (1 << 63) - 1
+#: Largest position or offset computed in float64, which represents every integer up to 2**53 exactly.
+MAX_EXACT_POSITION = 1 << 53
+#: Largest integer position id a model, its position tables and its KV cache accept: tables are
+#: built up to the largest position seen, so this also bounds their size.
+MAX_POSITION_ID = 1 << 20
+#: Largest grid of image or video patches (cells, or tokens of a grid).
+MAX_GRID_CELLS = 1 << 20
 
 
 def is_integer(value: object) -> bool:
@@ -71,10 +84,6 @@ def check_int(name: str, value: object, *, minimum: int | None = None, maximum: 
 def _show_int(value: int) -> str:
     # Python refuses to print integers of more than 4300 digits; huge ones are shown by size.
     return str(value) if abs(value) < 10**30 else f"{'-' if value < 0 else ''}an integer of {abs(value).bit_length()} bits"
-
-
-def check_positive_int(name: str, value: object) -> int:
-    return check_int(name, value, minimum=1)
 
 
 def check_even_dim(name: str, value: object) -> int:
@@ -144,17 +153,67 @@ def check_choice(name: str, value: object, allowed: Sequence[str]) -> str:
     return value
 
 
-def check_positions(name: str, value: object) -> Tensor:
-    """Positions: an int n (meaning 0..n-1) or a 1-D tensor of finite positions."""
+def _ranks(ndim: int | Sequence[int]) -> str:
+    return " or ".join(f"{n}-D" for n in ((ndim,) if isinstance(ndim, int) else ndim))
+
+
+def check_position_tensor(name: str, value: object, *, ndim: int | Sequence[int] = (1, 2)) -> Tensor:
+    """A tensor of finite integer or real positions with ``ndim`` dimensions, returned as given."""
+    if isinstance(value, Tensor) and (value.dtype == torch.bool or value.is_complex()):
+        raise TypeError(f"{name} must hold integer or real positions, got dtype {value.dtype}")
+    return check_tensor(name, value, ndim=ndim, finite=True)
+
+
+def check_positions(name: str, value: object, *, ndim: int | Sequence[int] = 1) -> Tensor:
+    """Positions to tabulate: an int n (meaning 0 .. n-1) or a `check_position_tensor`; float64."""
     if is_integer(value):
         n = check_int(name, value, minimum=0, maximum=MAX_SIZE)
         return torch.arange(n, dtype=torch.float64)
     if not isinstance(value, Tensor):
-        raise TypeError(f"{name} must be an integer or a 1-D torch.Tensor, got {type(value).__name__}")
-    if value.dtype == torch.bool or value.is_complex():
-        raise TypeError(f"{name} must hold integer or real positions, got dtype {value.dtype}")
-    tensor = check_tensor(name, value, ndim=1, finite=True)
-    return tensor.to(torch.float64)
+        raise TypeError(f"{name} must be an integer or a {_ranks(ndim)} torch.Tensor, got {type(value).__name__}")
+    return check_position_tensor(name, value, ndim=ndim).to(torch.float64)
+
+
+def check_positions_match(name: str, positions: Tensor, x_name: str, x: Tensor, *,
+                          coordinates: int | None = None) -> Tensor:
+    """Positions (already a `check_position_tensor`) of the rows of ``x [..., seq, dim]``.
+
+    ``[seq]`` or ``[batch, seq]``; with ``coordinates=n``, ``[seq, n]`` or ``[batch, seq, n]``
+    (one coordinate per axis). A batch axis must match x's, or be 1 (shared by every row).
+    """
+    seq, extra = x.shape[-2], 0 if coordinates is None else 1
+    if coordinates is None and positions.shape[-1] != seq:
+        raise ValueError(f"{name} must have {seq} entries in its last dimension (the seq dimension of {x_name}, "
+                         f"shape {tuple(x.shape)}), got shape {tuple(positions.shape)}")
+    if coordinates is not None and positions.shape[-2:] != (seq, coordinates):
+        raise ValueError(f"{name} must have shape [seq, n_axes] or [batch, seq, n_axes] = [..., {seq}, {coordinates}] "
+                         f"(the seq dimension of {x_name}, one coordinate per axis), got shape {tuple(positions.shape)}")
+    if positions.ndim == 2 + extra:  # a batch axis
+        if x.ndim < 3:
+            raise ValueError(f"{name} of shape {tuple(positions.shape)} need {x_name} with a batch dimension, "
+                             f"got {x_name} of shape {tuple(x.shape)}")
+        if positions.shape[0] not in (1, x.shape[0]):
+            raise ValueError(f"{name} must have size {x.shape[0]} (the batch of {x_name}) or 1 in dimension 0, "
+                             f"got shape {tuple(positions.shape)}")
+    return positions
+
+
+def check_position_ids(name: str, value: object, *, ndim: int | Sequence[int] | None = None,
+                       like: tuple[int, int] | None = None) -> Tensor:
+    """Integer position ids in ``[0, MAX_POSITION_ID]`` (rows of a table, entries of a cache), int64.
+
+    ``like=(batch, seq)``: ids of a batch of tokens, ``[batch, seq]`` or one row ``[1, seq]``.
+    """
+    tensor = check_tensor(name, value, ndim=2 if like is not None else ndim)
+    if tensor.is_floating_point() or tensor.is_complex() or tensor.dtype == torch.bool:
+        raise TypeError(f"{name} must be an integer tensor of position ids, got dtype {tensor.dtype}")
+    if like is not None and (tensor.shape[1] != like[1] or tensor.shape[0] not in (1, like[0])):
+        raise ValueError(f"{name} must have shape [batch, seq] = [{like[0]}, {like[1]}] (or [1, {like[1]}]), "
+                         f"got shape {tuple(tensor.shape)}")
+    if tensor.numel() and (int(tensor.min()) < 0 or int(tensor.max()) > MAX_POSITION_ID):
+        raise ValueError(f"{name} must be between 0 and {MAX_POSITION_ID}, got values from "
+                         f"{int(tensor.min())} to {int(tensor.max())}")
+    return tensor.long()
 
 
 def check_bool(name: str, value: object) -> bool:
@@ -190,6 +249,32 @@ def check_float_dtype(name: str, value: object) -> torch.dtype:
     if not isinstance(value, torch.dtype) or not value.is_floating_point:
         raise TypeError(f"{name} must be a floating-point torch.dtype, got {value!r:.60}")
     return value
+
+
+def check_token_ids(name: str, value: object, vocab_size: int) -> Tensor:
+    """Token ids ``[batch, seq]``: integers in ``[0, vocab_size)``, at least one row of one token."""
+    tensor = check_tensor(name, value, ndim=2)
+    if tensor.dtype.is_floating_point or tensor.dtype.is_complex or tensor.dtype == torch.bool:
+        raise TypeError(f"{name} must be an integer tensor of token ids, got dtype {tensor.dtype}")
+    if tensor.shape[0] == 0 or tensor.shape[1] == 0:
+        raise ValueError(f"{name} must hold at least one row of at least one token, got shape {tuple(tensor.shape)}")
+    if int(tensor.min()) < 0 or int(tensor.max()) >= vocab_size:
+        raise ValueError(f"{name} must be ids in [0, {vocab_size}) (vocab_size={vocab_size}), got values "
+                         f"from {int(tensor.min())} to {int(tensor.max())}")
+    return tensor
+
+
+def check_rotary_input(name: str, value: object, *, dim: int | None = None) -> Tensor:
+    """Queries or keys to rotate, ``[..., seq, width]`` floating point: width ``dim``, or any positive even one."""
+    tensor = check_tensor(name, value, min_ndim=2, floating=True)  # complex is not floating point
+    width = tensor.shape[-1]
+    if width == 0 or width % 2:
+        raise ValueError(f"the last dimension of {name} must be a positive even integer, got {width} "
+                         f"(shape {tuple(tensor.shape)})")
+    if dim is not None and width != dim:
+        raise ValueError(f"{name} must have size {dim} in its last dimension (the module's dim), "
+                         f"got shape {tuple(tensor.shape)}")
+    return tensor
 
 
 def check_finite_result(value: Tensor, cause: str) -> Tensor:

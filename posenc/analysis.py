@@ -14,7 +14,7 @@ import torch
 from torch import Tensor
 
 from posenc._checks import (
-    MAX_POSITION,
+    MAX_EXACT_POSITION,
     check_elements,
     check_even_dim,
     check_finite_result,
@@ -194,7 +194,7 @@ def binary_code(positions: int | Tensor, bits: int) -> Tensor:
     pos = check_positions("positions", positions)
     bits = check_int("bits", bits, minimum=1, maximum=62)
     check_elements("the code (positions x bits)", pos.numel(), bits)
-    if bool((pos < 0).any()) or bool((pos != pos.round()).any()) or bool((pos > MAX_POSITION).any()):
+    if bool((pos < 0).any()) or bool((pos != pos.round()).any()) or bool((pos > MAX_EXACT_POSITION).any()):
         raise ValueError(f"positions must be non-negative integers (at most 2**53) for a binary code, got {pos.tolist()[:5]}")
     integers = pos.to(torch.int64)
     return ((integers[:, None] >> torch.arange(bits)[None, :]) & 1).to(torch.float64)

@@ -3,8 +3,10 @@
 Position methods act in one of three places (see the chapters):
 
 * on the input embeddings, before attention (sinusoidal, learned): nothing to do here;
-* on the attention logits, as an additive ``bias`` (T5, ALiBi);
-* on queries and keys, before their dot product, through ``rotary`` (RoPE, xPos);
+* on the attention logits, as an additive ``bias`` (ALiBi, T5, KERPLE, FIRE: every one a
+  `PositionBias`);
+* on queries and keys, before their dot product, through ``rotary`` (RoPE, xPos: every one a
+  `Rotation`);
 * on the logits themselves, through ``logit_hook``, when the term depends on them (CoPE).
 
 A boolean ``mask`` (True = attend) says which keys each query may see (padding, packed
@@ -19,11 +21,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Protocol
 
 import torch
 from torch import Tensor, nn
 
 from posenc._checks import check_bool, check_elements, check_size, check_size_int, check_tensor
+
+__all__ = ["KeyValueHook", "LogitHook", "PositionBias", "QueryKeyTransform", "Rotation", "SelfAttention",
+           "scaled_dot_product_attention"]
 
 #: Called as ``rotary(q, k)`` on per-head queries and keys; returns the rotated pair.
 QueryKeyTransform = Callable[[Tensor, Tensor], tuple[Tensor, Tensor]]
@@ -33,6 +39,29 @@ KeyValueHook = Callable[[Tensor, Tensor, Tensor], tuple[Tensor, Tensor, Tensor]]
 #: Called as ``logit_hook(q, scores)`` on the queries and their scaled, masked logits (masked
 #: entries ``-inf``); returns a term added to the logits before the causal mask and the softmax.
 LogitHook = Callable[[Tensor, Tensor], Tensor]
+
+
+class PositionBias(Protocol):
+    """An additive bias method: `posenc.alibi.AlibiBias`, `posenc.relative.T5RelativeBias`,
+    `posenc.kerple.KerpleBias`, `posenc.fire.FireBias`."""
+
+    def bias(self, q_positions: Tensor | int, k_positions: Tensor | int) -> Tensor:
+        """The bias of queries and keys at these positions (ints n mean 0 .. n-1; tensors ``[seq]`` or
+        ``[batch, seq]``): ``[heads, q, k]``, or ``[batch, heads, q, k]``."""
+        ...  # pragma: no cover - a protocol
+
+
+class Rotation(Protocol):
+    """A rotary method, which turns queries and keys by their positions: `posenc.rope.RotaryEmbedding`,
+    `posenc.xpos.XPos`. Keys rotated once (and cached) stay valid for later queries."""
+
+    def rotate_queries(self, q: Tensor, positions: Tensor) -> Tensor:
+        """Queries ``[..., seq, head_dim]`` at ``positions [seq]`` or ``[batch, seq]``, rotated."""
+        ...  # pragma: no cover - a protocol
+
+    def rotate_keys(self, k: Tensor, positions: Tensor) -> Tensor:
+        """Keys ``[..., seq, head_dim]`` at ``positions [seq]`` or ``[batch, seq]``, rotated."""
+        ...  # pragma: no cover - a protocol
 
 
 def _check_qkv(q: object, k: object, v: object) -> tuple[Tensor, Tensor, Tensor]:
@@ -157,8 +186,9 @@ def scaled_dot_product_attention(
     if causal:
         future = torch.ones(q_len, k_len, dtype=torch.bool, device=q.device).triu(k_len - q_len + 1)
         scores = scores.masked_fill(future, float("-inf"))
-    # A query with no visible key: softmax over all -inf would be NaN; define it as zeros.
-    blind = scores.amax(dim=-1, keepdim=True) == float("-inf")
+    # A query with no visible key (or no key at all): softmax over all -inf would be NaN; define
+    # it as zeros, as torch's own scaled_dot_product_attention does.
+    blind = (scores == float("-inf")).all(dim=-1, keepdim=True)
     weights = torch.softmax(scores.masked_fill(blind, 0.0), dim=-1).masked_fill(blind, 0.0)
     return (weights @ v.to(dtype)).to(v.dtype), weights.to(q.dtype)
 # --8<-- [end:sdpa]

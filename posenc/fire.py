@@ -20,8 +20,8 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-from posenc._bias import bias_positions, distances, pair_shape
-from posenc._checks import MAX_POSITION, check_elements, check_int, check_size_int
+from posenc._bias import bias_positions, distances
+from posenc._checks import MAX_EXACT_POSITION, check_elements, check_int, check_size_int
 
 __all__ = ["FireBias"]
 
@@ -63,7 +63,7 @@ class FireBias(nn.Module):
         if self.hidden * self.num_heads > MAX_WEIGHTS:
             raise ValueError(f"hidden x num_heads must be <= {MAX_WEIGHTS} (the MLP's second layer), "
                              f"got hidden={self.hidden}, num_heads={self.num_heads}")
-        init_l = INIT_L if max_len is None else float(check_int("max_len", max_len, minimum=1, maximum=MAX_POSITION))
+        init_l = INIT_L if max_len is None else float(check_int("max_len", max_len, minimum=1, maximum=MAX_EXACT_POSITION))
         self.layer1 = nn.Linear(1, self.hidden)                # the MLP f: 1 -> hidden -> ReLU -> heads
         self.layer2 = nn.Linear(self.hidden, self.num_heads)
         self.c = nn.Parameter(torch.tensor(INIT_C))
@@ -75,19 +75,16 @@ class FireBias(nn.Module):
         """The current threshold ``L = |L_multiplier * max_len|`` (a scalar tensor)."""
         return (self.l_multiplier.to(torch.float64) * self.init_l).abs()
 
-    # --8<-- [start:normalise]
-    def normalised_distance(self, q_positions: Tensor | int,
-                            k_positions: Tensor | int) -> Tensor:
-        """``psi(|i - j|) / psi(max(L, i))``, ``[(batch,) q, k]``.
+    def normalised_distance(self, q_positions: Tensor | int, k_positions: Tensor | int) -> Tensor:
+        """``psi(|i - j|) / psi(max(L, i))``, ``[(batch,) q, k]``; in [0, 1] for keys j <= i."""
+        q_pos, k_pos, shape = bias_positions(q_positions, k_positions)
+        check_elements("the distances of q_positions and k_positions", *shape)
+        return self._normalised(q_pos, k_pos)
 
-        In [0, 1] for keys j <= i.
-        """
-        device = self.c.device
-        q_pos = bias_positions("q_positions", q_positions).to(device)
-        k_pos = bias_positions("k_positions", k_positions).to(device)
-        shape = pair_shape("q_positions", q_pos, "k_positions", k_pos)
-        check_elements("the distances of q_positions and k_positions",
-                       *shape)
+    # --8<-- [start:normalise]
+    def _normalised(self, q_pos: Tensor, k_pos: Tensor) -> Tensor:
+        # psi(|i - j|) / psi(max(L, i)), [(batch,) q, k]
+        q_pos, k_pos = q_pos.to(self.c.device), k_pos.to(self.c.device)
         dtype = self.c.dtype
         if dtype not in (torch.float32, torch.float64):
             dtype = torch.float32  # at least float32, even after .half()
@@ -104,12 +101,10 @@ class FireBias(nn.Module):
 
         Positions are ints n (meaning 0 .. n-1) or ``[seq]`` / ``[batch, seq]`` tensors.
         """
-        q_pos = bias_positions("q_positions", q_positions)
-        k_pos = bias_positions("k_positions", k_positions)
-        shape = pair_shape("q_positions", q_pos, "k_positions", k_pos)
+        q_pos, k_pos, shape = bias_positions(q_positions, k_positions)
         check_elements("the MLP's activations for q_positions and k_positions", *shape,
                        max(self.hidden, self.num_heads))
-        x = self.normalised_distance(q_pos, k_pos)[..., None]  # [(batch,) q, k, 1]
+        x = self._normalised(q_pos, k_pos)[..., None]  # [(batch,) q, k, 1]
         first, last = self.layer1, self.layer2
         # at least float32, even after .half(): the weights are cast for the computation
         hidden = F.relu(F.linear(x, first.weight.to(x.dtype), first.bias.to(x.dtype)))

@@ -26,10 +26,20 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from posenc._checks import MAX_SIZE, check_choice, check_int, check_size_int, check_tensor, is_integer
+from posenc._checks import (
+    MAX_POSITION_ID,
+    MAX_SIZE,
+    check_choice,
+    check_int,
+    check_position_ids,
+    check_size_int,
+    check_tensor,
+    is_integer,
+)
 
-#: The largest position id accepted (tables are built up to the largest position seen).
-MAX_POSITION = 2**20
+__all__ = ["KEY_POSITIONS", "MAX_PACKED_LENGTH", "KVCache", "StepPlan", "packed_attention_mask", "packed_positions",
+           "plan_step", "positions_from_mask"]
+
 #: Total length accepted by `packed_attention_mask` (its mask has length² entries).
 MAX_PACKED_LENGTH = 2**14
 #: The ``key_positions`` values of `KVCache`.
@@ -203,9 +213,22 @@ class KVCache:
             raise ValueError(f"cache holds a batch of {self.positions.shape[0]} rows, "
                              f"got tokens with {batch} rows")
 
-    def _extend(self, layer: int, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
-        """Append this call's keys and values to layer ``layer``; return all of them."""
+    def update(self, layer: int, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+        """Append this call's keys ``k`` and values ``v`` ``[batch, heads, new, head_dim]`` to layer ``layer``.
+
+        Returns every key and value of that layer, the cached ones first. A model calls it once per
+        layer and call, layers in order, then `commit` once.
+        """
+        layer = check_int("layer", layer, minimum=0, maximum=len(self.keys))
+        k = check_tensor("k", k, ndim=4, floating=True)
+        v = check_tensor("v", v, ndim=4, floating=True)
+        if v.shape[:3] != k.shape[:3]:
+            raise ValueError(f"v must have the batch, heads and entries of k {tuple(k.shape[:3])}, "
+                             f"got shape {tuple(v.shape)}")
         if layer < len(self.keys):
+            if self.keys[layer].shape[:2] != k.shape[:2] or self.keys[layer].shape[3] != k.shape[3]:
+                raise ValueError(f"k must have the batch, heads and head_dim of layer {layer}'s cached keys "
+                                 f"{tuple(self.keys[layer].shape)}, got shape {tuple(k.shape)}")
             k = torch.cat((self.keys[layer].to(k.dtype), k), dim=-2)
             v = torch.cat((self.values[layer].to(v.dtype), v), dim=-2)
             self.keys[layer], self.values[layer] = k, v
@@ -214,9 +237,21 @@ class KVCache:
             self.values.append(v)
         return k, v
 
-    def _commit(self, owner: object, step: StepPlan) -> None:
-        """After every layer has extended: record the new entries, then drop what the window hides."""
-        self._owner = weakref.ref(owner)
+    def commit(self, step: StepPlan, *, owner: object) -> None:
+        """After every layer's `update`: record the entries of ``step``, then drop what the window hides.
+
+        ``step`` is the `plan_step` of this call; ``owner`` the model that ran it (a later call by
+        another model is refused).
+        """
+        if not isinstance(step, StepPlan):
+            raise TypeError(f"step must be the StepPlan of this call (from plan_step), got {type(step).__name__}")
+        if len(self.keys) and step.key_positions.shape[1] != self.keys[0].shape[-2]:
+            raise ValueError(f"step plans {step.key_positions.shape[1]} entries but the cache's layers hold "
+                             f"{self.keys[0].shape[-2]}: call update on every layer before commit")
+        try:
+            self._owner = weakref.ref(owner)
+        except TypeError:
+            raise TypeError(f"owner must be the model that ran the step, got {type(owner).__name__}") from None
         self.positions, self.valid, self.order = step.key_positions, step.key_valid, step.key_order
         self.seen += step.query_positions.shape[1]
         latest = torch.zeros(self.positions.shape[0], dtype=torch.long)
@@ -240,32 +275,13 @@ class KVCache:
 
 @dataclass(frozen=True)
 class StepPlan:
-    """The positions and the mask of one forward call (internal to the model)."""
+    """The positions and the mask of one forward call: what `plan_step` works out and `KVCache.commit` records."""
 
     query_positions: Tensor  # [batch, q_len] (on the CPU, like the rest of the bookkeeping)
     key_positions: Tensor  # [batch, k_len]: cached entries, then this call's tokens
     key_valid: Tensor  # [batch, k_len]
     key_order: Tensor  # [k_len]
     mask: Tensor | None  # [batch, 1, q_len, k_len], True = attend; None = plain causal
-
-
-def _check_position_ids(name: str, value: object, *, ndim: int | tuple[int, ...] | None = None) -> Tensor:
-    """Integer position ids in ``[0, MAX_POSITION]``, returned as int64."""
-    tensor = check_tensor(name, value, ndim=ndim)
-    if tensor.is_floating_point() or tensor.is_complex() or tensor.dtype == torch.bool:
-        raise TypeError(f"{name} must be an integer tensor of position ids, got dtype {tensor.dtype}")
-    if tensor.numel() and (int(tensor.min()) < 0 or int(tensor.max()) > MAX_POSITION):
-        raise ValueError(f"{name} must be between 0 and {MAX_POSITION}, got values from "
-                         f"{int(tensor.min())} to {int(tensor.max())}")
-    return tensor.long()
-
-
-def _check_positions(positions: object, batch: int, q_len: int) -> Tensor:
-    tensor = _check_position_ids("positions", positions, ndim=2)
-    if tensor.shape[1] != q_len or tensor.shape[0] not in (1, batch):
-        raise ValueError(f"positions must have shape [batch, seq] = [{batch}, {q_len}] (or [1, {q_len}]), "
-                         f"got shape {tuple(tensor.shape)}")
-    return tensor.expand(batch, q_len)
 
 
 def plan_step(cache: KVCache | None, *, owner: object, num_layers: int, batch: int, q_len: int,
@@ -304,7 +320,7 @@ def plan_step(cache: KVCache | None, *, owner: object, num_layers: int, batch: i
     else:
         old_positions = cache.positions if cache is not None and past else torch.zeros(batch, 0, dtype=torch.long)
         if positions is not None:
-            query_positions = _check_positions(positions, batch, q_len).cpu()
+            query_positions = check_position_ids("positions", positions, like=(batch, q_len)).expand(batch, q_len).cpu()
             if cache is not None and cache.seen and q_len:
                 last = cache.next_positions() - 1 if cache is not None else None
                 assert last is not None
@@ -317,8 +333,8 @@ def plan_step(cache: KVCache | None, *, owner: object, num_layers: int, batch: i
         else:
             start = cache.next_positions() if cache is not None and cache.seen else torch.zeros(batch, dtype=torch.long)
             query_positions = start[:, None] + torch.arange(q_len)
-            if query_positions.numel() and int(query_positions.max()) > MAX_POSITION:
-                raise ValueError(f"positions would pass {MAX_POSITION}: the cache already holds {cache.seen if cache else 0} tokens")
+            if query_positions.numel() and int(query_positions.max()) > MAX_POSITION_ID:
+                raise ValueError(f"positions would pass {MAX_POSITION_ID}: the cache already holds {cache.seen if cache else 0} tokens")
         key_positions = torch.cat((old_positions, query_positions), dim=1)
 
     seen = cache.seen if cache is not None else 0

@@ -19,7 +19,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from posenc._bias import bias_positions, distances, pair_shape
+from posenc._bias import bias_positions, distances
 from posenc._checks import check_choice, check_elements, check_float, check_size_int
 
 __all__ = ["KINDS", "KerpleBias", "distance_matrix"]
@@ -40,10 +40,8 @@ def distance_matrix(q_positions: Tensor | int, k_positions: Tensor | int) -> Ten
         tensor([[0., 3.],
                 [1., 2.]], dtype=torch.float64)
     """
-    q_pos = bias_positions("q_positions", q_positions)
-    k_pos = bias_positions("k_positions", k_positions)
-    check_elements("the distance matrix of q_positions and k_positions",
-                   *pair_shape("q_positions", q_pos, "k_positions", k_pos))
+    q_pos, k_pos, shape = bias_positions(q_positions, k_positions)
+    check_elements("the distance matrix of q_positions and k_positions", *shape)
     return distances(q_pos, k_pos)
 
 
@@ -89,20 +87,19 @@ class KerpleBias(nn.Module):
         if bool((self.r2 < self.eps).any()) or (high is not None and bool((self.r2 > high).any())):
             self.r2.clamp_(min=self.eps, max=high)
 
-    # --8<-- [start:kernel]
-    def bias(self, q_positions: Tensor | int,
-             k_positions: Tensor | int) -> Tensor:
-        """The bias for explicit positions: ``[heads, q, k]``.
+    def bias(self, q_positions: Tensor | int, k_positions: Tensor | int) -> Tensor:
+        """The bias for explicit positions: ``[heads, q, k]``, or ``[batch, heads, q, k]`` if either is 2-D.
 
-        ``[batch, heads, q, k]`` if either is 2-D. Positions are ints n
-        (meaning 0 .. n-1) or ``[seq]`` / ``[batch, seq]`` tensors.
+        Positions are ints n (meaning 0 .. n-1) or ``[seq]`` / ``[batch, seq]`` tensors.
         """
-        q_pos = bias_positions("q_positions", q_positions)
-        k_pos = bias_positions("k_positions", k_positions)
-        shape = pair_shape("q_positions", q_pos, "k_positions", k_pos)
-        check_elements("the bias of q_positions and k_positions",
-                       self.num_heads, *shape)
-        self.project_()
+        q_pos, k_pos, shape = bias_positions(q_positions, k_positions)
+        check_elements("the bias of q_positions and k_positions", self.num_heads, *shape)
+        return self._bias(q_pos, k_pos)
+
+    # --8<-- [start:kernel]
+    def _bias(self, q_pos: Tensor, k_pos: Tensor) -> Tensor:
+        # -r1 * kernel(|i - j|) per head: [(batch,) heads, q, k]
+        self.project_()  # r1, r2 back into the allowed set, as the authors' code does
         distance = distances(q_pos, k_pos).to(device=self.r1.device)
         distance = distance[..., None, :, :]  # [(batch,) 1, q, k]
         dtype = self.r1.dtype

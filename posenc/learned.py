@@ -15,10 +15,13 @@ from posenc._checks import (
     check_elements,
     check_float,
     check_int,
+    check_position_ids,
     check_size,
     check_size_int,
     check_tensor,
 )
+
+__all__ = ["LearnedPositionalEmbedding"]
 
 
 # --8<-- [start:module]
@@ -31,8 +34,9 @@ class LearnedPositionalEmbedding(nn.Module):
         init_std: standard deviation of the normal initialisation (BERT and Hugging Face's
             GPT-2 use 0.02; the original GPT-2 code uses 0.01 for this table).
 
-    ``forward(x, offset=0)`` adds rows ``offset .. offset + seq - 1``. A sequence that needs a
-    position ``>= max_len`` raises ``ValueError``.
+    ``forward(x, offset=0)`` adds rows ``offset .. offset + seq - 1``; ``rows(positions)`` gives the
+    rows of any integer positions (the interface it shares with
+    `posenc.sinusoidal.SinusoidalPositionalEncoding`). A position ``>= max_len`` raises ``ValueError``.
 
     Examples:
         >>> layer = LearnedPositionalEmbedding(max_len=4, dim=2)
@@ -63,6 +67,20 @@ class LearnedPositionalEmbedding(nn.Module):
                 f"0..{self.max_len - 1} only"
             )
         return self.table[offset:end]
+
+    def rows(self, positions: Tensor) -> Tensor:
+        """The rows ``[..., dim]`` of integer ``positions`` (each below ``max_len``)."""
+        positions = check_position_ids("positions", positions)
+        top = int(positions.max()) if positions.numel() else -1
+        if top >= self.max_len:
+            raise ValueError(f"positions must be < max_len={self.max_len} (the learned table has rows for "
+                             f"positions 0..{self.max_len - 1}), got {top}")
+        return self.table[positions]
+
+    @property
+    def position_limit(self) -> int:
+        """How many positions the table can answer for: ``max_len``."""
+        return self.max_len
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
         check_tensor("x", x, ndim=3, floating=True)

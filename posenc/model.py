@@ -1,190 +1,113 @@
-"""A complete embedding layer and a tiny decoder-only transformer that can use every method here.
+"""A tiny decoder-only transformer that can use every position method here.
 
-Position information enters a transformer in one of three places, and this module wires each
-posenc method into its place without re-implementing any of them:
-
-* on the input embeddings, added to the token vectors: ``"sinusoidal"``
-  (`posenc.sinusoidal.SinusoidalPositionalEncoding`) and ``"learned"``
-  (`posenc.learned.LearnedPositionalEmbedding`);
-* on the attention logits, as an additive bias: ``"alibi"`` (`posenc.alibi.alibi_bias`),
-  ``"t5"`` (`posenc.relative.T5RelativeBias`), ``"kerple"`` (`posenc.kerple.KerpleBias`) and
-  ``"fire"`` (`posenc.fire.FireBias`);
-* on queries and keys, before their dot product: ``"rope"``
-  (`posenc.rope.RotaryEmbedding`) and ``"xpos"`` (`posenc.xpos.XPos`);
-* on the logits, as a term computed from the logits themselves: ``"cope"``
-  (`posenc.cope.CoPE`, one per layer);
-
-and ``"none"`` uses no position method at all (only the causal mask tells positions apart).
-``randomized_max_len`` trains sinusoidal, learned or RoPE models on random sorted positions
-(`posenc.randomized.randomized_positions`).
+The table `METHODS` says where each method acts and how the model builds it: on the embeddings
+(``"embedding"``: sinusoidal, learned), as an additive bias on the logits (``"bias"``, a
+`posenc.attention.PositionBias`: ALiBi, T5, KERPLE, FIRE), on queries and keys (``"rotation"``,
+a `posenc.attention.Rotation`: RoPE, xPos), or as a term computed from the logits
+(``"logits"``: CoPE); ``"none"`` has no position method at all. The per-layer plan
+(`posenc.layer_plan`) says which layers use it. The design notes are in the chapter "A tiny
+transformer".
 """
 
 from __future__ import annotations
 
-
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch import Tensor, nn
 
-from posenc._checks import check_choice, check_elements, check_float, check_int, check_size_int, check_tensor
-from posenc.alibi import alibi_slopes
-from posenc.attention import KeyValueHook, LogitHook, QueryKeyTransform, SelfAttention
+from posenc._bias import pair_shape
+from posenc._checks import (
+    MAX_POSITION_ID,
+    check_choice,
+    check_elements,
+    check_int,
+    check_position_ids,
+    check_size_int,
+    check_token_ids,
+)
+from posenc.alibi import AlibiBias
+from posenc.attention import KeyValueHook, LogitHook, QueryKeyTransform, Rotation, SelfAttention
 from posenc.cope import CoPE
+from posenc.embedding import EMBEDDING_KINDS, PositionalEmbedding
 from posenc.fire import FireBias
-from posenc.inference import MAX_POSITION, KVCache, StepPlan, _check_position_ids, plan_step, positions_from_mask
+from posenc.inference import KVCache, StepPlan, plan_step, positions_from_mask
 from posenc.kerple import KerpleBias
-from posenc.learned import LearnedPositionalEmbedding
+from posenc.layer_plan import LAYER_POSITION_METHODS, LayerPlan, rotation_key
+from posenc.layer_plan import layer_plans as _plans  # the keyword layer_plans= would shadow it
 from posenc.randomized import randomized_positions
-from posenc.relative import T5RelativeBias, t5_relative_position_bucket
+from posenc.relative import T5RelativeBias
 from posenc.rope import RotaryEmbedding
-from posenc.sinusoidal import SinusoidalPositionalEncoding, sinusoidal_encoding
 from posenc.xpos import XPos
 
-#: The ``kind`` values of `PositionalEmbedding`: the methods that act on the embeddings.
-EMBEDDING_KINDS = ("sinusoidal", "learned")
-#: The ``position`` values of `TinyTransformer`.
-POSITION_METHODS = ("none", "sinusoidal", "learned", "rope", "alibi", "t5", "xpos", "kerple", "fire", "cope")
-#: The methods that ``TinyTransformer(randomized_max_len=...)`` can train on random positions.
-RANDOMIZED_METHODS = ("sinusoidal", "learned", "rope")
+__all__ = ["COPE_MAX_POSITION", "EMBEDDING_KINDS", "LAYER_POSITION_METHODS", "METHODS", "POSITION_METHODS",
+           "RANDOMIZED_METHODS", "Method", "PositionalEmbedding", "TinyTransformer"]
+
 #: CoPE's number of position embeddings per layer when ``max_len`` is not given.
 COPE_MAX_POSITION = 64
-#: The per-layer methods of ``TinyTransformer(position="rope", layer_positions=...)``.
-LAYER_POSITION_METHODS = ("rope", "none")
 
 
-def _check_per_layer(name: str, value: object, num_layers: int) -> list[object]:
-    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
-        raise TypeError(f"{name} must be a sequence with one entry per layer, got {type(value).__name__}")
-    if len(value) != num_layers:
-        raise ValueError(f"{name} must have one entry per layer ({num_layers}), got {len(value)}")
-    return list(value)
+@dataclass(frozen=True)
+class Method:
+    """Where a position method acts in `TinyTransformer`, and how the model builds it.
 
-
-def _base_key(base: float) -> str:
-    return repr(float(base)).replace(".", "_")  # ModuleDict keys cannot contain dots
-
-
-def _check_tokens(tokens: object, vocab_size: int) -> Tensor:
-    tensor = check_tensor("tokens", tokens, ndim=2)
-    if tensor.dtype.is_floating_point or tensor.dtype.is_complex or tensor.dtype == torch.bool:
-        raise TypeError(f"tokens must be an integer tensor of token ids, got dtype {tensor.dtype}")
-    if tensor.shape[0] == 0 or tensor.shape[1] == 0:
-        raise ValueError(f"tokens must hold at least one row of at least one token, got shape {tuple(tensor.shape)}")
-    if tensor.numel() and (int(tensor.min()) < 0 or int(tensor.max()) >= vocab_size):
-        raise ValueError(f"tokens must be ids in [0, {vocab_size}) (vocab_size={vocab_size}), got values "
-                         f"from {int(tensor.min())} to {int(tensor.max())}")
-    return tensor
-
-
-# --8<-- [start:embedding]
-class PositionalEmbedding(nn.Module):
-    """Token embedding plus an absolute position: ids to vectors.
-
-    ``[batch, seq]`` token ids give ``[batch, seq, dim]`` vectors.
-
-    Args:
-        vocab_size: number of token ids.
-        dim: model width (even for ``kind="sinusoidal"``).
-        kind: ``"sinusoidal"`` (a fixed buffer, no parameters) or
-            ``"learned"`` (a trainable table of ``max_len`` rows). RoPE,
-            ALiBi and T5 do not act on the embeddings; use
-            `TinyTransformer` for them.
-        max_len: rows of the position table. Required for ``"learned"``,
-            whose table cannot answer for positions ``>= max_len``; for
-            ``"sinusoidal"`` it only sets how many rows are precomputed
-            (longer inputs are computed on demand).
-        dropout: dropout on the sum, as in Vaswani et al. (2017),
-            section 5.4.
-
-    The token table keeps PyTorch's N(0, 1) initialisation, so a token row
-    has norm about sqrt(dim), the same order as a sinusoidal row (norm
-    sqrt(dim / 2)). This is the balance the paper obtains by multiplying
-    N(0, 1/dim) embeddings by sqrt(dim) (section 3.4).
-
-    Examples:
-        >>> layer = PositionalEmbedding(100, 8, kind="learned", max_len=20)
-        >>> # 100*8 token rows + 20*8 position rows
-        >>> sum(p.numel() for p in layer.parameters())
-        960
-        >>> layer(torch.tensor([[5, 7, 5]])).shape
-        torch.Size([1, 3, 8])
+    Attributes:
+        place: ``"embedding"``, ``"bias"``, ``"rotation"``, ``"logits"`` or ``"none"``.
+        attribute: the model attribute holding its module (its parameters' ``state_dict`` prefix).
+        build: makes the module from the model's sizes (``num_heads``, ``head_dim``, ``max_len``...).
+        takes_positions: can be trained on randomized positions (it reads any position given).
+        pairs: needs an even head width (it turns pairs of features).
     """
 
-    def __init__(self, vocab_size: int, dim: int, *, kind: str,
-                 max_len: int | None = None, dropout: float = 0.0) -> None:
-        super().__init__()
-        self.vocab_size = check_size_int("vocab_size", vocab_size)
-        self.dim = check_size_int("dim", dim)
-        if not isinstance(kind, str) or kind not in EMBEDDING_KINDS:
-            raise ValueError(
-                f"kind must be one of 'sinusoidal', 'learned', got "
-                f"{kind!r} (RoPE, ALiBi and T5 act inside attention, not "
-                "on the embeddings: use TinyTransformer(position=...))")
-        self.kind = kind
-        check_elements("the token table (vocab_size x dim)",
-                       self.vocab_size, self.dim)
-        check_float("dropout", dropout, minimum=0.0, maximum=1.0)
-        self.token = nn.Embedding(self.vocab_size, self.dim)
-        self.position: nn.Module
-        if kind == "sinusoidal":
-            self.position = SinusoidalPositionalEncoding(self.dim,
-                                                         max_len=max_len)
-        else:
-            if max_len is None:
-                raise ValueError("max_len must be given for "
-                                 "kind='learned': the table has one row "
-                                 "per position")
-            rows = check_size_int("max_len", max_len)
-            self.position = LearnedPositionalEmbedding(rows, self.dim)
-        self.dropout = nn.Dropout(dropout)
-
-    def forward(self, tokens: Tensor, offset: int = 0, *,
-                positions: Tensor | None = None) -> Tensor:
-        """Embed ``tokens [batch, seq]`` at ``offset .. offset + seq - 1``.
-
-        Or at the given ``positions [batch, seq]`` (integer ids, e.g. from
-        `posenc.positions_from_mask`).
-        """
-        tokens = _check_tokens(tokens, self.vocab_size)
-        offset = check_int("offset", offset, minimum=0)
-        # [batch, seq, dim]: the same vector for a token wherever it is
-        x = self.token(tokens)
-        if positions is None:  # + the row of each position
-            return self.dropout(self.position(x, offset))
-        if offset:
-            raise ValueError(f"give either offset or positions, not both "
-                             f"(got offset={offset})")
-        ids = _check_embedding_positions(positions, tokens)
-        return self.dropout(x + self.rows(ids).to(x.dtype))
-
-    def rows(self, positions: Tensor) -> Tensor:
-        """The position vectors ``[..., dim]`` of integer ``positions``."""
-        positions = _check_position_ids("positions", positions)
-        top = int(positions.max()) if positions.numel() else -1
-        table = self.position
-        if isinstance(table, LearnedPositionalEmbedding):
-            if top >= table.max_len:
-                raise ValueError(
-                    f"positions must be < max_len={table.max_len} (the "
-                    f"learned table has rows for positions "
-                    f"0..{table.max_len - 1}), got {top}")
-            return table.table[positions]
-        assert isinstance(table, SinusoidalPositionalEncoding)
-        if top < table.max_len:
-            return table.table[positions]
-        flat = positions.flatten().to(torch.float64)
-        rows = sinusoidal_encoding(flat, self.dim, base=table.base)
-        return rows.view(*positions.shape, self.dim).to(table.table.device)
-# --8<-- [end:embedding]
+    place: str
+    attribute: str | None = None
+    build: Callable[[TinyTransformer], nn.Module] | None = None
+    takes_positions: bool = False
+    pairs: bool = False
 
 
-def _check_embedding_positions(positions: object, tokens: Tensor) -> Tensor:
-    tensor = _check_position_ids("positions", positions, ndim=2)
-    if tensor.shape[1] != tokens.shape[1] or tensor.shape[0] not in (1, tokens.shape[0]):
-        raise ValueError(f"positions must have the shape of tokens {tuple(tokens.shape)} (or one row), "
-                         f"got shape {tuple(tensor.shape)}")
-    return tensor.to(tokens.device)
+def _cope_layers(model: TinyTransformer) -> nn.ModuleList:
+    rows = model.max_len or COPE_MAX_POSITION
+    check_elements("CoPE's position embeddings (num_layers x head_dim x max_len)",
+                   model.num_layers, model.head_dim, rows)
+    return nn.ModuleList(CoPE(model.head_dim, max_position=rows) for _ in range(model.num_layers))
+
+
+def _xpos_centre(max_len: int | None) -> float:
+    # ceil(max_len / 2), or 0: a constant of the model, so keys cached once stay valid
+    return 0.0 if max_len is None else float(-(-max_len // 2))
+
+
+# --8<-- [start:methods]
+#: Every ``position`` of `TinyTransformer`: where it acts and how the model builds it.
+METHODS: dict[str, Method] = {
+    "none": Method("none"),
+    "sinusoidal": Method("embedding", "embedding", lambda m: PositionalEmbedding(
+        m.vocab_size, m.dim, kind="sinusoidal", max_len=m.max_len), takes_positions=True),
+    "learned": Method("embedding", "embedding", lambda m: PositionalEmbedding(
+        m.vocab_size, m.dim, kind="learned", max_len=m.max_len), takes_positions=True),
+    # rotates q and k in every layer
+    "rope": Method("rotation", "rotary", lambda m: RotaryEmbedding(m.head_dim), takes_positions=True, pairs=True),
+    # fixed slopes: -m_h |i - j|
+    "alibi": Method("bias", "alibi", lambda m: AlibiBias(m.num_heads)),
+    # one scalar per (bucket, head), shared by the layers; causal buckets, 32 of them up to 128
+    "t5": Method("bias", "relative_bias", lambda m: T5RelativeBias(m.num_heads, bidirectional=False)),
+    # RoPE with a decay about a fixed centre
+    "xpos": Method("rotation", "xpos", lambda m: XPos(m.head_dim, centre=_xpos_centre(m.max_len)), pairs=True),
+    # -r1 log(1 + r2 |i - j|), shared by the layers
+    "kerple": Method("bias", "learned_bias", lambda m: KerpleBias(m.num_heads)),
+    # an MLP of the normalised distance, shared by the layers
+    "fire": Method("bias", "learned_bias", lambda m: FireBias(m.num_heads, max_len=m.max_len)),
+    # position embeddings per layer, shared by its heads
+    "cope": Method("logits", "cope", _cope_layers),
+}
+# --8<-- [end:methods]
+#: The ``position`` values of `TinyTransformer`.
+POSITION_METHODS = tuple(METHODS)
+#: The methods that ``TinyTransformer(randomized_max_len=...)`` can train on random positions.
+RANDOMIZED_METHODS = tuple(name for name, method in METHODS.items() if method.takes_positions)
 
 
 # --8<-- [start:block]
@@ -199,25 +122,18 @@ class _Block(nn.Module):
         self.attention_norm = nn.LayerNorm(dim)
         self.attention = SelfAttention(dim, num_heads)
         self.mlp_norm = nn.LayerNorm(dim)
-        self.mlp = nn.Sequential(nn.Linear(dim, hidden), nn.GELU(),
-                                 nn.Linear(hidden, dim))
+        self.mlp = nn.Sequential(nn.Linear(dim, hidden), nn.GELU(), nn.Linear(hidden, dim))
 
-    def forward(
-        self, x: Tensor, *, bias: Tensor | None,
-        rotary: QueryKeyTransform | None, mask: Tensor | None = None,
-        kv_hook: KeyValueHook | None = None,
-        logit_hook: LogitHook | None = None,
-    ) -> tuple[Tensor, Tensor]:
-        attended, weights = self.attention(
-            self.attention_norm(x), bias=bias, rotary=rotary,
-            causal=mask is None, mask=mask, kv_hook=kv_hook,
-            logit_hook=logit_hook)
+    def forward(self, x: Tensor, *, bias: Tensor | None, rotary: QueryKeyTransform | None,
+                mask: Tensor | None = None, kv_hook: KeyValueHook | None = None,
+                logit_hook: LogitHook | None = None) -> tuple[Tensor, Tensor]:
+        attended, weights = self.attention(self.attention_norm(x), bias=bias, rotary=rotary, causal=mask is None,
+                                           mask=mask, kv_hook=kv_hook, logit_hook=logit_hook)
         x = x + attended
         return x + self.mlp(self.mlp_norm(x)), weights
 # --8<-- [end:block]
 
 
-# --8<-- [start:model]
 class TinyTransformer(nn.Module):
     """A small decoder-only (GPT-style) language model: ids to logits.
 
@@ -226,61 +142,30 @@ class TinyTransformer(nn.Module):
     Args:
         vocab_size: number of token ids.
         dim: model width.
-        num_heads: attention heads per layer (``dim`` must be divisible by
-            it; the head width must be even for ``"rope"`` and ``"xpos"``).
+        num_heads: attention heads per layer (dividing ``dim``; an even head width for ``"rope"``, ``"xpos"``).
         num_layers: number of pre-norm decoder blocks.
-        position: where position information comes from, one of
-            ``"none"``, ``"sinusoidal"``, ``"learned"``, ``"rope"``,
-            ``"alibi"``, ``"t5"``, ``"xpos"``, ``"kerple"``, ``"fire"``,
-            ``"cope"`` (see `POSITION_METHODS`).
-        max_len: rows of the learned table (required for ``"learned"``;
-            the model then refuses positions ``>= max_len``); for
-            ``"sinusoidal"`` only the number of precomputed rows; for
-            ``"fire"`` the initial threshold L (default 512); for
-            ``"cope"`` the number of position embeddings per layer (default
-            `COPE_MAX_POSITION`); for ``"xpos"`` it sets the centre
-            (below). Ignored by the other methods.
+        position: where position information comes from, one of `POSITION_METHODS` (see `METHODS`).
+        max_len: rows of the learned table (required for ``"learned"``, which refuses positions
+            ``>= max_len``); the precomputed rows of ``"sinusoidal"``; FIRE's initial threshold L
+            (default 512); CoPE's position embeddings per layer (default `COPE_MAX_POSITION`);
+            xPos's fixed centre ``ceil(max_len / 2)`` (default 0). Ignored by the others.
         mlp_ratio: width of the feed-forward layer, a multiple of ``dim``.
-        layer_positions: only with ``position="rope"``: a per-layer plan,
-            one of ``"rope"`` or ``"none"`` per layer (e.g. RoPE in three
-            layers out of four and none in the fourth, a NoPE/RoPE
-            interleave). Default: RoPE in every layer.
-        layer_rope_bases: only with ``position="rope"``: the RoPE base of
-            each layer (e.g. a small base in local layers and a large one
-            in global layers). Default: 10000.
-        randomized_max_len: only for ``"sinusoidal"``, ``"learned"`` and
-            ``"rope"``: in training mode, a call without ``positions`` and
-            ``cache`` numbers each row with a sorted random subset of
-            ``0 .. randomized_max_len - 1`` (Ruoss et al., 2023), drawn
-            from torch's global generator; evaluation mode keeps
-            ``0 .. seq-1``. A learned table needs
-            ``max_len >= randomized_max_len``.
+        layer_plans: one `posenc.layer_plan.LayerPlan` per layer (``position="rope"``), or the shorthands:
+        layer_positions: ``"rope"`` or ``"none"`` per layer (e.g. a NoPE layer after three RoPE ones).
+        layer_rope_bases: the RoPE base of each layer (e.g. small in local layers, large in global ones).
+        randomized_max_len: for ``"sinusoidal"``, ``"learned"`` and ``"rope"``: in training mode, a
+            call without ``positions`` and ``cache`` numbers each row with a sorted random subset of
+            ``0 .. randomized_max_len - 1`` (Ruoss et al., 2023), drawn from torch's global
+            generator; evaluation mode keeps ``0 .. seq-1``.
 
-    The methods after ``"t5"`` are those of the "Beyond ALiBi" chapter.
-    KERPLE (log kernel) and FIRE are one learned bias shared by all layers,
-    like T5's; CoPE has one module per layer, shared by its heads, as in
-    the authors' code. xPos scales its exponents about a *fixed* centre,
-    ``ceil(max_len / 2)`` (0 without ``max_len``), instead of torchscale's
-    ``ceil(length / 2)`` of each call: the centre cancels in ``q . k``,
-    and a constant one keeps keys cached after the transform valid, so
-    decoding with a cache gives the full forward's logits. In float32 it
-    works while ``|position - centre|`` stays under about 35,000.
-
-    Attention is causal in every block. T5's bias is shared by all layers,
-    each head with its own value per bucket, as in Raffel et al. (2020);
-    its buckets are the causal ones (``bidirectional=False``) with T5's
-    defaults of 32 buckets and a maximum distance of 128.
-
-    ``forward(tokens, *, positions=None, attention_mask=None, cache=None)``:
-    ``positions`` ``[batch, seq]`` integer ids (default: continue from the
-    cache, else ``0 .. seq-1``); ``attention_mask`` booleans, True =
-    attend, ``[batch, k_len]`` for padding or ``[batch, seq, k_len]`` for
-    any pattern (``k_len`` = cached entries + seq), combined with the
+    ``forward(tokens, *, positions=None, attention_mask=None, cache=None)``: ``positions``
+    ``[batch, seq]`` integer ids (default: continue from the cache, else ``0 .. seq-1``);
+    ``attention_mask`` booleans, True = attend, ``[batch, k_len]`` for padding or
+    ``[batch, seq, k_len]`` for any pattern (``k_len`` = cached entries + seq), combined with the
     causal mask; ``cache`` a `posenc.inference.KVCache`, updated in place.
 
     Examples:
-        >>> model = TinyTransformer(50, dim=16, num_heads=2, num_layers=1,
-        ...                         position="alibi")
+        >>> model = TinyTransformer(50, dim=16, num_heads=2, num_layers=1, position="alibi")
         >>> model(torch.tensor([[1, 2, 3, 4]])).shape
         torch.Size([1, 4, 50])
         >>> cache = KVCache()
@@ -292,13 +177,25 @@ class TinyTransformer(nn.Module):
         True
     """
 
-    def __init__(
-        self, vocab_size: int, dim: int, num_heads: int, num_layers: int,
-        *, position: str, max_len: int | None = None, mlp_ratio: int = 4,
-        layer_positions: Sequence[str] | None = None,
-        layer_rope_bases: Sequence[float] | None = None,
-        randomized_max_len: int | None = None,
-    ) -> None:
+    # The sizes the builders of METHODS read, and the module of each place (one of them is set,
+    # by METHODS; the others stay None or empty).
+    vocab_size: int
+    dim: int
+    num_heads: int
+    head_dim: int
+    num_layers: int
+    max_len: int | None
+    rotary: RotaryEmbedding | None
+    xpos: XPos | None
+    alibi: AlibiBias | None
+    relative_bias: T5RelativeBias | None
+    learned_bias: KerpleBias | FireBias | None
+    cope: nn.ModuleList
+
+    def __init__(self, vocab_size: int, dim: int, num_heads: int, num_layers: int, *, position: str,
+                 max_len: int | None = None, mlp_ratio: int = 4, layer_positions: Sequence[str] | None = None,
+                 layer_rope_bases: Sequence[float] | None = None, randomized_max_len: int | None = None,
+                 layer_plans: Sequence[LayerPlan] | None = None) -> None:
         super().__init__()
         self.vocab_size = check_size_int("vocab_size", vocab_size)
         self.dim = check_size_int("dim", dim)
@@ -306,135 +203,121 @@ class TinyTransformer(nn.Module):
         self.num_layers = check_size_int("num_layers", num_layers)
         self.position = check_choice("position", position, POSITION_METHODS)
         mlp_ratio = check_size_int("mlp_ratio", mlp_ratio)
-        check_elements("the token table (vocab_size x dim)",
-                       self.vocab_size, self.dim)
-        check_elements(
-            "the feed-forward weights (num_layers x dim x mlp_ratio * dim)",
-            self.num_layers, self.dim, mlp_ratio * self.dim)
+        check_elements("the token table (vocab_size x dim)", self.vocab_size, self.dim)
+        check_elements("the feed-forward weights (num_layers x dim x mlp_ratio * dim)",
+                       self.num_layers, self.dim, mlp_ratio * self.dim)
         if self.dim % self.num_heads:
-            raise ValueError(f"dim must be divisible by num_heads, got "
-                             f"dim={dim}, num_heads={num_heads}")
+            raise ValueError(f"dim must be divisible by num_heads, got dim={dim}, num_heads={num_heads}")
         self.head_dim = self.dim // self.num_heads
-        if position in ("rope", "xpos") and self.head_dim % 2:
-            raise ValueError(f"position={position!r} needs an even head "
-                             f"width dim // num_heads, got {self.head_dim}")
-        if max_len is not None:
-            max_len = check_int("max_len", max_len, minimum=1,
-                                maximum=MAX_POSITION)
-        self.max_len = max_len
+        if self.method.pairs and self.head_dim % 2:
+            raise ValueError(f"position={position!r} needs an even head width dim // num_heads, got {self.head_dim}")
+        self.max_len = None if max_len is None else check_int("max_len", max_len, minimum=1, maximum=MAX_POSITION_ID)
         self.randomized_max_len = self._check_randomized(randomized_max_len)
-        self.embedding: nn.Module
-        if position in EMBEDDING_KINDS:
-            self.embedding = PositionalEmbedding(
-                self.vocab_size, self.dim, kind=position, max_len=max_len)
-        else:
-            self.embedding = nn.Embedding(self.vocab_size, self.dim)
-        self._build_position_hooks()
-        self._build_layer_plan(layer_positions, layer_rope_bases)
-        hidden = mlp_ratio * self.dim
-        self.blocks = nn.ModuleList(
-            _Block(self.dim, self.num_heads, hidden)
-            for _ in range(self.num_layers))
+        self.layer_plans = _plans(self.position, self.num_layers, layer_plans=layer_plans,
+                                  layer_positions=layer_positions, layer_rope_bases=layer_rope_bases)
+        self._build_method()
+        self.blocks = nn.ModuleList(_Block(self.dim, self.num_heads, mlp_ratio * self.dim)
+                                    for _ in range(self.num_layers))
         self.final_norm = nn.LayerNorm(self.dim)
         self.head = nn.Linear(self.dim, self.vocab_size, bias=False)
 
-    def _build_position_hooks(self) -> None:
-        """Create the modules of the attention-side methods."""
-        self.rotary: RotaryEmbedding | None = None
-        self.relative_bias: T5RelativeBias | None = None
-        self.learned_bias: KerpleBias | FireBias | None = None
-        self.xpos: XPos | None = None
-        self.xpos_centre = 0.0  # ceil(max_len / 2): fixed, so caches work
-        if self.max_len is not None:
-            self.xpos_centre = float(-(-self.max_len // 2))
-        self.cope = nn.ModuleList()
-        heads, head_dim = self.num_heads, self.head_dim
-        if self.position == "rope":  # rotates q and k in every layer
-            self.rotary = RotaryEmbedding(head_dim)
-        elif self.position == "t5":  # a scalar per (bucket, head), shared
-            self.relative_bias = T5RelativeBias(heads, bidirectional=False)
-        elif self.position == "kerple":  # -r1 log(1 + r2 |i - j|), shared
-            self.learned_bias = KerpleBias(heads)
-        elif self.position == "fire":  # an MLP of the distance, shared
-            self.learned_bias = FireBias(heads, max_len=self.max_len)
-        elif self.position == "xpos":  # RoPE with a decay, every layer
-            self.xpos = XPos(head_dim)
-        elif self.position == "cope":  # position embeddings per layer
-            rows = self.max_len or COPE_MAX_POSITION
-            check_elements("CoPE's position embeddings "
-                           "(num_layers x head_dim x max_len)",
-                           self.num_layers, head_dim, rows)
-            self.cope.extend(CoPE(head_dim, max_position=rows)
-                             for _ in range(self.num_layers))
+    def _build_method(self) -> None:
+        """The embedding, the module of the method's place, and one RoPE module per per-layer base."""
+        method = self.method
+        build = method.build
+        self.embedding = build(self) if build and method.place == "embedding" else nn.Embedding(
+            self.vocab_size, self.dim)
+        limit = self._position_limit()
+        if self.randomized_max_len is not None and limit is not None and limit < self.randomized_max_len:
+            raise ValueError(f"randomized_max_len={self.randomized_max_len} needs a {self.position} table of at "
+                             f"least as many rows, got max_len={limit}")
+        for other in METHODS.values():  # every place exists: None, or an empty list of per-layer modules
+            if other.attribute is not None and other.place != "embedding":
+                setattr(self, other.attribute, nn.ModuleList() if other.place == "logits" else None)
+        if build and method.attribute and method.place != "embedding":
+            setattr(self, method.attribute, build(self))
+        bases = sorted({plan.rope_base for plan in self.layer_plans if plan.rope_base is not None})
+        self.layer_rotaries = nn.ModuleDict({rotation_key(base): RotaryEmbedding(self.head_dim, base=base)
+                                             for base in bases})
 
-    def forward(self, tokens: Tensor, *, positions: Tensor | None = None,
-                attention_mask: Tensor | None = None,
+    @property
+    def method(self) -> Method:
+        """Where the model's method acts and how it was built: its row of `METHODS`."""
+        return METHODS[self.position]
+
+    @property
+    def xpos_centre(self) -> float:
+        """The fixed centre of xPos's decay, ``ceil(max_len / 2)`` or 0 (the centre cancels in q . k)."""
+        return self.xpos.centre if self.xpos is not None else _xpos_centre(self.max_len)
+
+    def _at(self, place: str) -> Any:
+        """The module of the method if it acts at ``place``, else None."""
+        method = self.method
+        return getattr(self, method.attribute) if method.place == place and method.attribute else None
+
+    def _position_limit(self) -> int | None:
+        return self.embedding.position_limit if isinstance(self.embedding, PositionalEmbedding) else None
+
+    def forward(self, tokens: Tensor, *, positions: Tensor | None = None, attention_mask: Tensor | None = None,
                 cache: KVCache | None = None) -> Tensor:
-        logits, _ = self._run(tokens, positions=positions,
-                              attention_mask=attention_mask, cache=cache)
-        return logits
+        return self._run(tokens, positions=positions, attention_mask=attention_mask, cache=cache)[0]
 
-    def _run(self, tokens: Tensor, *, positions: Tensor | None = None,
-             attention_mask: Tensor | None = None,
+    # --8<-- [start:forward]
+    def _run(self, tokens: Tensor, *, positions: Tensor | None = None, attention_mask: Tensor | None = None,
              cache: KVCache | None = None) -> tuple[Tensor, list[Tensor]]:
-        tokens = _check_tokens(tokens, self.vocab_size)
-        given = positions is not None or cache is not None
-        if not given and self.training and self.randomized_max_len:
-            # Ruoss et al. (2023): train on random sorted positions
-            positions = self._random_positions(tokens)
-        step = plan_step(cache, owner=self, num_layers=self.num_layers,
-                         batch=tokens.shape[0], q_len=tokens.shape[1],
-                         positions=positions, device=tokens.device,
+        tokens = check_token_ids("tokens", tokens, self.vocab_size)  # [batch, seq]
+        if positions is None and cache is None and self.training and self.randomized_max_len:
+            positions = self._random_positions(tokens)  # Ruoss et al. (2023): random sorted positions
+        # the positions of this call's queries and of every key (cached ones first), and the mask
+        step = plan_step(cache, owner=self, num_layers=self.num_layers, batch=tokens.shape[0],
+                         q_len=tokens.shape[1], positions=positions, device=tokens.device,
                          attention_mask=attention_mask)
-        if positions is None and cache is None:  # 0 .. seq-1
-            self._check_length(tokens.shape[1])
-            # sinusoidal / learned: token + position; else token only
-            x = self.embedding(tokens)
-        elif isinstance(self.embedding, PositionalEmbedding):
-            ids = step.query_positions.to(tokens.device)
-            x = self.embedding(tokens, positions=ids)
-        else:
-            x = self.embedding(tokens)
-        query_ids, key_ids = step.query_positions, step.key_positions
-        if bool((query_ids == query_ids[:1]).all()) and bool((key_ids == key_ids[:1]).all()):
-            # every row has the same positions: one bias, broadcast over the
-            # batch (the plan is on the CPU, so this check costs no GPU sync)
-            query_ids, key_ids = query_ids[:1], key_ids[:1]
-        bias = self.position_bias(query_ids.to(x.device), key_ids.to(x.device))
-        if bias is not None:
-            wide = x.dtype if x.dtype == torch.float64 else torch.float32
-            bias = bias.to(wide)
+        x = self._embed(tokens, step, default=positions is None and cache is None)  # [batch, seq, dim]
+        bias = self._step_bias(step, x)  # [batch or 1, heads, seq, k_len], or None
         maps = []
-        for layer, block in enumerate(self.blocks):  # the same bias in each
-            hooks = self._layer_hooks(layer, step, cache, x.device)
-            rotary, kv_hook = hooks
-            cope = self.cope[layer] if self.position == "cope" else None
-            x, weights = block(x, bias=bias, rotary=rotary, mask=step.mask,
-                               kv_hook=kv_hook, logit_hook=cope)
+        for layer, block in enumerate(self.blocks):  # the same bias in each layer that uses it
+            uses = self.layer_plans[layer].position != "none"
+            rotate, kv_hook = self._layer_hooks(layer, step, cache, x.device)
+            x, weights = block(x, bias=bias if uses else None, rotary=rotate, mask=step.mask,
+                               kv_hook=kv_hook, logit_hook=self._logit_hook(layer))
             maps.append(weights)
         if cache is not None:
-            cache._commit(self, step)
-        return self.head(self.final_norm(x)), maps
-    # --8<-- [end:model]
+            cache.commit(step, owner=self)
+        return self.head(self.final_norm(x)), maps  # [batch, seq, vocab]
+    # --8<-- [end:forward]
 
-    def _check_length(self, seq_len: int) -> None:
-        """A learned table refuses sequences longer than ``max_len``."""
-        if (self.position == "learned" and self.max_len is not None
-                and seq_len > self.max_len):
-            raise ValueError(f"tokens has {seq_len} positions but the "
-                             f"learned table has max_len={self.max_len}")
+    def _embed(self, tokens: Tensor, step: StepPlan, *, default: bool) -> Tensor:
+        """Token vectors, plus the position rows of an embedding method."""
+        limit = self._position_limit()  # a learned table refuses sequences longer than it
+        if default and limit is not None and tokens.shape[1] > limit:
+            raise ValueError(f"tokens has {tokens.shape[1]} positions but the {self.position} table has "
+                             f"max_len={limit}")
+        if default:
+            return self.embedding(tokens)  # token + rows 0 .. seq-1, or token only
+        if isinstance(self.embedding, PositionalEmbedding):  # token + the row of each position
+            return self.embedding(tokens, positions=step.query_positions.to(tokens.device))
+        return self.embedding(tokens)
+
+    # --8<-- [start:position-bias]
+    def _step_bias(self, step: StepPlan, x: Tensor) -> Tensor | None:
+        """The bias of this call, from the positions of its queries and of every key."""
+        query_ids, key_ids = step.query_positions, step.key_positions  # [batch, q_len], [batch, k_len]
+        if bool((query_ids == query_ids[:1]).all()) and bool((key_ids == key_ids[:1]).all()):
+            query_ids, key_ids = query_ids[:1], key_ids[:1]  # one bias for every row (no GPU sync: CPU)
+        bias = self.position_bias(query_ids.to(x.device), key_ids.to(x.device))
+        if bias is None:
+            return None
+        return bias.to(x.dtype if x.dtype == torch.float64 else torch.float32)  # at least float32
+    # --8<-- [end:position-bias]
 
     def _check_randomized(self, value: object) -> int | None:
         if value is None:
             return None
-        if self.position not in RANDOMIZED_METHODS:
-            raise ValueError(f"randomized_max_len needs position='sinusoidal', 'learned' or 'rope' (a method "
-                             f"that takes positions), got position={self.position!r}")
-        length = check_int("randomized_max_len", value, minimum=1, maximum=MAX_POSITION)
-        if self.position == "learned" and self.max_len is not None and self.max_len < length:
-            raise ValueError(f"randomized_max_len={length} needs a learned table of at least as many rows, "
-                             f"got max_len={self.max_len}")
-        return length
+        if not self.method.takes_positions:
+            names = ", ".join(repr(name) for name in RANDOMIZED_METHODS[:-1]) + f" or {RANDOMIZED_METHODS[-1]!r}"
+            raise ValueError(f"randomized_max_len needs position={names} (a method that takes positions), "
+                             f"got position={self.position!r}")
+        return check_int("randomized_max_len", value, minimum=1, maximum=MAX_POSITION_ID)
 
     def _random_positions(self, tokens: Tensor) -> Tensor:
         """One sorted random subset of ``0 .. randomized_max_len - 1`` per row (training only)."""
@@ -446,126 +329,71 @@ class TinyTransformer(nn.Module):
         check_elements("the random permutations (batch x randomized_max_len)", batch, length)
         return torch.stack([randomized_positions(seq, length) for _ in range(batch)]).to(tokens.device)
 
-    def _build_layer_plan(self, layer_positions: object, layer_rope_bases: object) -> None:
-        """Per-layer RoPE or none, and per-layer bases: one rotary module per distinct base."""
-        self.layer_positions: tuple[str, ...] | None = None
-        self.layer_rope_bases: tuple[float, ...] | None = None
-        self.layer_rotaries = nn.ModuleDict()
-        if layer_positions is None and layer_rope_bases is None:
-            return
-        if self.position != "rope":
-            raise ValueError(f"layer_positions and layer_rope_bases need position='rope', got position={self.position!r}")
-        if layer_positions is not None:
-            self.layer_positions = tuple(
-                check_choice(f"layer_positions[{i}]", method, LAYER_POSITION_METHODS)
-                for i, method in enumerate(_check_per_layer("layer_positions", layer_positions, self.num_layers)))
-        if layer_rope_bases is not None:
-            bases = _check_per_layer("layer_rope_bases", layer_rope_bases, self.num_layers)
-            self.layer_rope_bases = tuple(check_float(f"layer_rope_bases[{i}]", b, positive=True)
-                                          for i, b in enumerate(bases))
-            for base in sorted(set(self.layer_rope_bases)):
-                self.layer_rotaries[_base_key(base)] = RotaryEmbedding(self.head_dim, base=base)
-
     def layer_rotary(self, layer: int) -> RotaryEmbedding | None:
-        """The RoPE module of layer ``layer`` (None if that layer has no rotation)."""
-        layer = check_int("layer", layer, minimum=0, maximum=self.num_layers - 1)
-        if self.layer_positions is not None and self.layer_positions[layer] == "none":
+        """The RoPE module of layer ``layer`` (None if that layer has no RoPE)."""
+        rotation = self._rotation(check_int("layer", layer, minimum=0, maximum=self.num_layers - 1))
+        return rotation if isinstance(rotation, RotaryEmbedding) else None
+
+    def _rotation(self, layer: int) -> Rotation | None:
+        plan, rotation = self.layer_plans[layer], self._at("rotation")
+        if rotation is None or plan.position == "none":
             return None
-        if self.layer_rope_bases is not None:
-            module = self.layer_rotaries[_base_key(self.layer_rope_bases[layer])]
+        if plan.rotation_key is not None:  # a base of its own
+            module = self.layer_rotaries[plan.rotation_key]
             assert isinstance(module, RotaryEmbedding)
             return module
-        return self.rotary
+        return rotation
 
-    # --8<-- [start:position-bias]
-    def position_bias(self, query_positions: Tensor,
-                      key_positions: Tensor) -> Tensor | None:
+    def _logit_hook(self, layer: int) -> LogitHook | None:
+        """CoPE's module of this layer (None for every other method)."""
+        hooks = self._at("logits")
+        return None if hooks is None or self.layer_plans[layer].position == "none" else hooks[layer]
+
+    def position_bias(self, query_positions: Tensor, key_positions: Tensor) -> Tensor | None:
         """The logit bias ``[batch, heads, q_len, k_len]``, or ``None``.
 
-        ALiBi, T5, KERPLE and FIRE have one. Computed from the positions
-        themselves (``[batch, q_len]`` and ``[batch, k_len]`` integer ids),
-        so it is right for cached keys, padded rows and packed documents.
+        ALiBi, T5, KERPLE and FIRE have one. Computed from the positions themselves
+        (``[batch, q_len]`` and ``[batch, k_len]`` integer ids), so it is right for cached keys,
+        padded rows and packed documents.
         """
-        q_ids = _check_position_ids("query_positions", query_positions,
-                                    ndim=2)
-        k_ids = _check_position_ids("key_positions", key_positions, ndim=2)
-        batch_q, batch_k = q_ids.shape[0], k_ids.shape[0]
-        if batch_k not in (1, batch_q) and batch_q != 1:
-            raise ValueError(
-                f"query_positions and key_positions must have the same "
-                f"batch size (or 1), got shapes {tuple(q_ids.shape)} and "
-                f"{tuple(k_ids.shape)}")
-        check_elements("the bias (batch x heads x q_len x k_len)",
-                       max(batch_q, batch_k), self.num_heads,
-                       q_ids.shape[1], k_ids.shape[1])
-        if self.learned_bias is not None:  # KERPLE, FIRE: learned, f(i, j)
-            return self.learned_bias.bias(q_ids, k_ids)
-        offsets = k_ids[:, None, :] - q_ids[:, :, None]  # j - i, [b, q, k]
-        if self.position == "alibi":  # fixed: -slope_h * |i - j|
-            slopes = alibi_slopes(self.num_heads, dtype=torch.float64)
-            slopes = slopes.to(offsets.device)[None, :, None, None]
-            distance = offsets.abs()[:, None].to(torch.float64)
-            return (slopes * -distance).to(torch.float32)
-        if self.relative_bias is not None:  # learned: bias[h, bucket]
-            rb = self.relative_bias
-            buckets = t5_relative_position_bucket(
-                offsets, bidirectional=rb.bidirectional,
-                num_buckets=rb.num_buckets, max_distance=rb.max_distance)
-            table = rb.weight[buckets.to(rb.weight.device)]  # [b, q, k, h]
-            return table.permute(0, 3, 1, 2)
-        return None
-    # --8<-- [end:position-bias]
+        q_ids = check_position_ids("query_positions", query_positions, ndim=2)
+        k_ids = check_position_ids("key_positions", key_positions, ndim=2)
+        batch, q_len, k_len = pair_shape("query_positions", q_ids, "key_positions", k_ids)
+        check_elements("the bias (batch x heads x q_len x k_len)", batch, self.num_heads, q_len, k_len)
+        method = self._at("bias")
+        return None if method is None else method.bias(q_ids, k_ids)
 
     def attention_bias(self, seq_len: int) -> Tensor | None:
         """The logit bias ``[heads, seq, seq]`` (ALiBi, T5, KERPLE, FIRE)."""
-        seq_len = check_int("seq_len", seq_len, minimum=0,
-                            maximum=MAX_POSITION)
+        seq_len = check_int("seq_len", seq_len, minimum=0, maximum=MAX_POSITION_ID)
         positions = torch.arange(seq_len)[None]
         bias = self.position_bias(positions, positions)
         return None if bias is None else bias[0]
 
     # --8<-- [start:layer-hooks]
-    def _layer_hooks(
-        self, layer: int, step: StepPlan, cache: KVCache | None,
-        device: torch.device,
-    ) -> tuple[QueryKeyTransform | None, KeyValueHook | None]:
-        """The rotary hook and the cache hook of one layer.
-
-        This is the one place that wires them.
-        """
-        rotary, xpos = self.layer_rotary(layer), self.xpos
-        centre = self.xpos_centre
-        q_pos = step.query_positions.to(device)
-        k_pos = step.key_positions.to(device)
+    def _layer_hooks(self, layer: int, step: StepPlan, cache: KVCache | None,
+                     device: torch.device) -> tuple[QueryKeyTransform | None, KeyValueHook | None]:
+        """The rotary hook and the cache hook of one layer: the one place that wires them."""
+        rotation = self._rotation(layer)  # RoPE or xPos of this layer, or None
+        q_pos = step.query_positions.to(device)  # [batch, q_len]
+        k_pos = step.key_positions.to(device)  # [batch, k_len]: cached entries first
         in_cache = cache is not None and cache.key_positions == "in-cache"
         rotate: QueryKeyTransform | None = None
-        if rotary is not None and not in_cache:  # cached already rotated
+        if rotation is not None and not in_cache:  # keys are cached already rotated
             def rotate(q: Tensor, k: Tensor) -> tuple[Tensor, Tensor]:
-                return rotary(q, k, q_pos)
-        elif xpos is not None and not in_cache:  # one fixed centre
-            def rotate(q: Tensor, k: Tensor) -> tuple[Tensor, Tensor]:
-                return (xpos.queries(q, q_pos, centre=centre),
-                        xpos.keys(k, q_pos, centre=centre))
+                return rotation.rotate_queries(q, q_pos), rotation.rotate_keys(k, q_pos)
         if cache is None:
             return rotate, None
 
-        def kv_hook(q: Tensor, k: Tensor,
-                    v: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-            # cached entries first, then this call's
-            k_all, v_all = cache._extend(layer, k, v)
-            if in_cache and rotary is not None:
-                # re-rotate every key by its index in the cache
-                q = rotary(q, q, q_pos)[0]
-                k_all = rotary(k_all, k_all, k_pos)[1]
-            elif in_cache and xpos is not None:
-                q = xpos.queries(q, q_pos, centre=centre)
-                k_all = xpos.keys(k_all, k_pos, centre=centre)
+        def kv_hook(q: Tensor, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+            k_all, v_all = cache.update(layer, k, v)  # cached entries first, then this call's
+            if in_cache and rotation is not None:  # every key turned by its index in the cache
+                q, k_all = rotation.rotate_queries(q, q_pos), rotation.rotate_keys(k_all, k_pos)
             return q, k_all, v_all
 
         return rotate, kv_hook
     # --8<-- [end:layer-hooks]
 
-    # --8<-- [start:generate]
     @torch.no_grad()
     def generate(self, tokens: Tensor, max_new_tokens: int, *, attention_mask: Tensor | None = None,
                  window: int | None = None, sinks: int = 0) -> Tensor:
@@ -574,10 +402,9 @@ class TinyTransformer(nn.Module):
         Args:
             tokens: the prompts ``[batch, seq]``, left-padded if their lengths differ.
             max_new_tokens: how many tokens to append to each row.
-            attention_mask: ``[batch, seq]`` booleans, False on the padding; positions then
-                come from `posenc.inference.positions_from_mask`.
-            window: None, or sliding-window attention over this many recent tokens (see
-                `posenc.inference.KVCache`).
+            attention_mask: ``[batch, seq]`` booleans, False on the padding (positions then come
+                from `posenc.inference.positions_from_mask`).
+            window: None, or sliding-window attention over this many recent tokens.
             sinks: with a window, the number of first tokens kept as attention sinks.
 
         Examples:
@@ -586,8 +413,8 @@ class TinyTransformer(nn.Module):
             >>> model.generate(torch.tensor([[1, 2, 3]]), 4).shape
             torch.Size([1, 7])
         """
-        tokens = _check_tokens(tokens, self.vocab_size)
-        max_new_tokens = check_int("max_new_tokens", max_new_tokens, minimum=0, maximum=MAX_POSITION)
+        tokens = check_token_ids("tokens", tokens, self.vocab_size)
+        max_new_tokens = check_int("max_new_tokens", max_new_tokens, minimum=0, maximum=MAX_POSITION_ID)
         cache = KVCache(window=window, sinks=sinks)
         positions = None
         if attention_mask is not None:
@@ -605,7 +432,6 @@ class TinyTransformer(nn.Module):
             if step + 1 < max_new_tokens:  # the cache remembers the padding and the positions
                 logits = self(next_token, cache=cache)
         return torch.cat(out, dim=1)
-    # --8<-- [end:generate]
 
     def attention_maps(self, tokens: Tensor) -> list[Tensor]:
         """The attention weights of every layer, each ``[batch, heads, seq, seq]``, for inspection.
@@ -624,3 +450,4 @@ class TinyTransformer(nn.Module):
         with torch.no_grad():
             _, maps = self._run(tokens)
         return maps
+

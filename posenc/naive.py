@@ -34,10 +34,6 @@ from posenc._checks import (
 )
 
 
-def _check_dtype(dtype: object) -> torch.dtype:
-    return check_float_dtype("dtype", dtype)
-
-
 def _check_frequencies(frequencies: object) -> Tensor:
     if isinstance(frequencies, Tensor):
         values = check_real_tensor("frequencies", frequencies, ndim=1, finite=True).to(torch.float64)
@@ -63,7 +59,7 @@ def counting(positions: int | Tensor, *, dtype: torch.dtype = torch.float64) -> 
         tensor([0., 1., 2., 3.], dtype=torch.float64)
     """
     pos = check_positions("positions", positions)
-    return pos[:, None].to(_check_dtype(dtype))
+    return pos[:, None].to(check_float_dtype("dtype", dtype))
 
 
 def normalized_counting(seq_len: int, *, dtype: torch.dtype = torch.float64) -> Tensor:
@@ -76,7 +72,7 @@ def normalized_counting(seq_len: int, *, dtype: torch.dtype = torch.float64) -> 
     """
     seq_len = check_size_int("seq_len", seq_len)
     pos = torch.arange(seq_len, dtype=torch.float64)
-    return (pos / max(seq_len - 1, 1))[:, None].to(_check_dtype(dtype))
+    return (pos / max(seq_len - 1, 1))[:, None].to(check_float_dtype("dtype", dtype))
 
 
 def single_sine(positions: int | Tensor, *, frequency: float = 1.0, dtype: torch.dtype = torch.float64) -> Tensor:
@@ -84,7 +80,7 @@ def single_sine(positions: int | Tensor, *, frequency: float = 1.0, dtype: torch
     pos = check_positions("positions", positions)
     frequency = check_float("frequency", frequency, positive=True)
     angles = check_finite_result(frequency * pos, "positions x frequency")
-    return torch.sin(angles)[:, None].to(_check_dtype(dtype))
+    return torch.sin(angles)[:, None].to(check_float_dtype("dtype", dtype))
 
 
 def sine_cosine_pairs(
@@ -98,5 +94,5 @@ def sine_cosine_pairs(
     freqs = _check_frequencies(frequencies)
     check_elements("the table (positions x 2 * frequencies)", pos.numel(), 2 * freqs.numel())
     angles = check_finite_result(pos[:, None] * freqs[None, :], "positions x frequencies")
-    return torch.stack((angles.sin(), angles.cos()), dim=-1).flatten(-2).to(_check_dtype(dtype))
+    return torch.stack((angles.sin(), angles.cos()), dim=-1).flatten(-2).to(check_float_dtype("dtype", dtype))
 # --8<-- [end:naive]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from posenc._checks import MAX_POSITION, check_int
+from posenc._checks import MAX_EXACT_POSITION, check_int
 
 __all__ = ["randomized_positions"]
 
@@ -45,7 +45,7 @@ def randomized_positions(
     """
     seq_len = check_int("seq_len", seq_len, minimum=0, maximum=MAX_SEQ_LEN)
     max_len = check_int("max_len", max_len, minimum=1,
-                        maximum=MAX_POSITION)
+                        maximum=MAX_EXACT_POSITION)
     if seq_len > max_len:
         raise ValueError(f"seq_len must be <= max_len (positions are "
                          f"distinct), got seq_len={seq_len}, "

@@ -17,6 +17,7 @@ import math
 import torch
 from torch import Tensor, nn
 
+from posenc._bias import bias_positions
 from posenc._checks import (
     MAX_SIZE,
     check_bool,
@@ -29,6 +30,8 @@ from posenc._checks import (
     is_integer,
 )
 from posenc.attention import SelfAttention, scaled_dot_product_attention
+
+__all__ = ["ShawRelativeAttention", "T5RelativeBias", "relative_positions", "t5_relative_position_bucket"]
 
 
 # --8<-- [start:relative-positions]
@@ -208,7 +211,9 @@ class T5RelativeBias(nn.Module):
         bidirectional: True for an encoder, False for a causal decoder.
 
     ``forward(q_len, k_len=None)`` returns the bias ``[num_heads, q_len, k_len]`` for queries at
-    positions ``0 .. q_len - 1`` and keys at ``0 .. k_len - 1`` (``k_len`` defaults to ``q_len``).
+    positions ``0 .. q_len - 1`` and keys at ``0 .. k_len - 1`` (``k_len`` defaults to ``q_len``);
+    ``bias(q_positions, k_positions)`` the bias of any integer positions, the interface of every
+    additive bias in posenc (`posenc.alibi.AlibiBias`, `posenc.kerple.KerpleBias`, ...).
     T5 computes it once and shares it among the layers of a stack. The table ``weight``
     ``[num_buckets, num_heads]`` starts as ``N(0, 0.1²)`` (an arbitrary small scale; the paper
     does not specify one).
@@ -240,4 +245,22 @@ class T5RelativeBias(nn.Module):
     def forward(self, q_len: int, k_len: int | None = None) -> Tensor:
         values = self.weight[self.buckets(q_len, k_len).to(self.weight.device)]  # [q_len, k_len, heads]
         return values.permute(2, 0, 1)
+
+    def bias(self, q_positions: Tensor | int, k_positions: Tensor | int) -> Tensor:
+        """The bias for explicit integer positions: ``[heads, q, k]``, or ``[batch, heads, q, k]`` if either is 2-D.
+
+        Positions are ints n (meaning 0 .. n-1) or ``[seq]`` / ``[batch, seq]`` integer tensors.
+        """
+        for name, value in (("q_positions", q_positions), ("k_positions", k_positions)):
+            if isinstance(value, Tensor) and value.is_floating_point():
+                raise TypeError(f"{name} must hold integer positions (T5's buckets are for whole offsets), "
+                                f"got dtype {value.dtype}")
+        q_pos, k_pos, shape = bias_positions(q_positions, k_positions)
+        check_elements("the bias of q_positions and k_positions", self.num_heads, *shape)
+        offsets = k_pos[..., None, :] - q_pos[..., :, None]  # j - i, float64 [(batch,) q, k]
+        # from max_distance on every offset shares the edge bucket: clamped, it fits in int64 exactly
+        offsets = offsets.clamp(-self.max_distance, self.max_distance).long()
+        buckets = t5_relative_position_bucket(offsets, bidirectional=self.bidirectional,
+                                              num_buckets=self.num_buckets, max_distance=self.max_distance)
+        return self.weight[buckets.to(self.weight.device)].movedim(-1, -3)  # [(batch,) heads, q, k]
 # --8<-- [end:t5-bias]

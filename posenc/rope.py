@@ -23,7 +23,16 @@ from collections.abc import Mapping
 import torch
 from torch import Tensor, nn
 
-from posenc._checks import check_choice, check_tensor
+from posenc._checks import (
+    MAX_ELEMENTS,
+    MAX_EXACT_POSITION,
+    check_choice,
+    check_position_tensor,
+    check_positions_match,
+    check_rotary_input,
+    check_tensor,
+)
+from posenc._rotary import angle_table, apply_table, frequency_ladder
 from posenc.rope_config import from_config
 from posenc.rope_layouts import (
     LAYOUT_ALIASES,
@@ -36,11 +45,10 @@ from posenc.rope_scaling import (
     _check_dim,
     _check_rotary_dim,
     _real,
+    parse_scaling,
     rope_attention_scaling,
     rope_inverse_frequencies,
 )
-from posenc.rope_scaling import _check_scaling as _check_scaling  # noqa: PLC0414 - other modules import these from here
-from posenc.rope_scaling import _default_frequencies as _default_frequencies  # noqa: PLC0414
 
 __all__ = [
     "LAYOUTS", "LAYOUT_ALIASES", "SCALING_TYPES", "RotaryEmbedding", "apply_rope", "convert_rope_layout",
@@ -50,167 +58,20 @@ __all__ = [
 
 
 _CACHE_ROWS = 2**16  # the cos/sin cache grows freely up to this many positions (or 4x the sequence)
-_MAX_SEQ_LEN = 2**53
-_MAX_ELEMENTS = 2**27  # largest table a small request may build
 
 
-def _compute_dtype(dtype: torch.dtype) -> torch.dtype:
-    """float16/bfloat16 inputs are rotated in float32; float32 and float64 in their own dtype."""
-    return dtype if dtype in (torch.float32, torch.float64) else torch.float32
-
-
-def _check_x(x: object, name: str = "x") -> Tensor:
-    tensor = check_tensor(name, x, min_ndim=2, floating=True)
-    if tensor.is_complex():
-        raise TypeError(f"{name} must be a real floating-point tensor, got dtype {tensor.dtype}")
-    width = tensor.shape[-1]
-    if width == 0 or width % 2:
-        raise ValueError(f"the last dimension of {name} must be a positive even integer, got {width} "
-                         f"(shape {tuple(tensor.shape)})")
-    return tensor
-
-
-def _check_position_tensor(positions: object) -> Tensor:
-    tensor = check_tensor("positions", positions, ndim=(1, 2), finite=True)
-    if tensor.dtype == torch.bool or tensor.is_complex():
-        raise TypeError(f"positions must hold integer or real positions, got dtype {tensor.dtype}")
-    return tensor
-
-
-def _check_rope_positions(positions: object, x: Tensor, name: str = "x") -> Tensor | None:
-    """positions: None, [seq] or [batch, seq] (batch = x.shape[0]); integer or real, finite."""
-    if positions is None:
-        return None
-    tensor = _check_position_tensor(positions)
-    seq = x.shape[-2]
-    if tensor.shape[-1] != seq:
-        raise ValueError(f"positions must have {seq} entries in its last dimension (the seq dimension of {name}, "
-                         f"shape {tuple(x.shape)}), got shape {tuple(tensor.shape)}")
-    if tensor.ndim == 2:
-        _check_position_batch(tensor, x, name, "[batch, seq]")
-    return tensor
-
-
-def _check_position_batch(tensor: Tensor, x: Tensor, name: str, shape: str) -> None:
-    """Positions with a leading batch axis (``shape`` names their layout): ``name`` must have a
-    batch axis too, of the same size (or positions a batch of 1, shared by every row)."""
-    if x.ndim < 3:
-        raise ValueError(f"positions of shape {shape} need {name} with a batch dimension, "
-                         f"got {name} of shape {tuple(x.shape)}")
-    if tensor.shape[0] not in (1, x.shape[0]):
-        raise ValueError(f"positions must have size {x.shape[0]} (the batch of {name}) or 1 in dimension 0, "
-                         f"got shape {tuple(tensor.shape)}")
+def _positions_of(x_name: str, x: Tensor, positions: object) -> Tensor:
+    """positions [seq] or [batch, seq] (batch = x.shape[0]) of the rows of x; integer or real, finite."""
+    return check_positions_match("positions", check_position_tensor("positions", positions), x_name, x)
 
 
 def _sequence_length(positions: Tensor) -> int:
     """max(positions) + 1, at least 1: the length that "dynamic" and "longrope" scaling look at."""
     if not positions.numel():
         return 1
-    return max(1, min(math.floor(float(positions.max())) + 1, _MAX_SEQ_LEN))
+    return max(1, min(math.floor(float(positions.max())) + 1, MAX_EXACT_POSITION))
 
 
-def _angle_table(positions: Tensor, theta: Tensor) -> tuple[Tensor, Tensor]:
-    """cos and sin of positions * theta, ``[..., seq, dim/2]``, computed in float64."""
-    angles = positions.to(torch.float64)[..., None] * theta.to(device=positions.device, dtype=torch.float64)
-    return angles.cos(), angles.sin()
-
-
-def _complex_view(t: Tensor) -> Tensor | None:
-    """t [..., 2h] seen as h complex numbers (pairs 2i, 2i+1), without a copy; None if strides forbid it."""
-    if t.stride(-1) != 1 or t.storage_offset() % 2 or any(s % 2 for s in t.stride()[:-1]):
-        return None
-    return torch.view_as_complex(t.unflatten(-1, (-1, 2)))
-
-
-# --8<-- [start:rotate]
-def _rotate(x: Tensor, cos: Tensor, sin: Tensor, layout: str, out: Tensor) -> Tensor:
-    """Write x with its pairs rotated (by the angles whose cos and sin are given) into ``out``.
-
-    Interleaved pairs (2i, 2i+1) are read as complex numbers and multiplied by ``cos + i sin``:
-    one fused pass over x. Half pairs (i, i + dim/2) are strided views of x and out: each half
-    of ``out`` is written by one multiply, then updated in place by a fused multiply-add, block
-    of positions by block, so that the update finds its operands still in cache. When a
-    gradient is needed the same formula is evaluated out of place instead.
-    """
-    half = x.shape[-1] // 2
-    if layout == "half":
-        x1, x2, out1, out2 = x[..., :half], x[..., half:], out[..., :half], out[..., half:]
-    else:
-        x1, x2, out1, out2 = x[..., 0::2], x[..., 1::2], out[..., 0::2], out[..., 1::2]
-    if torch.is_grad_enabled() and (x.requires_grad or cos.requires_grad or sin.requires_grad):
-        # Training: autograd cannot differentiate writes into `out`, so build the result
-        # out of place (same arithmetic, one extra temporary per half).
-        first, second = x1 * cos - x2 * sin, x2 * cos + x1 * sin
-        if layout == "half":
-            return torch.cat((first, second), dim=-1)
-        return torch.stack((first, second), dim=-1).flatten(-2)
-    if layout == "interleaved":
-        x_c, out_c = _complex_view(x), _complex_view(out)
-        if x_c is not None and out_c is not None:
-            torch.mul(x_c, torch.complex(cos, sin), out=out_c)  # (x1 + i x2)(cos + i sin)
-            return out
-    for rows in _blocks(x, cos):  # a few positions at a time, so the second pass reads from cache
-        c, s = (cos[..., rows, :], sin[..., rows, :]) if cos.shape[-2] > 1 else (cos, sin)
-        torch.mul(x1[..., rows, :], c, out=out1[..., rows, :])
-        out1[..., rows, :].addcmul_(x2[..., rows, :], s, value=-1.0)  # x1' = x1 cos - x2 sin
-        torch.mul(x2[..., rows, :], c, out=out2[..., rows, :])
-        out2[..., rows, :].addcmul_(x1[..., rows, :], s)              # x2' = x2 cos + x1 sin
-    return out
-# --8<-- [end:rotate]
-
-
-_BLOCK_BYTES = 2**20  # per thread: one block of the half-layout rotation stays in cache between its passes
-
-
-def _blocks(x: Tensor, cos: Tensor) -> list[slice]:
-    """Slices of the seq axis of x, each about _BLOCK_BYTES of x per thread (one slice for small inputs).
-
-    Smaller blocks fit a faster cache but cost one dispatch of four ops each; measured on CPU,
-    a megabyte per thread was the best trade (``make bench``).
-    """
-    seq = x.shape[-2]
-    per_position = x.element_size() * (x.numel() // max(seq, 1))
-    step = max(1, _BLOCK_BYTES * torch.get_num_threads() // max(per_position, 1))
-    if x.ndim < 2 or seq <= step or cos.shape[-2] not in (1, seq):
-        return [slice(None)]
-    return [slice(start, start + step) for start in range(0, seq, step)]
-
-
-def _broadcast_table(table: Tensor, x: Tensor) -> Tensor:
-    """[seq, h] stays as is; [batch, seq, h] gets singleton axes for x's middle dims (e.g. heads)."""
-    if table.ndim == 3:
-        return table.reshape(table.shape[0], *([1] * (x.ndim - 3)), *table.shape[1:])
-    return table
-
-
-# --8<-- [start:partial]
-def _apply_table(x: Tensor, cos: Tensor, sin: Tensor, layout: str, rotary_dim: int | None = None) -> Tensor:
-    """Rotate the first ``rotary_dim`` features of x (all if None) by the table; copy the rest as is."""
-    dtype = _compute_dtype(x.dtype)
-    cos = _broadcast_table(cos.to(device=x.device, dtype=dtype), x)
-    sin = _broadcast_table(sin.to(device=x.device, dtype=dtype), x)
-    source = x if x.dtype == dtype else x.to(dtype)
-    width = x.shape[-1] if rotary_dim is None else rotary_dim
-    out = torch.empty_like(source)
-    if width == x.shape[-1]:
-        out = _rotate(source, cos, sin, layout, out)
-    elif torch.is_grad_enabled() and (source.requires_grad or cos.requires_grad or sin.requires_grad):
-        turned = _rotate(source[..., :width], cos, sin, layout, out[..., :width])
-        out = torch.cat((turned, source[..., width:]), dim=-1)
-    else:  # partial rotary: the pass-through features are copied bit for bit
-        _rotate(source[..., :width], cos, sin, layout, out[..., :width])
-        out[..., width:] = source[..., width:]
-    return out if out.dtype == x.dtype else out.to(x.dtype)
-# --8<-- [end:partial]
-
-
-def _check_width(name: str, x: Tensor, rotary_dim: int | None) -> None:
-    if rotary_dim is not None and rotary_dim > x.shape[-1]:
-        raise ValueError(f"rotary_dim must be <= the last dimension of {name}, got rotary_dim={rotary_dim} "
-                         f"and {name} of shape {tuple(x.shape)}")
-
-
-# --8<-- [start:apply]
 def apply_rope(x: Tensor, positions: Tensor | None = None, *, base: float = 10000.0, layout: str = "half",
                scaling: Mapping[str, object] | None = None, rotary_dim: int | None = None) -> Tensor:
     """Rotate queries or keys ``x [..., seq, dim]`` by their positions.
@@ -240,24 +101,33 @@ def apply_rope(x: Tensor, positions: Tensor | None = None, *, base: float = 1000
         tensor([[ 1.0000,  1.0000,  1.0000,  1.0000],
                 [-0.3012,  1.3818,  1.0000,  1.0000]])
     """
-    x = _check_x(x)
+    x = check_rotary_input("x", x)
     layout = check_choice("layout", layout, LAYOUTS)
     width = None if rotary_dim is None else _check_rotary_dim(rotary_dim, x.shape[-1])
-    pos = _check_rope_positions(positions, x)
-    if pos is None:
-        pos = torch.arange(x.shape[-2], dtype=torch.float64)
-    theta = rope_inverse_frequencies(x.shape[-1], base=base, scaling=scaling, seq_len=_sequence_length(pos),
-                                     rotary_dim=width)
-    cos, sin = _angle_table(pos, theta)
-    attention = rope_attention_scaling(scaling)
+    pos = torch.arange(x.shape[-2], dtype=torch.float64) if positions is None else _positions_of("x", x, positions)
+    return _rope(x, pos, base=base, layout=layout, scaling=scaling, rotary_dim=width)
+
+
+# --8<-- [start:apply]
+def _rope(x: Tensor, positions: Tensor, *, base: float, layout: str, scaling: Mapping[str, object] | None,
+          rotary_dim: int | None) -> Tensor:
+    """`apply_rope` once its arguments are checked: the tables from float64 angles, then the rotation."""
+    theta = rope_inverse_frequencies(x.shape[-1], base=base, scaling=scaling,
+                                     seq_len=_sequence_length(positions), rotary_dim=rotary_dim)
+    cos, sin = angle_table(positions, theta)  # [..., seq, rotary_dim / 2]
+    attention = rope_attention_scaling(scaling)  # YaRN's and LongRoPE's factor on q and k
     if attention != 1.0:
         cos, sin = cos * attention, sin * attention
-    return _apply_table(x, cos, sin, layout, width)
+    return apply_table(x, cos, sin, layout, rotary_dim)
 # --8<-- [end:apply]
 
 
 class RotaryEmbedding(nn.Module):
     """RoPE as a module: ``forward(q, k, positions=None)`` returns the rotated ``(q, k)``.
+
+    ``rotate_queries(q, positions)`` and ``rotate_keys(k, positions)`` rotate one of them (the
+    rotation interface of posenc's rotary methods, shared with `posenc.xpos.XPos`); for RoPE the
+    two are the same rotation.
 
     The frequencies are float64 and kept outside the module's buffers, so ``.to(torch.bfloat16)``,
     ``.half()`` and the like never round them. The cos/sin table (float64, ``[length, d/2]``, one per
@@ -281,6 +151,8 @@ class RotaryEmbedding(nn.Module):
         >>> q_rot, k_rot = rotary(q, k)
         >>> torch.allclose(q_rot, apply_rope(q)), rotary.cached_length
         (True, 5)
+        >>> torch.equal(rotary.rotate_keys(k, torch.arange(5)), k_rot)
+        True
         >>> rotary.to(torch.bfloat16).inv_freq.dtype    # a cast leaves the frequencies alone
         torch.float64
     """
@@ -292,11 +164,11 @@ class RotaryEmbedding(nn.Module):
         self.base = _real("base", base, positive=True)
         self.layout = check_choice("layout", layout, LAYOUTS)
         self.rotary_dim = None if rotary_dim is None else _check_rotary_dim(rotary_dim, self.dim)
-        checked = _check_scaling(scaling)
-        self.scaling = None if scaling is None else dict(scaling)
-        self._length_dependent = checked is not None and checked["type"] in ("dynamic", "longrope")
-        self.attention_scaling = rope_attention_scaling(scaling)
-        self._frequencies = rope_inverse_frequencies(self.dim, base=self.base, scaling=scaling,
+        record = parse_scaling(scaling)
+        self.scaling = None if record is None else dict(scaling) if isinstance(scaling, Mapping) else record.to_dict()
+        self._length_dependent = record is not None and record.length_dependent
+        self.attention_scaling = rope_attention_scaling(record)
+        self._frequencies = rope_inverse_frequencies(self.dim, base=self.base, scaling=record,
                                                      rotary_dim=self.rotary_dim)
         self._cache: dict[torch.device, tuple[Tensor, Tensor]] = {}
 
@@ -314,7 +186,7 @@ class RotaryEmbedding(nn.Module):
         cos, sin = self._cache.get(device, (None, None))
         if cos is None or sin is None or cos.shape[0] < length:
             size = max(length, 2 * (0 if cos is None else int(cos.shape[0])))
-            cos, sin = _angle_table(torch.arange(size, dtype=torch.float64, device=device), self._frequencies)
+            cos, sin = angle_table(torch.arange(size, dtype=torch.float64, device=device), self._frequencies)
             cos, sin = cos * self.attention_scaling, sin * self.attention_scaling
             self._cache[device] = (cos, sin)
         return cos, sin
@@ -327,7 +199,7 @@ class RotaryEmbedding(nn.Module):
         if self._length_dependent or not integral or low < 0 or high + 1 > limit:
             theta = rope_inverse_frequencies(self.dim, base=self.base, scaling=self.scaling,
                                              seq_len=_sequence_length(positions), rotary_dim=self.rotary_dim)
-            cos, sin = _angle_table(positions.to(device), theta)
+            cos, sin = angle_table(positions.to(device), theta)
             return cos * self.attention_scaling, sin * self.attention_scaling
         cos, sin = self._cached(int(high) + 1, device)
         index = positions.to(device=device, dtype=torch.long)
@@ -335,24 +207,31 @@ class RotaryEmbedding(nn.Module):
 
     def tables(self, positions: Tensor) -> tuple[Tensor, Tensor]:
         """cos and sin (float64, scaled by the attention factor) for ``positions [seq] or [batch, seq]``."""
-        pos = _check_position_tensor(positions)
+        pos = check_position_tensor("positions", positions)
         return self._tables(pos, pos.device)
 
+    def rotate_queries(self, q: Tensor, positions: Tensor) -> Tensor:
+        """Rotate queries ``q [..., seq, dim]`` at ``positions [seq]`` or ``[batch, seq]``."""
+        q = check_rotary_input("q", q, dim=self.dim)
+        cos, sin = self._tables(_positions_of("q", q, positions), q.device)
+        return apply_table(q, cos, sin, self.layout, self.rotary_dim)
+
+    def rotate_keys(self, k: Tensor, positions: Tensor) -> Tensor:
+        """Rotate keys ``k [..., seq, dim]`` at ``positions [seq]`` or ``[batch, seq]`` (as queries are)."""
+        k = check_rotary_input("k", k, dim=self.dim)
+        cos, sin = self._tables(_positions_of("k", k, positions), k.device)
+        return apply_table(k, cos, sin, self.layout, self.rotary_dim)
+
     def forward(self, q: Tensor, k: Tensor, positions: Tensor | None = None) -> tuple[Tensor, Tensor]:
-        q, k = _check_x(q, "q"), _check_x(k, "k")
-        for name, tensor in (("q", q), ("k", k)):
-            if tensor.shape[-1] != self.dim:
-                raise ValueError(f"{name} must have size {self.dim} in its last dimension (the module's dim), "
-                                 f"got shape {tuple(tensor.shape)}")
+        q, k = check_rotary_input("q", q, dim=self.dim), check_rotary_input("k", k, dim=self.dim)
         if q.shape[-2] != k.shape[-2] and positions is not None:
             raise ValueError(f"q and k must have the same seq length when positions are given, "
                              f"got {tuple(q.shape)} and {tuple(k.shape)}")
-        pos = _check_rope_positions(positions, q, "q")
-        if pos is not None:
-            _check_rope_positions(positions, k, "k")
+        if positions is not None:
+            pos = _positions_of("k", k, _positions_of("q", q, positions))
             cos, sin = self._tables(pos, q.device)
-            return (_apply_table(q, cos, sin, self.layout, self.rotary_dim),
-                    _apply_table(k, cos, sin, self.layout, self.rotary_dim))
+            return (apply_table(q, cos, sin, self.layout, self.rotary_dim),
+                    apply_table(k, cos, sin, self.layout, self.rotary_dim))
         # default positions: keys at 0 .. k_len-1; queries are the last q_len of them (as when decoding)
         k_len, q_len = k.shape[-2], q.shape[-2]
         if q_len > k_len:
@@ -360,11 +239,10 @@ class RotaryEmbedding(nn.Module):
                              f"{tuple(q.shape)} and k of shape {tuple(k.shape)}")
         cos, sin = self._tables(torch.arange(k_len, device=k.device), k.device)
         q_cos, q_sin = cos[k_len - q_len:], sin[k_len - q_len:]
-        return (_apply_table(q, q_cos, q_sin, self.layout, self.rotary_dim),
-                _apply_table(k, cos, sin, self.layout, self.rotary_dim))
+        return (apply_table(q, q_cos, q_sin, self.layout, self.rotary_dim),
+                apply_table(k, cos, sin, self.layout, self.rotary_dim))
 
 
-# --8<-- [start:decay]
 def rope_long_term_decay(distances: Tensor, dim: int, *, base: float = 10000.0) -> Tensor:
     """RoFormer's bound on |q_m . k_n| as a function of the distance m - n (section 3.4.3).
 
@@ -381,10 +259,16 @@ def rope_long_term_decay(distances: Tensor, dim: int, *, base: float = 10000.0) 
     r = check_tensor("distances", distances, ndim=1, finite=True)
     if r.dtype == torch.bool or r.is_complex():
         raise TypeError(f"distances must hold integer or real distances, got dtype {r.dtype}")
-    if r.numel() * (dim // 2) > _MAX_ELEMENTS:
+    if r.numel() * (dim // 2) > MAX_ELEMENTS:
         raise ValueError(f"distances has {r.numel()} entries: with dim={dim} the table would hold more than "
-                         f"{_MAX_ELEMENTS} numbers")
-    angles = r.to(torch.float64)[:, None] * _default_frequencies(dim, base)[None, :]
+                         f"{MAX_ELEMENTS} numbers")
+    return _long_term_decay(r, dim, base)
+
+
+# --8<-- [start:decay]
+def _long_term_decay(distances: Tensor, dim: int, base: float) -> Tensor:
+    """mean_j |S_j| for each distance m - n, float64 (arguments checked by `rope_long_term_decay`)."""
+    angles = distances.to(torch.float64)[:, None] * frequency_ladder(dim, base)[None, :]  # [len, dim/2]
     partial_sums = torch.polar(torch.ones_like(angles), angles).cumsum(dim=-1)  # S_1 .. S_{dim/2}
     return partial_sums.abs().mean(dim=-1)
 # --8<-- [end:decay]

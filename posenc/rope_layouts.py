@@ -12,12 +12,12 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from posenc._checks import check_choice, check_int, check_tensor
+from posenc._checks import MAX_ELEMENTS, check_choice, check_int, check_tensor
+from posenc._rotary import LAYOUTS
 from posenc.rope_scaling import _check_dim, _check_rotary_dim
 
 __all__ = ["LAYOUTS", "LAYOUT_ALIASES", "convert_rope_layout", "layout_permutation"]
 
-LAYOUTS = ("half", "interleaved")
 
 # Every name under which the two layouts appear in papers, code and engines.
 LAYOUT_ALIASES: dict[str, str] = {
@@ -33,8 +33,6 @@ LAYOUT_ALIASES: dict[str, str] = {
     "is_neox_style=False (vLLM)": "interleaved",
     "interleaved=True (flash-attn)": "interleaved",
 }
-
-_MAX_ELEMENTS = 2**27  # longest index a small request may build
 
 
 # --8<-- [start:permutation]
@@ -58,8 +56,8 @@ def layout_permutation(dim: int, *, heads: int = 1, rotary_dim: int | None = Non
     dim = _check_dim("dim", dim)
     heads = _check_heads(heads)
     width = dim if rotary_dim is None else _check_rotary_dim(rotary_dim, dim)
-    if heads * dim > _MAX_ELEMENTS:
-        raise ValueError(f"heads * dim must be <= {_MAX_ELEMENTS} (the length of the index), "
+    if heads * dim > MAX_ELEMENTS:
+        raise ValueError(f"heads * dim must be <= {MAX_ELEMENTS} (the length of the index), "
                          f"got heads={heads}, dim={dim}")
     half = width // 2
     one = torch.arange(dim)

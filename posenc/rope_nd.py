@@ -24,19 +24,25 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from posenc._checks import check_choice, check_float, check_int, check_tensor, is_integer
-from posenc.rope import _apply_table, _check_position_batch, _default_frequencies
+from posenc._checks import (
+    MAX_GRID_CELLS,
+    check_choice,
+    check_float,
+    check_int,
+    check_position_tensor,
+    check_positions_match,
+    check_tensor,
+    is_integer,
+)
+from posenc._rotary import LAYOUTS, apply_table, frequency_ladder
 
 __all__ = ["ASSIGNMENTS", "FREQUENCIES", "apply_rope_nd", "grid_positions", "mrope_positions",
            "rope_axis_assignment"]
 
-#: The pair layouts of `posenc.rope.apply_rope`.
-LAYOUTS = ("half", "interleaved")
 #: How pairs are given to axes: consecutive blocks, or a round robin (Qwen3-VL).
 ASSIGNMENTS = ("blocks", "interleaved")
 #: Which frequency ladder a pair uses: the whole head's, or one per axis.
 FREQUENCIES = ("global", "per_axis")
-_MAX_GRID = 1 << 20  # a bound on grid sizes, so a typo cannot ask for a huge allocation
 _MAX_PAIRS = 1 << 16  # a bound on rotation pairs per head
 
 
@@ -97,26 +103,12 @@ def rope_axis_assignment(sections: Sequence[int], *, assignment: str = "blocks")
 def _pair_frequencies(owner: Tensor, sections: tuple[int, ...], frequencies: str, base: float) -> Tensor:
     """theta of each pair, float64: the head's ladder, or the k-th rung of its axis's own ladder."""
     if frequencies == "global":
-        return _default_frequencies(2 * owner.numel(), base)  # base^(-2j/dim)
+        return frequency_ladder(2 * owner.numel(), base)  # base^(-2j/dim)
     theta = torch.empty(owner.numel(), dtype=torch.float64)
     for axis, pairs in enumerate(sections):
-        theta[owner == axis] = _default_frequencies(2 * pairs, base)  # base^(-k/pairs)
+        theta[owner == axis] = frequency_ladder(2 * pairs, base)  # base^(-k/pairs)
     return theta
 # --8<-- [end:frequencies]
-
-
-def _check_nd_positions(positions: object, x: Tensor, n_axes: int) -> Tensor:
-    tensor = check_tensor("positions", positions, ndim=(2, 3), finite=True)
-    if tensor.dtype == torch.bool or tensor.is_complex():
-        raise TypeError(f"positions must hold integer or real coordinates, got dtype {tensor.dtype}")
-    seq = x.shape[-2]
-    if tensor.shape[-1] != n_axes or tensor.shape[-2] != seq:
-        raise ValueError(f"positions must have shape [seq, n_axes] or [batch, seq, n_axes] = [..., {seq}, "
-                         f"{n_axes}] (seq of x, one coordinate per entry of sections), "
-                         f"got shape {tuple(tensor.shape)}")
-    if tensor.ndim == 3:
-        _check_position_batch(tensor, x, "x", "[batch, seq, n_axes]")
-    return tensor
 
 
 # --8<-- [start:apply]
@@ -148,9 +140,7 @@ def apply_rope_nd(x: Tensor, positions: Tensor, *, sections: Sequence[int], base
                 [-0.3012,  1.0000,  1.3818,  1.0000],
                 [ 1.0000, -0.3012,  1.0000,  1.3818]])
     """
-    x = check_tensor("x", x, min_ndim=2, floating=True)
-    if x.is_complex():
-        raise TypeError(f"x must be a real floating-point tensor, got dtype {x.dtype}")
+    x = check_tensor("x", x, min_ndim=2, floating=True)  # complex is not floating point
     sections = _check_sections(sections)
     if 2 * sum(sections) != x.shape[-1]:
         raise ValueError(f"sections must sum to dim // 2 = {x.shape[-1] // 2} (x has last dimension "
@@ -161,10 +151,11 @@ def apply_rope_nd(x: Tensor, positions: Tensor, *, sections: Sequence[int], base
     layout = check_choice("layout", layout, LAYOUTS)
     frequencies = check_choice("frequencies", frequencies, FREQUENCIES)
     owner = rope_axis_assignment(sections, assignment=assignment)
-    pos = _check_nd_positions(positions, x, len(sections)).to(torch.float64)
+    pos = check_positions_match("positions", check_position_tensor("positions", positions, ndim=(2, 3)), "x", x,
+                                coordinates=len(sections)).to(torch.float64)
     theta = _pair_frequencies(owner, sections, frequencies, base).to(pos.device)
     angles = pos[..., owner.to(pos.device)] * theta  # [..., seq, dim/2]: coordinate of the pair's axis
-    return _apply_table(x, angles.cos(), angles.sin(), layout)
+    return apply_table(x, angles.cos(), angles.sin(), layout)
 # --8<-- [end:apply]
 
 
@@ -182,12 +173,12 @@ def grid_positions(*sizes: int) -> Tensor:
     """
     if not sizes:
         raise ValueError("grid_positions needs at least one size, got none")
-    checked = [check_int(f"sizes[{i}]", size, minimum=1, maximum=_MAX_GRID) for i, size in enumerate(sizes)]
+    checked = [check_int(f"sizes[{i}]", size, minimum=1, maximum=MAX_GRID_CELLS) for i, size in enumerate(sizes)]
     total = 1
     for size in checked:
         total *= size
-    if total > _MAX_GRID:
-        raise ValueError(f"the grid {tuple(checked)} has {total} cells, more than the {_MAX_GRID} allowed")
+    if total > MAX_GRID_CELLS:
+        raise ValueError(f"the grid {tuple(checked)} has {total} cells, more than the {MAX_GRID_CELLS} allowed")
     axes = torch.meshgrid(*(torch.arange(size) for size in checked), indexing="ij")
     return torch.stack(axes, dim=-1).reshape(-1, len(checked))
 # --8<-- [end:grid]
@@ -195,16 +186,16 @@ def grid_positions(*sizes: int) -> Tensor:
 
 def _check_segment(index: int, segment: object, merge: int) -> tuple[int, int, int] | int:
     if is_integer(segment):
-        return check_int(f"segments[{index}]", segment, minimum=1, maximum=_MAX_GRID)
+        return check_int(f"segments[{index}]", segment, minimum=1, maximum=MAX_GRID_CELLS)
     if not isinstance(segment, tuple) or len(segment) != 3 or not all(is_integer(v) for v in segment):
         raise TypeError(f"segments[{index}] must be an int (text tokens) or a tuple (t, h, w) of ints "
                         f"(a grid of patches), got {segment!r}")
-    t, h, w = (check_int(f"segments[{index}][{i}]", v, minimum=1, maximum=_MAX_GRID) for i, v in enumerate(segment))
+    t, h, w = (check_int(f"segments[{index}][{i}]", v, minimum=1, maximum=MAX_GRID_CELLS) for i, v in enumerate(segment))
     if h % merge or w % merge:
         raise ValueError(f"segments[{index}] = {segment!r}: h and w must be multiples of "
                          f"spatial_merge_size={merge} (patches are merged {merge} x {merge})")
-    if t * (h // merge) * (w // merge) > _MAX_GRID:
-        raise ValueError(f"segments[{index}] = {segment!r} has more than {_MAX_GRID} tokens")
+    if t * (h // merge) * (w // merge) > MAX_GRID_CELLS:
+        raise ValueError(f"segments[{index}] = {segment!r} has more than {MAX_GRID_CELLS} tokens")
     return (t, h, w)
 
 
@@ -231,7 +222,7 @@ def mrope_positions(segments: Sequence[int | tuple[int, int, int]], *, spatial_m
                 [0, 1, 2, 2, 2, 3, 3, 3, 5],
                 [0, 1, 2, 3, 4, 2, 3, 4, 5]])
     """
-    merge = check_int("spatial_merge_size", spatial_merge_size, minimum=1, maximum=_MAX_GRID)
+    merge = check_int("spatial_merge_size", spatial_merge_size, minimum=1, maximum=MAX_GRID_CELLS)
     if isinstance(segments, (str, bytes)) or not isinstance(segments, Sequence):
         raise TypeError(f"segments must be a list of ints and (t, h, w) tuples, "
                         f"got {type(segments).__name__}")
@@ -239,8 +230,8 @@ def mrope_positions(segments: Sequence[int | tuple[int, int, int]], *, spatial_m
         raise ValueError("segments must hold at least one segment, got an empty list")
     checked = [_check_segment(i, segment, merge) for i, segment in enumerate(segments)]
     total = sum(s if isinstance(s, int) else s[0] * (s[1] // merge) * (s[2] // merge) for s in checked)
-    if total > _MAX_GRID:
-        raise ValueError(f"segments describe {total} tokens, more than the {_MAX_GRID} allowed")
+    if total > MAX_GRID_CELLS:
+        raise ValueError(f"segments describe {total} tokens, more than the {MAX_GRID_CELLS} allowed")
     blocks, start = [], 0
     for segment in checked:
         if isinstance(segment, int):  # text: one id, repeated on the three axes

@@ -14,7 +14,7 @@ import torch
 from torch import Tensor, nn
 
 from posenc._checks import (
-    MAX_POSITION,
+    MAX_EXACT_POSITION,
     check_bool,
     check_elements,
     check_even_dim,
@@ -22,15 +22,12 @@ from posenc._checks import (
     check_float,
     check_float_dtype,
     check_int,
+    check_position_ids,
     check_positions,
     check_size,
     check_size_int,
     check_tensor,
 )
-
-
-def _check_dtype(dtype: object) -> torch.dtype:
-    return check_float_dtype("dtype", dtype)
 
 
 # --8<-- [start:encoding]
@@ -60,7 +57,7 @@ def sinusoidal_encoding(
                 [0.8415, 0.5403, 0.0100, 0.9999]])
     """
     pos = check_positions("positions", positions)  # float64
-    dtype = _check_dtype(dtype)
+    dtype = check_float_dtype("dtype", dtype)
     freqs = inverse_frequencies(dim, base)
     check_elements("the table (positions x dim)", pos.numel(), 2 * freqs.numel())
     angles = check_finite_result(pos[:, None] * freqs[None, :], "positions x frequencies")
@@ -89,7 +86,7 @@ def offset_matrix(k: int | float, dim: int, *, base: float = 10000.0,
     cos, sin = angles.cos(), angles.sin()
     # [sin(a+b), cos(a+b)] = [[cos b, sin b], [-sin b, cos b]] @ [sin a, cos a]
     blocks = torch.stack((torch.stack((cos, sin), -1), torch.stack((-sin, cos), -1)), -2)
-    return torch.block_diag(*blocks).to(_check_dtype(dtype))
+    return torch.block_diag(*blocks).to(check_float_dtype("dtype", dtype))
 # --8<-- [end:offset]
 
 
@@ -105,7 +102,9 @@ class SinusoidalPositionalEncoding(nn.Module):
         scale_input: multiply the embeddings by sqrt(dim) before adding, as in the paper's
             shared-embedding models.
 
-    ``forward(x, offset=0)`` encodes positions offset .. offset + seq - 1.
+    ``forward(x, offset=0)`` encodes positions offset .. offset + seq - 1; ``rows(positions)`` gives the
+    rows of any integer positions (the interface it shares with
+    `posenc.learned.LearnedPositionalEmbedding`), computed past ``max_len``.
 
     The precomputed table stays in float32 whatever ``.to()``, ``.half()`` or ``.bfloat16()``
     do to the module: those move it to the new device but never lower its precision, and the
@@ -149,7 +148,7 @@ class SinusoidalPositionalEncoding(nn.Module):
     def encoding(self, seq_len: int, offset: int = 0) -> Tensor:
         """Rows offset .. offset + seq_len - 1 of the table (computed if past max_len), float32."""
         seq_len = check_size_int("seq_len", seq_len, minimum=0)
-        offset = check_int("offset", offset, minimum=0, maximum=MAX_POSITION - seq_len)
+        offset = check_int("offset", offset, minimum=0, maximum=MAX_EXACT_POSITION - seq_len)
         end = offset + seq_len
         if end <= self.max_len:
             return self.table[offset:end]
@@ -157,10 +156,25 @@ class SinusoidalPositionalEncoding(nn.Module):
         positions = torch.arange(seq_len, dtype=torch.float64) + offset
         return sinusoidal_encoding(positions, self.dim, base=self.base).to(self.table.device)
 
+    def rows(self, positions: Tensor) -> Tensor:
+        """The rows ``[..., dim]`` of integer ``positions``, float32 (computed past ``max_len``)."""
+        positions = check_position_ids("positions", positions)
+        top = int(positions.max()) if positions.numel() else -1
+        if top < self.max_len:
+            return self.table[positions]
+        flat = positions.flatten().to(torch.float64)
+        rows = sinusoidal_encoding(flat, self.dim, base=self.base)
+        return rows.view(*positions.shape, self.dim).to(self.table.device)
+
+    @property
+    def position_limit(self) -> None:
+        """How many positions the encoding can answer for: no limit (None)."""
+        return None
+
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
         check_tensor("x", x, ndim=3, floating=True)
         check_size("x", x, -1, self.dim, expected_from="the module's dim")
-        offset = check_int("offset", offset, minimum=0, maximum=MAX_POSITION - x.shape[1])
+        offset = check_int("offset", offset, minimum=0, maximum=MAX_EXACT_POSITION - x.shape[1])
         if self.scale_input:
             x = x * math.sqrt(self.dim)
         return self.dropout(x + self.encoding(x.shape[1], offset).to(x.dtype))

@@ -19,7 +19,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional
 
-from posenc._checks import check_choice, check_float, check_int, check_positive_int, check_size, check_tensor
+from posenc._checks import check_choice, check_float, check_int, check_size, check_tensor
 from posenc.attention import SelfAttention
 from posenc.rope_nd import apply_rope_nd, grid_positions
 from posenc.sinusoidal import inverse_frequencies
@@ -247,7 +247,7 @@ class TinyViT(nn.Module):
             raise ValueError(f"image_size gives {self.grid[0] * self.grid[1]} patches, more than {_MAX_CELLS}")
         self.num_classes = check_int("num_classes", num_classes, minimum=1, maximum=_MAX_CELLS)
         self.dim = check_int("dim", dim, minimum=1, maximum=_MAX_WIDTH)
-        self.num_heads = check_positive_int("num_heads", num_heads)
+        self.num_heads = check_int("num_heads", num_heads, minimum=1)
         self.num_layers = check_int("num_layers", num_layers, minimum=1, maximum=1024)
         self.position = check_choice("position", position, VIT_POSITIONS)
         self.channels = check_int("channels", channels, minimum=1, maximum=1024)

@@ -25,8 +25,19 @@ import math
 import torch
 from torch import Tensor, nn
 
-from posenc._checks import MAX_POSITION, check_bool, check_choice, check_even_dim, check_float, check_int, check_tensor
-from posenc.rope import LAYOUTS, _angle_table, _apply_table, rope_inverse_frequencies
+from posenc._checks import (
+    MAX_EXACT_POSITION,
+    check_bool,
+    check_choice,
+    check_even_dim,
+    check_float,
+    check_int,
+    check_position_tensor,
+    check_positions_match,
+    check_rotary_input,
+)
+from posenc._rotary import LAYOUTS, angle_table, apply_table, compute_dtype
+from posenc.rope_scaling import _check_rotary_dim, rope_inverse_frequencies
 
 __all__ = ["XPos", "xpos_zeta"]
 
@@ -53,36 +64,8 @@ def _check_scale_base(value: object) -> float:
     return check_float("scale_base", value, positive=True)
 
 
-def _check_qk(name: str, value: object, dim: int) -> Tensor:
-    tensor = check_tensor(name, value, min_ndim=2, floating=True)
-    if tensor.is_complex():
-        raise TypeError(f"{name} must be a real floating-point tensor, got dtype {tensor.dtype}")
-    if tensor.shape[-1] != dim:
-        raise ValueError(f"{name} must have size {dim} in its last dimension (the module's dim), "
-                         f"got shape {tuple(tensor.shape)}")
-    return tensor
-
-
-def _check_positions(positions: object, x: Tensor, name: str) -> Tensor:
-    tensor = check_tensor("positions", positions, ndim=(1, 2), finite=True)
-    if tensor.dtype == torch.bool or tensor.is_complex():
-        raise TypeError(f"positions must hold integer or real positions, got dtype {tensor.dtype}")
-    if tensor.shape[-1] != x.shape[-2]:
-        raise ValueError(f"positions must have {x.shape[-2]} entries in its last dimension (the seq "
-                         f"dimension of {name}, shape {tuple(x.shape)}), got shape {tuple(tensor.shape)}")
-    if tensor.ndim == 2 and (x.ndim < 3 or tensor.shape[0] not in (1, x.shape[0])):
-        raise ValueError(f"positions of shape {tuple(tensor.shape)} need {name} with a batch dimension "
-                         f"of that size (or 1), got {name} of shape {tuple(x.shape)}")
-    return tensor
-
-
 def _check_centre(centre: object) -> float:
     return check_float("centre", centre)
-
-
-def _compute_dtype(dtype: torch.dtype) -> torch.dtype:
-    """The dtype the rotation runs in: float64 for float64 inputs, float32 for every other."""
-    return torch.float64 if dtype == torch.float64 else torch.float32
 
 
 def _check_scale(scale: Tensor, dtype: torch.dtype) -> None:
@@ -103,13 +86,20 @@ class XPos(nn.Module):
         base: the RoPE base of the rotation.
         layout: ``"half"`` (pairs (i, i + dim/2)) or ``"interleaved"`` (pairs (2i, 2i+1), the layout
             of the authors' code); pair i always gets frequency theta_i and decay base zeta_i.
+        rotary_dim: rotate and scale only the first ``rotary_dim`` features (even, <= dim), with
+            theta and zeta over that width, as `posenc.rope.RotaryEmbedding` does; the other
+            features pass through unchanged. None: all of them.
+        centre: the fixed centre of `rotate_queries` and `rotate_keys` (below); default 0.
 
     Positions and the centre: without ``positions`` the keys sit at ``0 .. k_len - 1`` and the
     queries are the last ``q_len`` of them (decoding with a cache), as in `RotaryEmbedding`. The
     decay exponent uses ``position - centre``; by default ``centre = ceil(length / 2)`` with
     ``length = k_len`` (or ``max(positions) + 1``), which is what torchscale does. Any centre gives
-    the same scores, as long as queries and keys share it: see `queries` and `keys` for caches.
-    Tables are computed in float64 on every call (nothing a ``.half()`` could truncate).
+    the same scores, as long as queries and keys share it: ``rotate_queries(q, positions)`` and
+    ``rotate_keys(k, positions)`` (the rotation interface shared with `RotaryEmbedding`) use the
+    module's fixed ``centre``, so keys rotated once and cached stay valid; `queries` and `keys` take
+    the centre as an argument. Tables are computed in float64 on every call (nothing a
+    ``.half()`` could truncate).
 
     Examples:
         >>> xpos = XPos(8)
@@ -117,10 +107,12 @@ class XPos(nn.Module):
         >>> q_x, k_x = xpos(q, k)
         >>> tuple(q_x.shape), tuple(k_x.shape)
         ((1, 2, 5, 8), (1, 2, 5, 8))
+        >>> torch.equal(xpos.rotate_keys(k, torch.arange(5)), xpos.keys(k, torch.arange(5), centre=0.0))
+        True
     """
 
     def __init__(self, dim: int, *, scale_base: float = 512.0, base: float = 10000.0,
-                 layout: str = "half") -> None:
+                 layout: str = "half", rotary_dim: int | None = None, centre: float = 0.0) -> None:
         super().__init__()
         self.dim = check_even_dim("dim", dim)
         self.scale_base = _check_scale_base(scale_base)
@@ -128,16 +120,17 @@ class XPos(nn.Module):
         if self.base == 1.0:
             raise ValueError("base must be > 0 and != 1 (every pair would have the same frequency), got 1.0")
         self.layout = check_choice("layout", layout, LAYOUTS)
+        self.rotary_dim = None if rotary_dim is None else _check_rotary_dim(rotary_dim, self.dim)
+        self.centre = _check_centre(centre)
 
     def tables(self, positions: Tensor, *, centre: float, downscale: bool) -> tuple[Tensor, Tensor]:
         """cos and sin of ``position * theta_i``, times ``zeta_i^(+-(position - centre) / B)``.
 
         ``positions [seq]`` or ``[batch, seq]``. ``downscale=False`` gives the query tables (factor
-        ``zeta^((m - c) / B)``), ``True`` the key tables (its inverse). float64, ``[..., seq, dim/2]``.
+        ``zeta^((m - c) / B)``), ``True`` the key tables (its inverse). float64, ``[..., seq, width/2]``
+        (width: ``rotary_dim`` or ``dim``).
         """
-        pos = check_tensor("positions", positions, ndim=(1, 2), finite=True)
-        if pos.dtype == torch.bool or pos.is_complex():
-            raise TypeError(f"positions must hold integer or real positions, got dtype {pos.dtype}")
+        pos = check_position_tensor("positions", positions)
         return self._tables(pos, _check_centre(centre), check_bool("downscale", downscale), torch.float64)
 
     # --8<-- [start:tables]
@@ -145,14 +138,15 @@ class XPos(nn.Module):
                 dtype: torch.dtype) -> tuple[Tensor, Tensor]:
         # cos and sin of position * theta_i, times
         # zeta_i^((position - centre) / B) for queries and its inverse for
-        # keys (downscale); float64, [..., seq, dim/2]
+        # keys (downscale); float64, [..., seq, width/2]
         pos = positions.to(torch.float64)
-        theta = rope_inverse_frequencies(self.dim, base=self.base)
-        cos, sin = _angle_table(pos, theta)
+        width = self.rotary_dim or self.dim
+        theta = rope_inverse_frequencies(width, base=self.base)
+        cos, sin = angle_table(pos, theta)
         if self.scale_base == math.inf:
             return cos, sin
         exponent = (pos - centre)[..., None] / self.scale_base
-        zeta = xpos_zeta(self.dim).to(pos.device)
+        zeta = xpos_zeta(width).to(pos.device)
         scale = zeta ** (-exponent if downscale else exponent)
         # the rotation runs in dtype: the factors must fit in it
         _check_scale(scale, dtype)
@@ -161,26 +155,34 @@ class XPos(nn.Module):
 
     def default_centre(self, length: int) -> float:
         """torchscale's centre for positions ``0 .. length - 1``: ``ceil(length / 2)``."""
-        length = check_int("length", length, minimum=0, maximum=MAX_POSITION)
+        length = check_int("length", length, minimum=0, maximum=MAX_EXACT_POSITION)
         return float(-((-length) // 2))
 
+    def _turn(self, name: str, x: Tensor, positions: object, centre: float, downscale: bool) -> Tensor:
+        x = check_rotary_input(name, x, dim=self.dim)
+        pos = check_positions_match("positions", check_position_tensor("positions", positions), name, x)
+        cos, sin = self._tables(pos, centre, downscale, compute_dtype(x.dtype))
+        return apply_table(x, cos, sin, self.layout, self.rotary_dim)
+
+    def rotate_queries(self, q: Tensor, positions: Tensor) -> Tensor:
+        """Rotate and scale queries ``[..., seq, dim]`` at ``positions [seq] or [batch, seq]``, about `centre`."""
+        return self._turn("q", q, positions, self.centre, False)
+
+    def rotate_keys(self, k: Tensor, positions: Tensor) -> Tensor:
+        """Rotate and inversely scale keys ``[..., seq, dim]`` at ``positions``, about `centre`."""
+        return self._turn("k", k, positions, self.centre, True)
+
     def queries(self, q: Tensor, positions: Tensor, *, centre: float) -> Tensor:
-        """Rotate and scale queries ``[..., seq, dim]`` at ``positions [seq] or [batch, seq]``."""
-        q = _check_qk("q", q, self.dim)
-        pos = _check_positions(positions, q, "q")
-        cos, sin = self._tables(pos, _check_centre(centre), False, _compute_dtype(q.dtype))
-        return _apply_table(q, cos, sin, self.layout)
+        """`rotate_queries` about the given ``centre``."""
+        return self._turn("q", q, positions, _check_centre(centre), False)
 
     def keys(self, k: Tensor, positions: Tensor, *, centre: float) -> Tensor:
-        """Rotate and inversely scale keys ``[..., seq, dim]`` at ``positions``."""
-        k = _check_qk("k", k, self.dim)
-        pos = _check_positions(positions, k, "k")
-        cos, sin = self._tables(pos, _check_centre(centre), True, _compute_dtype(k.dtype))
-        return _apply_table(k, cos, sin, self.layout)
+        """`rotate_keys` about the given ``centre``."""
+        return self._turn("k", k, positions, _check_centre(centre), True)
 
     def forward(self, q: Tensor, k: Tensor, positions: Tensor | None = None, *,
                 centre: float | None = None) -> tuple[Tensor, Tensor]:
-        q, k = _check_qk("q", q, self.dim), _check_qk("k", k, self.dim)
+        q, k = check_rotary_input("q", q, dim=self.dim), check_rotary_input("k", k, dim=self.dim)
         if positions is None:
             k_len, q_len = k.shape[-2], q.shape[-2]
             if q_len > k_len:
@@ -193,7 +195,7 @@ class XPos(nn.Module):
         if q.shape[-2] != k.shape[-2]:
             raise ValueError(f"q and k must have the same seq length when positions are given, "
                              f"got {tuple(q.shape)} and {tuple(k.shape)} (use queries() and keys())")
-        pos = _check_positions(positions, q, "q")
+        pos = check_positions_match("positions", check_position_tensor("positions", positions), "q", q)
         if centre is None:  # ceil(length / 2) for positions 0 .. length - 1, length = max + 1
             c = float(math.ceil((math.floor(float(pos.max())) + 1) / 2)) if pos.numel() else 0.0
         else:

@@ -51,6 +51,16 @@ PENDING_OTHER_OWNERS: set[str] = set()
 RECORDS = {
     "posenc.analysis.Collision",
     "posenc.inference.StepPlan",
+    "posenc.model.Method",
+    # Interfaces (typing.Protocol): the calls a method answers, implemented (and walked) by the
+    # method classes themselves.
+    "posenc.attention.PositionBias",
+    "posenc.attention.PositionBias.bias",
+    "posenc.attention.Rotation",
+    "posenc.attention.Rotation.rotate_queries",
+    "posenc.attention.Rotation.rotate_keys",
+    "posenc.embedding.PositionTable",
+    "posenc.embedding.PositionTable.rows",
     "posenc.windowing.Window",
 }
 
@@ -122,10 +132,33 @@ def _kv_cache() -> Any:
     return KVCache(window=4, sinks=1)
 
 
+class _Owner:
+    """Stands for the model that fills the cache of the commit example."""
+
+
+_OWNER = _Owner()
+
+
+def _step_plan() -> Any:
+    from posenc.inference import plan_step
+    return plan_step(None, owner=_OWNER, num_layers=1, batch=1, q_len=3, positions=None, attention_mask=None,
+                     device=torch.device("cpu"))
+
+
+def _updated_cache() -> Any:
+    cache = _kv_cache()
+    cache.update(0, torch.randn(1, 2, 3, 4), torch.randn(1, 2, 3, 4))
+    return cache
+
+
 EXAMPLES: dict[str, Example] = {
     # alibi
     "posenc.alibi.alibi_slopes": ex(num_heads=8, dtype=torch.float32),
     "posenc.alibi.alibi_bias": ex(num_heads=2, q_len=3, k_len=4, dtype=torch.float32),
+    "posenc.alibi.AlibiBias": ex(num_heads=2),
+    "posenc.alibi.AlibiBias.bias": ex(_lazy("posenc.alibi.AlibiBias", 2), q_positions=_ints(0, 1, 2),
+                                      k_positions=_ints(0, 1, 2, 3)),
+    "posenc.alibi.AlibiBias.forward": ex(_lazy("posenc.alibi.AlibiBias", 2), q_len=3, k_len=4),
     # analysis
     "posenc.analysis.cosine_similarity_matrix": ex(codes=_t(4, 3)),
     "posenc.analysis.similarity_to_position": ex(codes=_t(4, 3), reference=1),
@@ -180,6 +213,8 @@ EXAMPLES: dict[str, Example] = {
     "posenc.inference.packed_attention_mask": ex(document_lengths=[2, 1]),
     "posenc.inference.KVCache": ex(window=4, sinks=1, key_positions="original"),
     "posenc.inference.KVCache.next_positions": ex(_kv_cache),
+    "posenc.inference.KVCache.update": ex(_kv_cache, layer=0, k=_t(1, 2, 3, 4), v=_t(1, 2, 3, 4)),
+    "posenc.inference.KVCache.commit": ex(_updated_cache, step=_step_plan, owner=lambda: _OWNER),
     "posenc.inference.plan_step": ex(cache=None, owner=lambda: object(), num_layers=1, batch=1, q_len=3,
                                      positions=None, attention_mask=None, device=lambda: torch.device("cpu")),
     # kerple
@@ -194,15 +229,22 @@ EXAMPLES: dict[str, Example] = {
         _lazy("posenc.learned.LearnedPositionalEmbedding", 8, 4), seq_len=3, offset=2),
     "posenc.learned.LearnedPositionalEmbedding.forward": ex(
         _lazy("posenc.learned.LearnedPositionalEmbedding", 8, 4), x=_t(2, 3, 4), offset=2),
+    "posenc.learned.LearnedPositionalEmbedding.rows": ex(
+        _lazy("posenc.learned.LearnedPositionalEmbedding", 8, 4), positions=_ints(0, 3, 7)),
+    # layer_plan
+    "posenc.layer_plan.LayerPlan": ex(position="rope", rope_base=500.0),
+    "posenc.layer_plan.layer_plans": ex(position="rope", num_layers=2, layer_plans=None,
+                                        layer_positions=["rope", "none"], layer_rope_bases=[100.0, 1e4]),
     # model
-    "posenc.model.PositionalEmbedding": ex(vocab_size=11, dim=8, kind="learned", max_len=16, dropout=0.0),
-    "posenc.model.PositionalEmbedding.forward": ex(
-        _lazy("posenc.model.PositionalEmbedding", 11, 8, kind="learned", max_len=16),
+    "posenc.embedding.PositionalEmbedding": ex(vocab_size=11, dim=8, kind="learned", max_len=16, dropout=0.0),
+    "posenc.embedding.PositionalEmbedding.forward": ex(
+        _lazy("posenc.embedding.PositionalEmbedding", 11, 8, kind="learned", max_len=16),
         tokens=lambda: torch.tensor([[1, 2, 3]]), offset=1, positions=None),
-    "posenc.model.PositionalEmbedding.rows": ex(
-        _lazy("posenc.model.PositionalEmbedding", 11, 8, kind="learned", max_len=16), positions=_ints(0, 3, 5)),
+    "posenc.embedding.PositionalEmbedding.rows": ex(
+        _lazy("posenc.embedding.PositionalEmbedding", 11, 8, kind="learned", max_len=16), positions=_ints(0, 3, 5)),
     "posenc.model.TinyTransformer": ex(vocab_size=11, dim=8, num_heads=2, num_layers=1, position="rope",
-                                       max_len=16, mlp_ratio=2, randomized_max_len=16),
+                                       max_len=16, mlp_ratio=2, randomized_max_len=16,
+                                       layer_plans=lambda: [_lazy("posenc.layer_plan.LayerPlan", "rope", 100.0)()]),
     "posenc.model.TinyTransformer.position_bias": ex(
         _lazy("posenc.model.TinyTransformer", 11, 8, 2, 1, position="alibi", max_len=16),
         query_positions=lambda: torch.tensor([[0, 1, 2]]), key_positions=lambda: torch.tensor([[0, 1, 2]])),
@@ -241,6 +283,8 @@ EXAMPLES: dict[str, Example] = {
     "posenc.relative.T5RelativeBias": ex(num_heads=2, num_buckets=16, max_distance=20, bidirectional=True),
     "posenc.relative.T5RelativeBias.buckets": ex(_lazy("posenc.relative.T5RelativeBias", 2), q_len=3, k_len=4),
     "posenc.relative.T5RelativeBias.forward": ex(_lazy("posenc.relative.T5RelativeBias", 2), q_len=3, k_len=4),
+    "posenc.relative.T5RelativeBias.bias": ex(_lazy("posenc.relative.T5RelativeBias", 2), q_positions=_ints(0, 1, 2),
+                                              k_positions=_ints(0, 1, 2, 3)),
     # rope_base (engineer F)
     "posenc.rope_base.similarity_margin": ex(distances=_ints(0, 5, 50), dim=16, base=100.0),
     "posenc.rope_base.rope_base_context_length": ex(dim=16, base=500.0, max_length=64),
@@ -252,6 +296,10 @@ EXAMPLES: dict[str, Example] = {
     "posenc.rope.RotaryEmbedding.tables": ex(_lazy("posenc.rope.RotaryEmbedding", 8), positions=_ints(0, 5, 9)),
     "posenc.rope.RotaryEmbedding.forward": ex(_lazy("posenc.rope.RotaryEmbedding", 8), q=_t(1, 2, 3, 8),
                                               k=_t(1, 2, 3, 8), positions=_ints(0, 5, 9)),
+    "posenc.rope.RotaryEmbedding.rotate_queries": ex(_lazy("posenc.rope.RotaryEmbedding", 8), q=_t(1, 2, 3, 8),
+                                                     positions=_ints(0, 5, 9)),
+    "posenc.rope.RotaryEmbedding.rotate_keys": ex(_lazy("posenc.rope.RotaryEmbedding", 8), k=_t(1, 2, 3, 8),
+                                                  positions=_ints(0, 5, 9)),
     "posenc.rope_layouts.layout_permutation": ex(dim=8, heads=1, rotary_dim=None),
     "posenc.rope_layouts.convert_rope_layout": ex(weight=_t(16, 4), head_dim=8, source="interleaved", target="half",
                                           rotary_dim=None),
@@ -283,6 +331,8 @@ EXAMPLES: dict[str, Example] = {
         _lazy("posenc.sinusoidal.SinusoidalPositionalEncoding", 8, max_len=16), seq_len=3, offset=2),
     "posenc.sinusoidal.SinusoidalPositionalEncoding.forward": ex(
         _lazy("posenc.sinusoidal.SinusoidalPositionalEncoding", 8, max_len=16), x=_t(2, 3, 8), offset=2),
+    "posenc.sinusoidal.SinusoidalPositionalEncoding.rows": ex(
+        _lazy("posenc.sinusoidal.SinusoidalPositionalEncoding", 8, max_len=4), positions=_ints(0, 3, 9)),
     # toy
     "posenc.toy.word_vector": ex(word="dog", dim=4, seed=0, std=1.0),
     "posenc.toy.sentence_embeddings": ex(sentence="dog bites man", dim=4, seed=0, std=1.0),
@@ -314,7 +364,7 @@ EXAMPLES: dict[str, Example] = {
                                             max_len=3, stride=2),
     # xpos
     "posenc.xpos.xpos_zeta": ex(dim=8),
-    "posenc.xpos.XPos": ex(dim=8, scale_base=512.0, base=10000.0, layout="half"),
+    "posenc.xpos.XPos": ex(dim=8, scale_base=512.0, base=10000.0, layout="half", rotary_dim=4, centre=1.0),
     "posenc.xpos.XPos.tables": ex(_lazy("posenc.xpos.XPos", 8), positions=_ints(0, 1, 2), centre=1.0,
                                   downscale=False),
     "posenc.xpos.XPos.default_centre": ex(_lazy("posenc.xpos.XPos", 8), length=5),
@@ -322,6 +372,10 @@ EXAMPLES: dict[str, Example] = {
                                    centre=1.0),
     "posenc.xpos.XPos.keys": ex(_lazy("posenc.xpos.XPos", 8), k=_t(1, 2, 3, 8), positions=_ints(0, 1, 2),
                                 centre=1.0),
+    "posenc.xpos.XPos.rotate_queries": ex(_lazy("posenc.xpos.XPos", 8, rotary_dim=4), q=_t(1, 2, 3, 8),
+                                          positions=_ints(0, 1, 2)),
+    "posenc.xpos.XPos.rotate_keys": ex(_lazy("posenc.xpos.XPos", 8, centre=2.0), k=_t(1, 2, 3, 8),
+                                       positions=_ints(0, 1, 2)),
     "posenc.xpos.XPos.forward": ex(_lazy("posenc.xpos.XPos", 8), q=_t(1, 2, 3, 8), k=_t(1, 2, 3, 8),
                                    positions=_ints(0, 1, 2), centre=None),
 }

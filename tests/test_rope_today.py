@@ -406,9 +406,9 @@ def test_bad_input_sizes_and_types(call: object, error: type[Exception], match: 
 
 @pytest.mark.parametrize("rotary_dim", [None, 4])
 def test_blocked_half_rotation_equals_the_loop(monkeypatch: pytest.MonkeyPatch, rotary_dim: int | None) -> None:
-    import posenc.rope as rope_module
+    import posenc._rotary as rotary_module  # the rotation kernel shared by RoPE, xPos and N-D RoPE
 
-    monkeypatch.setattr(rope_module, "_BLOCK_BYTES", 64)  # many blocks of a few positions
+    monkeypatch.setattr(rotary_module, "_BLOCK_BYTES", 64)  # many blocks of a few positions
     x = torch.randn(2, 3, 11, 8, dtype=torch.float64)
     positions = torch.tensor([[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10], [5, 9, 100, 3, 2, 1, 0, 70, 8, 9, 4000]])
     width = rotary_dim or 8
