@@ -21,8 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "hooks"))
 from values import CHECK, VALUE, expand_values
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
-CHAPTERS = ["extrapolation.md", "context-extension.md", "inference.md", "positions-2d.md", "beyond-alibi.md"]  # converted so far; the others follow
-_NEXT = ["beyond-alibi.md",
+CHAPTERS = ["extrapolation.md", "context-extension.md", "inference.md", "positions-2d.md", "beyond-alibi.md",
             "tiny-transformer.md"]
 
 # Constants every chapter may type: positions and counts of the first examples, and names
@@ -127,6 +126,15 @@ ALLOWED: dict[str, dict[str, str]] = {
         "65504": "float16's largest number",
         "0.01": "KERPLE's eps, the authors' default",
         "12.0%": "Ruoss et al.'s average gain, quoted",
+    },
+    "tiny-transformer.md": {
+        "4": "4 heads; a hidden width of 4 x dim",
+        "8": "the first example's width 8",
+        "20": "the first example's 20 positions",
+        "32": "T5's default of 32 buckets",
+        "64": "width 64; a learned table of 64 rows",
+        "100": "the first example's vocabulary of 100",
+        "128": "T5's default maximum distance of 128",
     },
 }
 
