@@ -285,6 +285,10 @@ EXAMPLES: dict[str, Example] = {
     "posenc.relative.T5RelativeBias.forward": ex(_lazy("posenc.relative.T5RelativeBias", 2), q_len=3, k_len=4),
     "posenc.relative.T5RelativeBias.bias": ex(_lazy("posenc.relative.T5RelativeBias", 2), q_positions=_ints(0, 1, 2),
                                               k_positions=_ints(0, 1, 2, 3)),
+    # relative_terms (engineer C)
+    "posenc.relative_terms.transformer_xl_scores": ex(q=_t(2, 3, 4), k=_t(2, 3, 4), r=_t(5, 4), u=_t(4), v=_t(4)),
+    "posenc.relative_terms.deberta_relative_index": ex(q_len=3, k_len=4, max_distance=2),
+    "posenc.relative_terms.deberta_scores": ex(qc=_t(2, 3, 4), kc=_t(2, 3, 4), qr=_t(4, 4), kr=_t(4, 4)),
     # rope_base (engineer F)
     "posenc.rope_base.similarity_margin": ex(distances=_ints(0, 5, 50), dim=16, base=100.0),
     "posenc.rope_base.rope_base_context_length": ex(dim=16, base=500.0, max_length=64),
