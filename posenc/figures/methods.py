@@ -62,7 +62,8 @@ def learned_table_init(max_len: int = 64, dim: int = 32) -> Figure:
     alt=(
         "Line plot of the cosine similarity between position 20 and every position from 0 to 63. "
         "For the learned table at initialisation it is 1 at position 20 and scattered around 0 "
-        "elsewhere; for the sinusoidal table it falls off smoothly on both sides of position 20."
+        "elsewhere; for the sinusoidal table it falls over the first few positions on both sides of "
+        "position 20, then wobbles, rising again at some larger distances."
     ),
 )
 def learned_similarity_init(max_len: int = 64, dim: int = 64, anchor: int = 20) -> Figure:
