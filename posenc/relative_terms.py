@@ -56,10 +56,12 @@ def transformer_xl_scores(q: Tensor, k: Tensor, r: Tensor, u: Tensor, v: Tensor)
     """Transformer-XL's logits ``(q_i + u) · k_j + (q_i + v) · r_{i-j}`` for self-attention.
 
     Args:
-        q, k: projected queries and keys, ``[..., n, d]``.
+        q: projected queries, ``[..., n, d]``.
+        k: projected keys, ``[..., n, d]``.
         r: projected position rows for the offsets ``i - j = -(n-1) .. n-1`` in that order,
             ``[2n - 1, d]`` (in the paper ``W_{k,R} R_{i-j}``, ``R`` the sinusoid table).
-        u, v: the two learned global vectors, ``[d]``.
+        u: the learned global vector that stands for the query in the content term, ``[d]``.
+        v: the learned global vector that stands for the query in the position term, ``[d]``.
 
     Returns:
         ``[..., n, n]``, unscaled.
@@ -112,9 +114,11 @@ def deberta_scores(qc: Tensor, kc: Tensor, qr: Tensor, kr: Tensor) -> Tensor:
     """DeBERTa's disentangled logits ``qc_i · kc_j + qc_i · kr[δ(i, j)] + kc_j · qr[δ(j, i)]``.
 
     Args:
-        qc, kc: projected content queries and keys, ``[..., n, d]``.
-        qr, kr: the relative position table projected as queries and as keys, ``[2k, d]``;
-            ``k`` (the clipping distance) is read from their length.
+        qc: projected content queries, ``[..., n, d]``.
+        kc: projected content keys, ``[..., n, d]``.
+        qr: the relative position table projected as queries, ``[2k, d]``; ``k`` (the clipping
+            distance) is read from its length.
+        kr: the relative position table projected as keys, ``[2k, d]``.
 
     Returns:
         ``[..., n, n]``, before the division by ``sqrt(3d)``.
