@@ -33,7 +33,13 @@ from pathlib import Path
 from typing import Any
 
 # hooks/*.py: MkDocs puts hooks/ on the path while it loads this file
-from citations import REFERENCES, cite_html, cite_references, load_references, references_page
+from citations import (
+    REFERENCES,
+    cite_html,
+    cite_references,
+    load_references,
+    references_page,
+)
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files

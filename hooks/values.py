@@ -34,7 +34,7 @@ def expand_values(markdown: str, page_src: str = "") -> str:
 
     def render(match: re.Match[str]) -> str:
         try:
-            return value(match["expression"], match["fmt"])
+            return str(value(match["expression"], match["fmt"]))
         except (ClaimError, ArithmeticError) as error:
             raise ValueError(f"{page_src}: {match[0]}: {error}") from error
 
