@@ -8,7 +8,8 @@ PY_STAMP := $(VENV)/.installed
 JS_STAMP := node_modules/.installed
 
 .PHONY: install serve build test test-fast typecheck bench experiments experiments-lm experiments-retrieval \
-	experiments-extension experiments-windows experiments-vit experiments-large check-site clean
+	experiments-extension experiments-windows experiments-vit experiments-training-free experiments-base \
+	experiments-depth experiments-large check-site clean
 
 install: $(PY_STAMP) $(JS_STAMP)
 
@@ -45,7 +46,8 @@ bench: install
 # Each study rewrites its committed results file; `make experiments` runs them all (CPU, 2 processes).
 # The extension and windows studies reuse the models the lm and retrieval studies trained (kept in
 # .cache/experiments); run alone, they train the ones they need first.
-experiments: experiments-lm experiments-retrieval experiments-extension experiments-windows experiments-vit
+experiments: experiments-lm experiments-retrieval experiments-extension experiments-windows experiments-vit \
+	experiments-training-free experiments-base experiments-depth
 
 experiments-lm: install
 	$(PY) -m posenc.experiments length-extrapolation --config full
@@ -61,6 +63,18 @@ experiments-windows: install
 
 experiments-vit: install
 	$(PY) -m posenc.experiments vit-resolution --config full
+
+# Training-free extension (ReRoPE, Self-Extend, Dual Chunk Attention, STRING) on the RoPE models of
+# lm and retrieval; the base against the context (trains RoPE models with other bases); MQAR by
+# the depth of the facts for every retrieval model (run experiments-retrieval first to reuse them).
+experiments-training-free: install
+	$(PY) -m posenc.experiments training-free --config full
+
+experiments-base: install
+	$(PY) -m posenc.experiments rope-base --config full
+
+experiments-depth: install
+	$(PY) -m posenc.experiments depth --config full
 
 # The larger configuration, for a machine with a GPU: results go to posenc/experiments/results/large/.
 experiments-large: install

@@ -265,14 +265,14 @@ def rope_logits(q: Tensor, k: Tensor, inv_freq: Tensor, offsets: Tensor, *, layo
     check_elements("the logits (... x q_len x k_len)", *shape)
     dtype = q.dtype if q.dtype in (torch.float32, torch.float64) else torch.float32
     half = d // 2
-    pick = (lambda x, f: (x[..., f], x[..., f + half])) if layout == "half" else \
-        (lambda x, f: (x[..., 2 * f], x[..., 2 * f + 1]))
     qf, kf, r64 = q.to(dtype), k.to(dtype), r.to(device=q.device, dtype=torch.float64)
     logits = torch.zeros(shape, dtype=dtype, device=q.device)
     for f in range(half):
-        q1, q2 = (t[..., :, None] for t in pick(qf, f))  # [..., q_len, 1]
-        k1, k2 = (t[..., None, :] for t in pick(kf, f))  # [..., 1, k_len]
+        pair = [f, f + half] if layout == "half" else [2 * f, 2 * f + 1]
+        q12, k12 = qf[..., pair], kf[..., pair]  # [..., len, 2]: (x1, x2) of pair f
+        k21 = torch.stack((k12[..., 1], -k12[..., 0]), dim=-1)  # (k2, -k1)
         angle = r64 * float(theta[f])  # [..., q_len, k_len], float64
-        logits += (q1 * k1 + q2 * k2) * angle.cos().to(dtype) + (q1 * k2 - q2 * k1) * angle.sin().to(dtype)
+        logits.addcmul_(q12 @ k12.transpose(-2, -1), angle.cos().to(dtype))  # (q1 k1 + q2 k2) cos
+        logits.addcmul_(q12 @ k21.transpose(-2, -1), angle.sin().to(dtype))  # (q1 k2 - q2 k1) sin
     return logits.to(q.dtype)
 # --8<-- [end:logits]

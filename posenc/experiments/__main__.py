@@ -2,7 +2,9 @@
 
 Studies: ``length-extrapolation`` (language modelling), ``retrieval`` (MQAR), ``extension``
 (RoPE scaling rules, without and with a short fine-tune), ``windows`` (sliding windows and
-attention sinks) and ``vit-resolution`` (2-D positions). Each writes its JSON results file.
+attention sinks), ``vit-resolution`` (2-D positions), ``training-free`` (re-mapped relative
+positions on the RoPE models), ``rope-base`` (the base against the context) and ``depth`` (MQAR
+by where the facts sit). Each writes its JSON results file.
 """
 
 from __future__ import annotations
@@ -25,6 +27,12 @@ STUDIES = {
                 "full attention, a sliding window, and a window plus sinks"),
     "vit-resolution": ("vit_resolution", "train a tiny ViT per position method and seed on 8x8 digits and score "
                        "it on the test digits upsampled to larger grids"),
+    "training-free": ("training_free", "score the trained RoPE models with ReRoPE, Self-Extend, Dual Chunk "
+                      "Attention and STRING at 1, 2, 4 and 8 times the training length"),
+    "rope-base": ("base_context", "train RoPE models with bases from 50 to 10^6 and score them on MQAR by "
+                  "distance and on text, next to the base's lower bound"),
+    "depth": ("depth", "score every MQAR model with the key-value pairs at the start, middle or end, at 1, 2, 4 "
+              "and 8 times the training length"),
 }
 
 

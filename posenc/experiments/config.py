@@ -1,9 +1,11 @@
-"""The configuration shared by the four studies of the extrapolation chapter, and their models.
+"""The configuration shared by the studies of the extrapolation chapter, and their models.
 
 One `Config` decides every number of the language-modelling, retrieval, context-extension and
 windows studies: the model size, the optimiser, the seeds, the lengths, and each task's own
 settings. The ``"full"`` configuration is the committed CPU run, ``"large"`` the larger run for a
-GPU, and ``"tiny"`` the one the tests run end to end.
+GPU, and ``"tiny"`` the one the tests run end to end. The later studies (training-free
+extension, the base against the context, depth) use the same `Config` and add their own
+`StudySettings` of the same name.
 
 Models trained once are kept in a cache folder (``.cache/experiments`` in the working directory,
 or ``$POSENC_EXPERIMENT_CACHE``), keyed by the settings training depends on (`TRAINING_FIELDS`,
@@ -23,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from torch import nn
 
 from posenc._checks import check_choice, check_int
 from posenc.model import TinyTransformer
@@ -125,6 +128,42 @@ CONFIGS = {
 # --8<-- [end:config]
 
 
+# --8<-- [start:settings]
+@dataclass(frozen=True)
+class StudySettings:
+    """The settings of the later studies (training-free extension, the base against the context,
+    depth), kept apart from `Config` so that the results files of the first studies keep the
+    configuration they were made with."""
+
+    name: str
+    bases: tuple[float, ...]  # the RoPE bases trained at L (10000 is the other studies' RoPE model)
+    base_eval_sequences: int  # MQAR test sequences at L, scored by the distance of each query to its key
+    distance_bucket: int  # width, in tokens, of the distance buckets
+    depths: tuple[float, ...]  # where the block of pairs sits before the queries: 0 start .. 1 end
+    depth_query_span: int  # the queries fall in the last depth_query_span tokens
+    depth_eval_sequences: int  # test sequences per length and depth
+
+    def as_dict(self) -> dict[str, Any]:
+        return json.loads(json.dumps(asdict(self)))
+
+
+FULL_SETTINGS = StudySettings(
+    name="full", bases=(50.0, 200.0, 500.0, 1000.0, 2000.0, 10000.0, 1e6), base_eval_sequences=512,
+    distance_bucket=8, depths=(0.0, 0.5, 1.0), depth_query_span=32, depth_eval_sequences=128,
+)
+
+SETTINGS = {
+    "full": FULL_SETTINGS,
+    "large": replace(FULL_SETTINGS, name="large",
+                     distance_bucket=32,  # the same 8 buckets over L = 256
+                     depth_query_span=128),  # L / 2, as in full
+    "tiny": replace(FULL_SETTINGS, name="tiny",
+                    bases=(100.0, 10000.0),  # two bases: one new model, one shared with the other studies
+                    base_eval_sequences=8, distance_bucket=4, depth_query_span=8, depth_eval_sequences=8),
+}
+# --8<-- [end:settings]
+
+
 def check_device(device: object) -> str:
     """``"cpu"``, or ``"cuda"``/``"cuda:N"`` when a GPU is present."""
     if not isinstance(device, str):
@@ -147,14 +186,14 @@ def build_model(method: str, config: Config, vocab_size: int, seed: int = 0) -> 
                            max_len=max_length(method, config), randomized_max_len=randomized)
 
 
-def evaluation_positions(model: TinyTransformer, rows: int, length: int,
+def evaluation_positions(model: nn.Module, rows: int, length: int,
                          generator: torch.Generator) -> torch.Tensor | None:
     """The positions a model is scored with: None (``0 .. length-1``) for every method except
     randomized positions, which get a sorted random subset of ``0 .. randomized_max_len - 1`` per
     row, as at training time. The authors' code draws them at every call, evaluation included
     (Ruoss et al., 2023, ``models/transformer.py`` of google-deepmind/randomized_positional_encodings).
     At ``length == randomized_max_len`` the only subset is ``0 .. length-1``."""
-    limit = model.randomized_max_len
+    limit = getattr(model, "randomized_max_len", None)  # None for models scored on 0 .. n-1
     if limit is None:
         return None
     return torch.stack([randomized_positions(length, limit, generator=generator) for _ in range(rows)])

@@ -27,6 +27,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from torch import nn
+
 from posenc._checks import check_int
 from posenc.experiments import length_extrapolation as lm
 from posenc.experiments import retrieval
@@ -42,8 +44,8 @@ from posenc.experiments.data import load_corpus
 from posenc.model import TinyTransformer
 from posenc.rope import RotaryEmbedding
 
-__all__ = ["CONFIGS", "FINE_TUNED_RULES", "NO_TRAINING_RULES", "RESULTS_PATH", "load_results", "run", "scaling",
-           "summary_lines"]
+__all__ = ["CONFIGS", "FINE_TUNED_RULES", "NO_TRAINING_RULES", "RESULTS_PATH", "load_results", "run", "scaling", "score",
+           "summary_lines", "trained_rope"]
 
 #: The committed results of the full configuration.
 RESULTS_PATH = Path(__file__).resolve().parent / "results" / "context_extension.json"
@@ -78,7 +80,8 @@ def with_rule(model: TinyTransformer, rule: str, factor: float, train_length: in
     return model
 
 
-def _score(task: str, model: TinyTransformer, config: Config, length: int) -> float:
+def score(task: str, model: nn.Module, config: Config, length: int) -> float:
+    """One model's score at one length: perplexity on the text (``lm``), accuracy on MQAR (``retrieval``)."""
     if task == "lm":
         text = lm.evaluation_text(load_corpus(config.validation_fraction), config)
         return round(math.exp(float(lm.evaluate(model, text, length).double().mean())), 4)
@@ -86,8 +89,9 @@ def _score(task: str, model: TinyTransformer, config: Config, length: int) -> fl
     return round(float(retrieval.accuracy(model, tokens, targets).double().mean()), 4)
 
 
-def _trained(task: str, config: Config, seed: int, device: str, progress: bool,
-             position: int) -> tuple[TinyTransformer, dict[str, Any]]:
+def trained_rope(task: str, config: Config, seed: int, device: str, progress: bool = False,
+                 position: int = 0) -> tuple[TinyTransformer, dict[str, Any]]:
+    """The RoPE model of one task and seed (from the model cache when the study ran before)."""
     if task == "lm":
         return lm.train_model("rope", config, seed, device=device, progress=progress, bar_position=position)
     return retrieval.train_retrieval_model("rope", config, seed, device=device, progress=progress,
@@ -107,11 +111,11 @@ def _fine_tune(task: str, model: TinyTransformer, config: Config, seed: int, dev
 
 
 def _job(task: str, seed: int, config: Config, device: str, progress: bool, position: int) -> dict[str, Any]:
-    model, _ = _trained(task, config, seed, device, progress, position)
+    model, _ = trained_rope(task, config, seed, device, progress, position)
     lengths = config.eval_lengths[1:]
     started = time.process_time()
-    at_train_length = _score(task, model, config, config.train_length)
-    no_training = {rule: [_score(task, with_rule(model, rule, length / config.train_length, config.train_length),
+    at_train_length = score(task, model, config, config.train_length)
+    no_training = {rule: [score(task, with_rule(model, rule, length / config.train_length, config.train_length),
                                  config, length) for length in lengths] for rule in NO_TRAINING_RULES}
     fine_tuned, fine_tune_seconds = {}, 0.0
     factor = float(config.finetune_multiple)
@@ -120,8 +124,8 @@ def _job(task: str, seed: int, config: Config, device: str, progress: bool, posi
         label = f"{task} {rule} seed {seed}"
         fine_tune_seconds += _fine_tune(task, tuned, config, seed, device, label=label, progress=progress,
                                         bar_position=position)["train_cpu_seconds"]
-        fine_tuned[rule] = [_score(task, tuned, config, length) for length in lengths]
-        fine_tuned[rule + "@L"] = [_score(task, tuned, config, config.train_length)]
+        fine_tuned[rule] = [score(task, tuned, config, length) for length in lengths]
+        fine_tuned[rule + "@L"] = [score(task, tuned, config, config.train_length)]
     return {"seed": seed, "at_train_length": at_train_length, "no_training": no_training, "fine_tuned": fine_tuned,
             "fine_tune_cpu_seconds": round(fine_tune_seconds, 1),
             "cpu_seconds": round(time.process_time() - started, 1)}

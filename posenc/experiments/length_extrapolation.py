@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from torch import Tensor
+from torch import Tensor, nn
 from torch.nn import functional
 
 from posenc._checks import check_choice, check_int
@@ -86,7 +86,7 @@ def evaluation_text(corpus: Corpus, config: Config) -> Tensor:
 
 
 @torch.no_grad()
-def evaluate(model: TinyTransformer, text: Tensor, length: int, *, batch_windows: int | None = None) -> Tensor:
+def evaluate(model: nn.Module, text: Tensor, length: int, *, batch_windows: int | None = None) -> Tensor:
     """Cross-entropy (nats) of every character of ``text[1:]``, predicted in windows of ``length``.
 
     Returns ``[windows, length]`` on the CPU: entry (w, p) is the loss of the character at

@@ -20,15 +20,16 @@ Run it with ``python -m posenc.experiments retrieval --config full``.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import torch
-from torch import Tensor
+from torch import Tensor, nn
 
-from posenc._checks import check_choice, check_int
+from posenc._checks import check_choice, check_float, check_int
 from posenc.experiments._results import (
     read_json,
     run_jobs,
@@ -64,11 +65,18 @@ def vocab_size(symbols: int) -> int:
 
 
 def mqar_batch(batch: int, length: int, *, pairs: int, queries: int, symbols: int,
-               generator: torch.Generator) -> tuple[Tensor, Tensor]:
+               generator: torch.Generator, depth: float | None = None,
+               query_span: int | None = None) -> tuple[Tensor, Tensor]:
     """``batch`` MQAR sequences of ``length`` tokens: ``(tokens, targets)``, both ``[batch, length]``.
 
     ``targets`` holds the answer at each query position and `IGNORE` (-100) elsewhere. The keys
     of one sequence are distinct; values may repeat; queries may ask the same key twice.
+
+    By default the pairs open the sequence and the queries fall anywhere after them (the layout
+    the models are trained on). With ``depth`` (0 to 1) the queries fall in the last
+    ``query_span`` tokens instead, and the block of pairs starts at ``depth`` times the room
+    before that span: 0 at the start, 0.5 in the middle, 1 right before the queries (the
+    needle-in-a-haystack layout, with the question at the end and the facts at a chosen depth).
 
     Examples:
         >>> tokens, targets = mqar_batch(1, 12, pairs=2, queries=2, symbols=4,
@@ -80,14 +88,22 @@ def mqar_batch(batch: int, length: int, *, pairs: int, queries: int, symbols: in
     pairs = check_int("pairs", pairs, minimum=1)
     symbols = check_int("symbols", symbols, minimum=pairs)
     queries = check_int("queries", queries, minimum=1)
-    length = check_int("length", length, minimum=2 * pairs + queries, maximum=2**20)
+    if depth is None and query_span is not None:
+        raise ValueError(f"query_span={query_span} needs a depth (the default layout spreads the queries)")
+    span = length if depth is None else check_int("query_span", query_span, minimum=queries, maximum=2**20)
+    length = check_int("length", length, minimum=2 * pairs + (queries if depth is None else span), maximum=2**20)
     if not isinstance(generator, torch.Generator):
         raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
     keys = torch.rand(batch, symbols, generator=generator).argsort(dim=1)[:, :pairs] + 1
     values = torch.randint(0, symbols, (batch, pairs), generator=generator) + 1 + symbols
     tokens = torch.zeros(batch, length, dtype=torch.long)
-    tokens[:, 0:2 * pairs:2], tokens[:, 1:2 * pairs:2] = keys, values
-    slots = torch.rand(batch, length - 2 * pairs, generator=generator).argsort(dim=1)[:, :queries] + 2 * pairs
+    if depth is None:  # the training layout: pairs first, queries anywhere after them
+        first, room = 0, length - 2 * pairs  # the queries' slots: 2 * pairs .. length - 1
+    else:  # pairs at the given depth of the room before the last query_span tokens
+        depth = check_float("depth", depth, minimum=0.0, maximum=1.0)
+        first, room = math.floor(depth * (length - span - 2 * pairs) + 0.5), span
+    tokens[:, first:first + 2 * pairs:2], tokens[:, first + 1:first + 2 * pairs:2] = keys, values
+    slots = torch.rand(batch, room, generator=generator).argsort(dim=1)[:, :queries] + (length - room)
     asked = torch.randint(0, pairs, (batch, queries), generator=generator)
     rows = torch.arange(batch)[:, None]
     tokens[rows, slots] = keys.gather(1, asked)
@@ -112,7 +128,7 @@ def test_set(config: Config, length: int) -> tuple[Tensor, Tensor]:
 
 
 @torch.no_grad()
-def accuracy(model: TinyTransformer, tokens: Tensor, targets: Tensor, *, batch_rows: int | None = None) -> Tensor:
+def accuracy(model: nn.Module, tokens: Tensor, targets: Tensor, *, batch_rows: int | None = None) -> Tensor:
     """Whether the model's most likely token is the answer, at every query: bool ``[queries in all rows]``.
 
     ``batch_rows`` sequences go through the model at once (default: 32, fewer past 512 tokens). A
