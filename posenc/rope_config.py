@@ -1,234 +1,324 @@
-"""Read a model's RoPE settings from its config, as Hugging Face ``transformers`` stores them.
+"""Read a model's RoPE settings from its config, as Hugging Face ``transformers`` reads them.
 
-`from_config` turns a ``config.json`` (a dict, or a ``transformers`` config object) into the keyword
-arguments of `posenc.rope.RotaryEmbedding` that reproduce that model's rotary embedding: the head
-dimension, the base, the partial rotary width, the layout and the scaling rule. The rules for the
-keys follow ``transformers``' ``modeling_rope_utils`` (version pinned in the lock file), and the
-tests check the result against its rotary modules.
+`read_config` turns a ``config.json`` (a dict, or a ``transformers`` config object) into what each
+kind of layer does with positions: whether it rotates at all, the head and rotated widths, the
+layout, the base, the scaling rule, the attention factor, and what acts outside the rotation (a
+query temperature, DeepSeek's softmax scale). `from_config` gives one layer type's settings as the
+keyword arguments of `posenc.rope.RotaryEmbedding`.
+
+What differs between model types (the layout, where per-layer bases and scaling live, renamed rope
+types, ignored keys, layer patterns, the class defaults a config may leave out) comes from a table
+derived from the pinned ``transformers``' own code for every model type it registers
+(``posenc/rope_model_types.json``); the tests compare the result with transformers' rotary modules.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from collections.abc import Mapping
 from typing import Any
 
-from posenc._checks import check_int
-from posenc.rope_scaling import _check_scaling, _real
+from posenc import _rope_table as table
+from posenc._checks import check_choice, check_int
+from posenc._rope_params import (
+    MAX_LENGTH,
+    ROPE_TYPES,
+    _as_mapping,
+    _head_dim,
+    _layout,
+    _length,
+    _parameters,
+    _rotary_width,
+    _scaling,
+    _softmax_scale,
+    _temperature,
+    _text_part,
+)
+from posenc.rope_layouts import LAYOUTS
+from posenc.rope_scaling import _real, rope_attention_scaling
 
-__all__ = ["ROPE_TYPES", "from_config"]
-
-# rope_type -> the keys of rope_parameters it reads (besides rope_type/type, rope_theta, partial_rotary_factor).
-ROPE_TYPES: dict[str, tuple[str, ...]] = {
-    "default": (),
-    "linear": ("factor",),
-    "dynamic": ("factor",),
-    "yarn": ("factor", "original_max_position_embeddings", "attention_factor", "beta_fast", "beta_slow",
-             "mscale", "mscale_all_dim", "truncate"),
-    "longrope": ("factor", "original_max_position_embeddings", "attention_factor", "short_factor", "long_factor"),
-    "llama3": ("factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor"),
-    "proportional": ("factor",),
-}
-_COMMON = ("rope_type", "type", "rope_theta", "partial_rotary_factor")
-_MAX_LENGTH = 2**53
-# Checkpoints whose q/k features pair as (2i, 2i+1): GPT-J ("rotate_every_two"); DeepSeek's configs say
-# so with "rope_interleave": true.
-_INTERLEAVED_MODELS = ("gptj",)
-
-
-def _as_mapping(config: object) -> Mapping[str, Any]:
-    if isinstance(config, Mapping):
-        return config
-    to_dict = getattr(config, "to_dict", None)
-    if callable(to_dict):  # a transformers PreTrainedConfig
-        result = to_dict()
-        if isinstance(result, Mapping):
-            return result
-    raise TypeError(f"config must be a dict (a model's config.json) or a transformers config, "
-                    f"got {type(config).__name__}")
+__all__ = ["ROPE_TYPES", "ConfigRope", "LayerRope", "from_config", "query_temperature", "read_config"]
 
 
-def _one(name: str, *sources: tuple[str, Mapping[str, Any]]) -> Any:
-    """The value of key `name` in whichever sources have it (not None); they must agree."""
-    found = [(where, source[name]) for where, source in sources if source.get(name) is not None]
-    if len({repr(value) for _, value in found}) > 1:
-        listed = ", ".join(f"{where}[{name!r}] = {value!r}" for where, value in found)
-        raise ValueError(f"config is inconsistent: {listed}")
-    return found[0][1] if found else None
+
+@dataclasses.dataclass(frozen=True)
+class LayerRope:
+    """What one kind of layer does with positions.
+
+    Attributes:
+        layer_type: the config's name for these layers (``"full_attention"``, ...; ``":nope"`` added
+            to the layers of a type that do not rotate when others of it do).
+        rotates: whether these layers rotate q and k at all (False: NoPE, or not attention; None:
+            a layer type posenc does not know).
+        dim, rotary_dim: the head width that carries positions and the rotated part of it.
+        layout, base, scaling: as `posenc.rope.RotaryEmbedding` takes them (scaling as a dict).
+        attention_factor: the factor on cos and sin (`posenc.rope.rope_attention_scaling`).
+        temperature: a factor on the queries that depends on the position, applied after the
+            rotation, as a dict (``rule`` and its settings; see `read_config`), or None.
+        softmax_scale: a factor on the usual ``1/sqrt(head_dim)`` of the attention logits (DeepSeek's
+            YaRN ``mscale``), 1.0 for most models.
+        window: the sliding window or chunk these layers attend within, or None.
+        layers: the indices of the layers of this kind (empty when the config gives no count).
+        note: anything else a reader of the config should know about these layers.
+    """
+
+    layer_type: str
+    rotates: bool | None
+    dim: int | None = None
+    rotary_dim: int | None = None
+    layout: str | None = None
+    base: float | None = None
+    scaling: dict[str, Any] | None = None
+    attention_factor: float = 1.0
+    temperature: dict[str, Any] | None = None
+    softmax_scale: float = 1.0
+    window: int | None = None
+    layers: tuple[int, ...] = ()
+    note: str | None = None
+
+    def rotary_kwargs(self) -> dict[str, Any]:
+        """The keyword arguments of `posenc.rope.RotaryEmbedding` for these layers."""
+        if not self.rotates or self.dim is None:
+            raise ValueError(f"layers of type {self.layer_type!r} use no RoPE"
+                             + (f" ({self.note})" if self.note else ""))
+        return {"dim": self.dim, "base": self.base, "layout": self.layout, "scaling": self.scaling,
+                "rotary_dim": None if self.rotary_dim == self.dim else self.rotary_dim}
 
 
-def _rope_parameters(config: Mapping[str, Any], layer_type: str | None) -> dict[str, Any]:
-    merged: dict[str, Any] = {}
-    for key in ("rope_scaling", "rope_parameters"):
-        value = config.get(key)
-        if value is None:
-            continue
-        if not isinstance(value, Mapping):
-            raise TypeError(f"config[{key!r}] must be a dict or None, got {type(value).__name__}")
-        if all(isinstance(v, Mapping) or v is None for v in value.values()) and value:
-            # nested per layer type (e.g. Gemma 3: sliding_attention / full_attention)
-            if layer_type not in value:
-                raise ValueError(f"config[{key!r}] holds one RoPE per layer type; pass layer_type, one of "
-                                 f"{', '.join(map(repr, sorted(value)))}, got layer_type={layer_type!r}")
-            value = value[layer_type]
-            if value is None:
-                raise ValueError(f"layers of type {layer_type!r} use no RoPE (NoPE): config[{key!r}]"
-                                 f"[{layer_type!r}] is None")
-        elif layer_type is not None:
-            raise ValueError(f"layer_type must be None: config[{key!r}] is one RoPE for every layer, "
-                             f"got layer_type={layer_type!r}")
-        for name, item in value.items():
-            if name in merged and merged[name] != item:
-                raise ValueError(f"config is inconsistent: rope_scaling[{name!r}] = {merged[name]!r} but "
-                                 f"rope_parameters[{name!r}] = {item!r}")
-            merged[name] = item
-    return merged
+@dataclasses.dataclass(frozen=True)
+class ConfigRope:
+    """A model's positions, read from its config: one `LayerRope` per kind of layer.
+
+    Attributes:
+        model_type: the config's ``model_type`` (None if it has none).
+        layers: `LayerRope` by layer type, in the order the layers first use them.
+        pattern: the layer type of each layer, in order (empty when the config gives no count).
+        max_position_embeddings: the context the config declares.
+        original_max_position_embeddings: the trained context a scaling rule extends (None without one).
+        notes: what posenc could not read from transformers' code for this model type.
+    """
+
+    model_type: str | None
+    layers: dict[str, LayerRope]
+    pattern: tuple[str, ...] = ()
+    max_position_embeddings: int | None = None
+    original_max_position_embeddings: int | None = None
+    notes: tuple[str, ...] = ()
 
 
-def _layer_head_dim(config: Mapping[str, Any], layer_type: str | None) -> int | None:
-    """Gemma 4 style: ``per_layer_config`` overrides head_dim for some layer indices."""
-    overrides, types = config.get("per_layer_config"), config.get("layer_types")
-    if layer_type is None or not isinstance(overrides, Mapping) or not isinstance(types, (list, tuple)):
-        return None
-    by_index = {int(key): value for key, value in overrides.items() if str(key).isdigit()}
-    dims = set()
-    for index, kind in enumerate(types):
-        if kind == layer_type:
-            override = by_index.get(index)
-            dims.add(override.get("head_dim") if isinstance(override, Mapping) else None)
-    if len(dims) > 1:
-        raise ValueError(f"config is inconsistent: layers of type {layer_type!r} have different head_dim "
-                         f"overrides in 'per_layer_config': {sorted(map(str, dims))}")
-    found = dims.pop() if dims else None
-    return None if found is None else check_int("config['per_layer_config'][...]['head_dim']", found, minimum=2)
+def query_temperature(temperature: Mapping[str, Any] | None, position: int) -> float:
+    """The factor `LayerRope.temperature` puts on the query at ``position`` (0-based).
+
+    * ``llama_4_scaling_beta`` (Ministral 3, Mistral 4): ``1 + beta * ln(1 + floor(position / length))``;
+    * ``llama4_nope_tuning`` (Llama 4's NoPE layers): ``attn_scale * ln(1 + floor((position + 1) /
+      floor_scale)) + 1``;
+    * None: 1.
+
+    Examples:
+        >>> t = {"rule": "llama_4_scaling_beta", "beta": 0.1, "length": 16384}
+        >>> [round(query_temperature(t, p), 4) for p in (0, 16383, 16384, 100000)]
+        [1.0, 1.0, 1.0693, 1.1946]
+    """
+    position = check_int("position", position, minimum=0, maximum=MAX_LENGTH)
+    if temperature is None:
+        return 1.0
+    if not isinstance(temperature, Mapping):
+        raise TypeError(f"temperature must be a dict (LayerRope.temperature) or None, got {type(temperature).__name__}")
+    rule = check_choice("temperature['rule']", temperature.get("rule"), ("llama_4_scaling_beta", "llama4_nope_tuning"))
+    if rule == "llama_4_scaling_beta":
+        beta = _real("temperature['beta']", temperature.get("beta"), minimum=0.0)
+        length = check_int("temperature['length']", temperature.get("length"), minimum=1, maximum=MAX_LENGTH)
+        return 1.0 + beta * math.log(1 + position // length)
+    scale = _real("temperature['attn_scale']", temperature.get("attn_scale"), minimum=0.0)
+    floor = check_int("temperature['floor_scale']", temperature.get("floor_scale"), minimum=1, maximum=MAX_LENGTH)
+    return scale * math.log1p((position + 1) // floor) + 1.0
 
 
-def _head_dim(config: Mapping[str, Any], layer_type: str | None = None) -> int:
-    layer_dim = _layer_head_dim(config, layer_type)
-    if layer_dim is not None:
-        return layer_dim
-    if config.get("qk_rope_head_dim") is not None:  # DeepSeek's MLA: only this part of q and k turns
-        return check_int("config['qk_rope_head_dim']", config["qk_rope_head_dim"], minimum=2)
-    if config.get("head_dim") is not None:
-        return check_int("config['head_dim']", config["head_dim"], minimum=2)
-    # GPT-2 style names (GPT-J): n_embd, n_head
-    hidden_key = "hidden_size" if config.get("hidden_size") is not None else "n_embd"
-    heads_key = "num_attention_heads" if config.get("num_attention_heads") is not None else "n_head"
-    if config.get(hidden_key) is None or config.get(heads_key) is None:
-        raise ValueError("config needs 'head_dim', or 'hidden_size' and 'num_attention_heads'")
-    hidden = check_int(f"config[{hidden_key!r}]", config[hidden_key], minimum=1)
-    heads = check_int(f"config[{heads_key!r}]", config[heads_key], minimum=1)
-    if hidden % heads:
-        raise ValueError(f"config[{hidden_key!r}] ({hidden}) must be a multiple of "
-                         f"config[{heads_key!r}] ({heads}) when there is no 'head_dim'")
-    return hidden // heads
-
-
-def _rotary_width(config: Mapping[str, Any], params: Mapping[str, Any], head_dim: int) -> int:
-    fraction = _one("partial_rotary_factor", ("rope_parameters", params), ("config", config))
-    if fraction is None and config.get("rotary_pct") is not None:  # GPT-NeoX's name
-        fraction = config["rotary_pct"]
-    if fraction is not None:
-        p = _real("partial_rotary_factor", fraction, minimum=0.0, maximum=1.0)
-        width = int(head_dim * p)
-    elif config.get("rotary_dim") is not None:  # GPT-J's name: a count of features
-        width = check_int("config['rotary_dim']", config["rotary_dim"], minimum=2, maximum=head_dim)
+# ---------------------------------------------------------------- the layers
+def _layer_plan(config: Mapping[str, Any], found: Mapping[str, Any],
+                params: Mapping[str | None, Any]) -> tuple[list[str], list[bool]]:
+    """The layer type of each layer and whether its index lets it rotate (Llama 4's and SmolLM3's
+    ``no_rope_layers``); empty lists when the config gives no layer count."""
+    layers = table.get(found, config, "num_hidden_layers")
+    layers = check_int("config['num_hidden_layers']", layers, minimum=1, maximum=2**20) if layers is not None else 0
+    types = table.get(found, config, "layer_types")
+    if types is not None:
+        if not isinstance(types, (list, tuple)) or not all(isinstance(t, str) for t in types):
+            raise TypeError(f"config['layer_types'] must be a list of strings, got {types!r:.80}")
+        types = list(types)
+    elif found.get("layer_types_computed"):
+        types = []  # the config class computes them from other keys, which posenc does not read
+    elif layers and "layer_pattern" in found:
+        types = table.every_k(found["layer_pattern"], config, layers)
     else:
-        width = head_dim
-    if width < 2 or width % 2:
-        raise ValueError(f"the rotated width must be a positive even integer, got {width} "
-                         f"(head_dim {head_dim}, partial rotary factor {fraction})")
-    return width
+        kinds = [k for k in params if k is not None] or ["full_attention"]
+        types = [kinds[0]] * layers if len(kinds) == 1 else []
+    flags = [True] * len(types)
+    if "no_rope_layers" in found.get("rope_condition", ()):
+        given = config.get("no_rope_layers")
+        if given is None and "nope_pattern" in found and types:
+            given = table.every_k(found["nope_pattern"], config, len(types))
+        if given is not None:
+            if not isinstance(given, (list, tuple)) or len(given) != len(types):
+                raise ValueError(f"config['no_rope_layers'] must be a list of {len(types)} flags (1: the layer "
+                                 f"rotates, 0: NoPE), got {given!r:.80}")
+            flags = [bool(flag) for flag in given]
+    return types, flags
 
 
-def from_config(config: Mapping[str, Any], layer_type: str | None = None) -> dict[str, Any]:
-    """The keyword arguments of `RotaryEmbedding` that reproduce a model's RoPE.
+def _rotates(config: Mapping[str, Any], found: Mapping[str, Any], layer_type: str) -> tuple[bool | None, str | None]:
+    conditions = found.get("rope_condition", ())
+    if layer_type in table.NOT_ATTENTION_LAYER_TYPES:
+        return False, f"{layer_type} layers are not softmax attention and have no positions"
+    if "sliding_only" in conditions and layer_type != "sliding_attention":
+        return False, "only the sliding-window layers of this model type rotate (NoPE)"
+    if ("sliding_or_no_window" in conditions and layer_type != "sliding_attention"
+            and table.field(found, config, "sliding_window") is not None):
+        return False, "with a sliding window, only the sliding-window layers of this model type rotate (NoPE)"
+    if layer_type not in table.ATTENTION_LAYER_TYPES:
+        return None, f"posenc does not know what layers of type {layer_type!r} do"
+    return True, None
 
-    Reads ``rope_theta``, ``rope_parameters`` or ``rope_scaling`` (the older name; both are merged and
-    must agree), ``partial_rotary_factor`` (or GPT-NeoX's ``rotary_pct``, GPT-J's ``rotary_dim``),
-    ``head_dim`` (DeepSeek's ``qk_rope_head_dim`` first; else ``hidden_size / num_attention_heads``),
-    ``rotary_emb_base`` (GPT-NeoX's name for the base), ``rope_interleave`` (DeepSeek: interleaved
-    layout), ``max_position_embeddings`` and
-    ``original_max_position_embeddings`` (and a per-layer-type ``head_dim`` from ``per_layer_config``,
-    as in Gemma 4), with the rules of ``transformers``:
 
-    * ``"dynamic"`` counts from ``max_position_embeddings``;
-    * ``"yarn"``, ``"longrope"`` and ``"llama3"`` take ``original_max_position_embeddings`` from the
-      RoPE parameters or the config (falling back on ``max_position_embeddings``), and a missing
-      ``factor`` of YaRN or LongRoPE is ``max_position_embeddings / original_max_position_embeddings``;
-    * ``"proportional"`` keeps the full width and passes ``partial_rotary_factor`` to the scaling.
+def _window(config: Mapping[str, Any], found: Mapping[str, Any], layer_type: str) -> int | None:
+    key = {"sliding_attention": "sliding_window", "chunked_attention": "attention_chunk_size"}.get(layer_type)
+    value = table.field(found, config, key) if key else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
-    Unknown RoPE keys and values that disagree between two places are errors.
+
+def _layer(config: Mapping[str, Any], found: Mapping[str, Any], model_type: str | None, layer_type: str,
+           params: dict[str, Any] | None, rotates: bool | None, note: str | None, layout: str | None,
+           layers: tuple[int, ...]) -> LayerRope:
+    window = _window(config, found, layer_type)
+    if rotates and params is None:
+        rotates, note = False, f"config['rope_parameters'][{layer_type!r}] is None (NoPE)"
+    if not rotates or params is None:
+        return LayerRope(layer_type, rotates, temperature=_temperature(config, found, params, False),
+                         window=window, layers=layers, note=note)
+    head_dim = _head_dim(config, found, layer_type)
+    proportional = params["rope_type"] == "proportional"
+    width = head_dim if proportional else _rotary_width(config, found, params, head_dim)
+    base = _real("rope_theta", params["rope_theta"], positive=True)
+    scaling = _scaling(config, found, params, head_dim)
+    return LayerRope(layer_type, True, head_dim, width, layout, base, scaling,
+                     rope_attention_scaling(scaling), _temperature(config, found, params, True),
+                     _softmax_scale(found, params), window, layers, note)
+
+
+def read_config(config: Mapping[str, Any], *, layout: str | None = None) -> ConfigRope:
+    """What every kind of layer of a model does with positions, read from its config.
+
+    Reads the keys transformers reads: ``rope_parameters`` (or the older ``rope_scaling``; both are
+    merged and must agree), ``rope_theta``, ``partial_rotary_factor`` (GPT-NeoX: ``rotary_pct``,
+    ``rotary_emb_base``; GPT-J: ``rotary_dim``), ``head_dim`` (DeepSeek's ``qk_rope_head_dim`` first;
+    else the config class's default, else ``hidden_size / num_attention_heads``), ``layer_types``,
+    ``no_rope_layers``, ``max_position_embeddings``, ``original_max_position_embeddings``, and
+    whatever the model type's config class reads instead (Gemma 3's ``rope_local_base_freq``,
+    ModernBERT's ``global_rope_theta`` and ``local_rope_theta``, a flat ``rope_scaling`` on the
+    layer types the class puts it on, renamed rope types such as Phi-3's ``"su"``), completing what
+    the config leaves out with the class's defaults. The layout is the one transformers' code for
+    the model type uses (``rope_interleave`` where it reads that flag).
+
+    What acts outside the rotation is returned beside it: ``temperature`` is a factor on the
+    queries by position (`query_temperature` evaluates it), ``softmax_scale`` a factor on the
+    logits' ``1/sqrt(head_dim)``; NoPE layers and layers that are not attention have
+    ``rotates=False``.
+
+    Unknown RoPE keys, two places that disagree, and impossible values are errors. A model type
+    whose layout posenc cannot derive (or a config with no ``model_type``) needs ``layout``.
 
     Args:
         config: a model's ``config.json`` as a dict, or a ``transformers`` config object.
-        layer_type: for configs with one RoPE per layer type (Gemma 3's ``"sliding_attention"`` and
-            ``"full_attention"``), which one to read; None otherwise.
+        layout: ``"half"`` or ``"interleaved"``, needed only where the model type does not say.
+
+    Examples:
+        >>> rope = read_config({"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32,
+        ...                     "num_hidden_layers": 32, "rope_theta": 500000.0})
+        >>> layer = rope.layers["full_attention"]
+        >>> layer.rotates, layer.dim, layer.base, layer.layout, len(layer.layers)
+        (True, 128, 500000.0, 'half', 32)
+    """
+    config = _as_mapping(config)
+    given = None if layout is None else check_choice("layout", layout, LAYOUTS)
+    model_type, text = _text_part(config)
+    found = table.entry(model_type) if model_type is not None else None
+    found = found or {}
+    if found.get("rope") is False:
+        raise ValueError(f"model type {model_type!r} uses no rotary position embedding (transformers' code for it "
+                         f"has no RoPE): from_config reads RoPE settings only")
+    if "no_alibi" in found.get("rope_condition", ()) and text.get("alibi") is True:
+        raise ValueError(f"config['alibi'] is true: this {model_type} model uses ALiBi, not RoPE")
+    given = _layout(text, found, model_type, given)  # first: without it nothing below can be trusted
+    params = _parameters(text, found, [t for t in table.get(found, text, "layer_types") or [] if isinstance(t, str)])
+    types, flags = _layer_plan(text, found, params)
+    kinds: dict[str, list[int]] = {}
+    for index, (layer_type, flag) in enumerate(zip(types, flags)):
+        kinds.setdefault(layer_type if flag else f"{layer_type}:nope", []).append(index)
+    if not kinds:
+        kinds = {k: [] for k in params if k is not None} or {"full_attention": []}
+    # a layer type whose layers all skip RoPE keeps its own name
+    kinds = {(name.removesuffix(":nope") if name.removesuffix(":nope") not in kinds else name): indices
+             for name, indices in kinds.items()}
+    result: dict[str, LayerRope] = {}
+    for name, indices in kinds.items():
+        layer_type = name.removesuffix(":nope")
+        rotates, note = _rotates(text, found, layer_type)
+        if name.endswith(":nope") or (indices and not flags[indices[0]]):
+            rotates, note = False, "no RoPE at these layers (config['no_rope_layers'])"
+        if rotates and layer_type not in params and None not in params:
+            raise ValueError(f"config['rope_parameters'] has no entry for layer type {layer_type!r} (it has "
+                             f"{', '.join(map(repr, params))})")
+        kind_params = params.get(layer_type, params.get(None))
+        result[name] = _layer(text, found, model_type, name, kind_params, rotates, note, given, tuple(indices))
+    originals = [layer.scaling["original_max_position_embeddings"] for layer in result.values()
+                 if layer.scaling and "original_max_position_embeddings" in layer.scaling and
+                 layer.scaling["type"] != "dynamic"]
+    notes = list(found.get("notes", ()))
+    if any(isinstance(p, Mapping) and "mrope_section" in p for p in params.values()):
+        notes.append("M-RoPE (mrope_section): a text token has the same position on all three axes, so text "
+                     "rotates as the 1-D RoPE given here; image and video tokens get 3-D positions")
+    pattern = {index: name for name, indices in kinds.items() for index in indices}
+    return ConfigRope(model_type, result, tuple(pattern[i] for i in sorted(pattern)), _length(text, found),
+                      originals[0] if originals else None, tuple(notes))
+
+
+def from_config(config: Mapping[str, Any], layer_type: str | None = None, *,
+                layout: str | None = None) -> dict[str, Any]:
+    """The keyword arguments of `RotaryEmbedding` that reproduce a model's RoPE (one layer type's).
+
+    `read_config` reads the config (see there for the keys and rules); this returns the settings of
+    the layers of ``layer_type`` in the form ``RotaryEmbedding(**result)`` takes. Without
+    ``layer_type``, the model's layers must all rotate alike (layers without RoPE aside).
+
+    Args:
+        config: a model's ``config.json`` as a dict, or a ``transformers`` config object.
+        layer_type: for models whose layers differ (Gemma 3's ``"sliding_attention"`` and
+            ``"full_attention"``), which ones to read; the names are the keys of `read_config`'s
+            ``layers``.
+        layout: ``"half"`` or ``"interleaved"``, needed only where the model type does not say.
 
     Returns:
         ``{"dim", "base", "layout", "scaling", "rotary_dim"}`` for ``RotaryEmbedding(**result)``.
 
     Examples:
-        >>> from_config({"hidden_size": 4096, "num_attention_heads": 32, "rope_theta": 500000.0,
-        ...              "max_position_embeddings": 8192})
+        >>> from_config({"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32,
+        ...              "rope_theta": 500000.0, "max_position_embeddings": 8192})
         {'dim': 128, 'base': 500000.0, 'layout': 'half', 'scaling': None, 'rotary_dim': None}
     """
-    config = _as_mapping(config)
     if layer_type is not None and not isinstance(layer_type, str):
         raise TypeError(f"layer_type must be a string or None, got {type(layer_type).__name__}")
-    params = _rope_parameters(config, layer_type)
-    head_dim = _head_dim(config, layer_type)
-    base = _one("rope_theta", ("rope_parameters", params), ("config", config))
-    if base is None:
-        base = config.get("rotary_emb_base")  # GPT-NeoX's name in its config.json
-    base = 10000.0 if base is None else _real("rope_theta", base, positive=True)
-    kind = _one("rope_type", ("rope_parameters", params)) or params.get("type") or "default"
-    if not isinstance(kind, str):
-        raise TypeError(f"rope_type must be a string such as 'yarn', got {type(kind).__name__} {kind!r}")
-    if params.get("type") is not None and params["type"] != kind:
-        raise ValueError(f"config is inconsistent: rope type {params['type']!r} under 'type' but {kind!r} "
-                         f"under 'rope_type'")
-    if kind not in ROPE_TYPES:
-        raise ValueError(f"rope_type must be one of {', '.join(map(repr, ROPE_TYPES))} (the types posenc "
-                         f"reads from a config), got {kind!r}")
-    for key in params:
-        if key not in (*_COMMON, *ROPE_TYPES[kind]):
-            raise ValueError(f"rope parameters of type {kind!r} got the unknown key {key!r} (allowed: "
-                             f"{', '.join(map(repr, sorted({*_COMMON, *ROPE_TYPES[kind]} - {'type'})))})")
-    width = head_dim if kind == "proportional" else _rotary_width(config, params, head_dim)
-    interleaved = config.get("model_type") in _INTERLEAVED_MODELS or config.get("rope_interleave") is True
-    layout = "interleaved" if interleaved else "half"
-    result: dict[str, Any] = {"dim": head_dim, "base": base, "layout": layout, "scaling": None,
-                              "rotary_dim": None if width == head_dim else width}
-    if kind == "default":
-        return result
-    scaling: dict[str, Any] = {"type": kind}
-    scaling.update({k: v for k, v in params.items() if k in ROPE_TYPES[kind] and v is not None})
-    longest = config.get("max_position_embeddings")
-    if kind == "dynamic":
-        if longest is None:
-            raise ValueError("config needs 'max_position_embeddings' for rope type 'dynamic' (the length "
-                             "past which the base grows)")
-        scaling["original_max_position_embeddings"] = check_int(
-            "config['max_position_embeddings']", longest, minimum=1, maximum=_MAX_LENGTH)
-    if kind in ("yarn", "longrope", "llama3"):
-        original = _one("original_max_position_embeddings", ("rope_parameters", params), ("config", config))
-        if original is None:
-            original = longest
-        if original is None:
-            raise ValueError(f"config needs 'original_max_position_embeddings' or 'max_position_embeddings' "
-                             f"for rope type {kind!r}")
-        original = check_int("original_max_position_embeddings", original, minimum=1, maximum=_MAX_LENGTH)
-        scaling["original_max_position_embeddings"] = original
-        if scaling.get("factor") is None and kind in ("yarn", "longrope"):
-            if longest is None:
-                raise ValueError(f"config needs a 'factor' or 'max_position_embeddings' for rope type {kind!r}")
-            longest = check_int("config['max_position_embeddings']", longest, minimum=1, maximum=_MAX_LENGTH)
-            scaling["factor"] = longest / original
-    if kind == "proportional":
-        fraction = _one("partial_rotary_factor", ("rope_parameters", params), ("config", config))
-        scaling["partial_rotary_factor"] = 1.0 if fraction is None else fraction
-    if kind == "yarn" and scaling.get("truncate") is None:
-        scaling.pop("truncate", None)
-    _check_scaling(scaling)  # every value named and checked once more
-    result["scaling"] = scaling
-    return result
+    layers = read_config(config, layout=layout).layers
+    if layer_type is not None:
+        if layer_type not in layers:
+            raise ValueError(f"layer_type must be one of {', '.join(map(repr, layers))} (the layer types of this "
+                             f"config), got {layer_type!r}")
+        return layers[layer_type].rotary_kwargs()
+    rotating = {repr(layer.rotary_kwargs()): layer for layer in layers.values() if layer.rotates}
+    if len(rotating) == 1:
+        return next(iter(rotating.values())).rotary_kwargs()
+    if not rotating:
+        raise ValueError("no layer of this config uses RoPE: "
+                         + "; ".join(f"{name}: {layer.note}" for name, layer in layers.items()))
+    raise ValueError(f"this config has more than one RoPE: pass layer_type, one of "
+                     f"{', '.join(map(repr, sorted(layers)))}, got layer_type=None")

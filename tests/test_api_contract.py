@@ -50,6 +50,8 @@ PENDING_OTHER_OWNERS: set[str] = set()
 # Data records: plain containers with no validation to do. They are listed, not walked.
 RECORDS = {
     "posenc.analysis.Collision",
+    "posenc.rope_config.ConfigRope",
+    "posenc.rope_config.LayerRope",
     "posenc.inference.StepPlan",
     "posenc.model.Method",
     # Interfaces (typing.Protocol): the calls a method answers, implemented (and walked) by the
@@ -309,8 +311,15 @@ EXAMPLES: dict[str, Example] = {
                                           rotary_dim=None),
     "posenc.rope.rope_long_term_decay": ex(distances=_ints(0, 10, 100), dim=8, base=10000.0),
     "posenc.rope_config.from_config": ex(
-        config=lambda: {"hidden_size": 64, "num_attention_heads": 4, "rope_theta": 10000.0,
-                        "max_position_embeddings": 128}, layer_type=None),
+        config=lambda: {"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4, "rope_theta": 10000.0,
+                        "max_position_embeddings": 128}, layer_type=None, layout=None),
+    "posenc.rope_config.read_config": ex(
+        config=lambda: {"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4, "rope_theta": 10000.0,
+                        "max_position_embeddings": 128}, layout=None),
+    "posenc.rope_config.LayerRope.rotary_kwargs": ex(_lazy("posenc.rope_config.LayerRope", "full_attention", True, 8,
+                                                           8, "half", 10000.0)),
+    "posenc.rope_config.query_temperature": ex(
+        temperature=lambda: {"rule": "llama_4_scaling_beta", "beta": 0.1, "length": 16}, position=20),
     "posenc.rope_nd.rope_axis_assignment": ex(sections=[2, 1, 1], assignment="blocks"),
     "posenc.rope_nd.apply_rope_nd": ex(x=_t(3, 4), positions=lambda: torch.tensor([[0, 0], [1, 0], [0, 1]]),
                                        sections=[1, 1], base=10000.0, layout="half", assignment="blocks",

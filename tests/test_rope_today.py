@@ -28,6 +28,7 @@ from posenc.rope import (
     rope_inverse_frequencies,
     rope_long_term_decay,
 )
+from posenc.rope_config import read_config
 from tests.test_rope import dot, ref_apply, ref_rotate, ref_theta
 
 
@@ -266,11 +267,11 @@ def test_alias_table_names_both_layouts() -> None:
 
 # ---------------------------------------------------------------- from_config
 def test_from_config_reads_the_old_and_the_new_names() -> None:
-    old = {"hidden_size": 4096, "num_attention_heads": 32, "max_position_embeddings": 131072,
+    old = {"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "max_position_embeddings": 131072,
            "rope_theta": 500000.0,
            "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
                             "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}}
-    new = {"head_dim": 128, "max_position_embeddings": 131072,
+    new = {"model_type": "llama", "head_dim": 128, "max_position_embeddings": 131072,
            "rope_parameters": {**old["rope_scaling"], "rope_theta": 500000.0}}  # type: ignore[dict-item]
     assert from_config(old) == from_config(new)
     kwargs = from_config(old)
@@ -279,16 +280,17 @@ def test_from_config_reads_the_old_and_the_new_names() -> None:
 
 
 def test_from_config_partial_rotary_names() -> None:
-    for config in ({"hidden_size": 2560, "num_attention_heads": 32, "partial_rotary_factor": 0.4},
-                   {"hidden_size": 2560, "num_attention_heads": 32, "rotary_pct": 0.4},
-                   {"hidden_size": 2560, "num_attention_heads": 32, "rotary_dim": 32}):
+    for config in ({"model_type": "phi", "hidden_size": 2560, "num_attention_heads": 32, "partial_rotary_factor": 0.4},
+                   {"model_type": "gpt_neox", "hidden_size": 2560, "num_attention_heads": 32, "rotary_pct": 0.4}):
         assert from_config(config)["rotary_dim"] == 32
+    # GPT-NeoX's config class defaults to a quarter of the head (transformers' GPTNeoXConfig)
+    assert from_config({"model_type": "gpt_neox", "hidden_size": 2560, "num_attention_heads": 32})["rotary_dim"] == 20
     gptj = from_config({"model_type": "gptj", "n_embd": 4096, "n_head": 16, "rotary_dim": 64})
     assert gptj["layout"] == "interleaved" and gptj["rotary_dim"] == 64
 
 
 def test_from_config_per_layer_types() -> None:
-    config = {"head_dim": 256, "rope_parameters": {
+    config = {"model_type": "gemma3_text", "head_dim": 256, "rope_parameters": {
         "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
         "full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1000000.0}}}
     assert from_config(config, "sliding_attention")["base"] == 10000.0
@@ -310,19 +312,58 @@ def test_from_config_per_layer_types() -> None:
         ({"hidden_size": 100, "num_attention_heads": 3}, ValueError, "must be a multiple"),
         ({"rope_theta": 1e4}, ValueError, "needs 'head_dim'"),
         ({"head_dim": 64, "partial_rotary_factor": 0.3}, ValueError, "rotated width must be a positive even"),
-        ({"head_dim": 64, "rope_scaling": {"rope_type": "dynamic", "factor": 2.0}}, ValueError,
-         "needs 'max_position_embeddings'"),
         ({"head_dim": 64, "rope_scaling": {"type": "yarn", "rope_type": "linear", "factor": 2.0}}, ValueError,
          "inconsistent"),
         ({"head_dim": 64, "rope_scaling": {"rope_type": "linear", "factor": 0.5}}, ValueError, "factor"),
         ({"head_dim": 64, "rope_scaling": "linear"}, TypeError, "must be a dict"),
         ([("head_dim", 64)], TypeError, "config must be a dict"),
         ({"head_dim": 64, "rope_theta": 10**400}, ValueError, "rope_theta must be (a )?finite"),
+        ({"head_dim": 64, "rope_scaling": {"rope_type": "default", "mrope_section": [16, 24, 24]}}, ValueError,
+         "unknown key 'mrope_section'"),  # accepted for Qwen2.5-VL (below), not for Llama
+        ({"model_type": None, "head_dim": 64}, ValueError, "layout is needed: the config has no 'model_type'"),
+        ({"model_type": "my_new_model", "head_dim": 64}, ValueError,
+         "layout is needed: the pinned transformers has no model type 'my_new_model'"),
+        ({"model_type": "bert", "hidden_size": 768, "num_attention_heads": 12}, ValueError,
+         "model type 'bert' uses no rotary position embedding"),
+        ({"model_type": "falcon", "hidden_size": 4544, "num_attention_heads": 71, "alibi": True}, ValueError,
+         "uses ALiBi, not RoPE"),
+        ({"model_type": 7, "head_dim": 64}, TypeError, r"model_type'\] must be a string"),
     ],
 )
 def test_from_config_bad_input(config: object, error: type[Exception], match: str) -> None:
+    if isinstance(config, dict) and "model_type" not in config:
+        config = {"model_type": "llama", **config}
+    elif isinstance(config, dict) and config["model_type"] is None:
+        config = {k: v for k, v in config.items() if k != "model_type"}
     with pytest.raises(error, match=match):
         from_config(config)  # type: ignore[arg-type]
+
+
+def test_from_config_asks_for_the_layout_only_where_it_cannot_derive_it() -> None:
+    bare = {"hidden_size": 4096, "num_attention_heads": 32}
+    assert from_config(bare, layout="interleaved")["layout"] == "interleaved"
+    assert from_config({"model_type": "llama", **bare}, layout="half")["layout"] == "half"
+    with pytest.raises(ValueError, match="layout must be 'half' for model type 'llama'"):
+        from_config({"model_type": "llama", **bare}, layout="interleaved")
+    with pytest.raises(ValueError, match="layout must be one of"):
+        from_config(bare, layout="neox")
+
+
+def test_keys_transformers_ignores_for_a_model_type_are_accepted() -> None:
+    # Qwen2.5-VL's config class reads "type": "mrope" as the default rope and ignores mrope_section
+    config = {"model_type": "qwen2_5_vl", "hidden_size": 3584, "num_attention_heads": 28, "rope_theta": 1e6,
+              "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]}}
+    assert from_config(config) == {"dim": 128, "base": 1e6, "layout": "half", "scaling": None, "rotary_dim": None}
+    assert any("M-RoPE" in note for note in read_config(config).notes)
+
+
+def test_renamed_rope_types_follow_the_config_class() -> None:
+    # Phi-3's config class reads the early "su" type as LongRoPE (transformers' Phi3Config)
+    pairs = 48
+    config = {"model_type": "phi3", "hidden_size": 3072, "num_attention_heads": 32, "max_position_embeddings": 131072,
+              "original_max_position_embeddings": 4096,
+              "rope_scaling": {"type": "su", "short_factor": [1.0] * pairs, "long_factor": [2.0] * pairs}}
+    assert from_config(config)["scaling"]["type"] == "longrope"
 
 
 # ---------------------------------------------------------------- bad input (issue 10)
@@ -387,12 +428,12 @@ def test_relative_dot_helper_is_used() -> None:
 @pytest.mark.parametrize(
     ("call", "error", "match"),
     [
-        (lambda: from_config({"head_dim": 64, "rope_scaling": {"rope_type": ["yarn"]}}), TypeError,
-         "rope_type must be a string"),
-        (lambda: from_config({"head_dim": 64, "max_position_embeddings": 10**400,
+        (lambda: from_config({"model_type": "llama", "head_dim": 64, "rope_scaling": {"rope_type": ["yarn"]}}),
+         TypeError, "rope_type must be a string"),
+        (lambda: from_config({"model_type": "llama", "head_dim": 64, "max_position_embeddings": 10**400,
                               "rope_scaling": {"rope_type": "yarn", "original_max_position_embeddings": 4}}),
          ValueError, r"max_position_embeddings'\] must be an integer <="),
-        (lambda: from_config({"head_dim": 64, "max_position_embeddings": 64,
+        (lambda: from_config({"model_type": "llama", "head_dim": 64, "max_position_embeddings": 64,
                               "rope_scaling": {"rope_type": "yarn", "original_max_position_embeddings": "4"}}),
          TypeError, "original_max_position_embeddings must be an integer"),
         (lambda: layout_permutation(65536, heads=2**20), ValueError, "heads \\* dim must be <="),

@@ -144,7 +144,7 @@ def test_longrope_attention_factor_given_and_factor_from_lengths() -> None:
         config = llama_config(dim, 10000.0, "longrope", {**params, **extra}, 1.0)
         theirs, their_factor = ROPE_INIT_FUNCTIONS["longrope"](config, None, seq_len=MAX_POSITIONS)
         kwargs = from_config(config)
-        assert kwargs["scaling"]["factor"] == 4.0
+        assert "factor" not in kwargs["scaling"] and kwargs["scaling"]["max_position_embeddings"] == MAX_POSITIONS
         close(rope_inverse_frequencies(dim, scaling=kwargs["scaling"], seq_len=MAX_POSITIONS), theirs)
         assert math.isclose(rope_attention_scaling(kwargs["scaling"]), their_factor, rel_tol=1e-12)
 
@@ -231,3 +231,53 @@ def test_from_config_per_layer_types(config_name: str, path: str, rotary_name: s
         close(ours.inv_freq, getattr(rotary, f"{layer_type}_inv_freq"))
         assert ours.attention_scaling == getattr(rotary, f"{layer_type}_attention_scaling")
         tables_match(rotary, config, layer_type, length=64)
+
+
+# ---------------------------------------------------------------- every model type, at its class defaults
+def _table() -> dict[str, Any]:
+    from posenc._rope_table import model_types
+
+    return model_types()
+
+
+# Model types whose class defaults posenc reads differently from transformers, each for a stated reason.
+DEFAULTS_DIFFER = {
+    "glm4_moe": "the class defaults split hidden_size 4096 over 96 heads (no head_dim): transformers floors it "
+                "to 42, posenc refuses the config",
+    "qwen3_omni_moe_text": "the class defaults split hidden_size 2048 over 28 heads (no head_dim): transformers "
+                           "floors it, posenc refuses the config",
+}
+UNKNOWN_LAYERS = {
+    "zamba2": "its 'hybrid' layers (mamba plus a shared attention block) are a layer type posenc does not classify",
+    "unlimited_ocr_text": "its 'reference_sliding_attention' layers are a layer type posenc does not classify",
+}
+READABLE = sorted(k for k, v in _table().items() if v.get("layout") and v.get("rope", True))
+UNDERIVED = sorted(k for k, v in _table().items() if "layout" in v and v["layout"] is None)
+
+
+@pytest.mark.parametrize("model_type", READABLE)
+def test_every_model_type_at_its_defaults(model_type: str) -> None:
+    """read_config on transformers' config class at its defaults, against its rotary code, every layer type."""
+    from tests import rope_live, rope_model_types
+
+    if model_type in UNKNOWN_LAYERS:
+        pytest.xfail(UNKNOWN_LAYERS[model_type])
+    text = rope_model_types._text_config(rope_model_types._model_types()[model_type])
+    if model_type in DEFAULTS_DIFFER:
+        with pytest.raises(ValueError, match="must be a multiple"):
+            rope_live.check_config(text)
+        pytest.xfail(DEFAULTS_DIFFER[model_type])
+    rope_live.check_config(text, torch.tensor([0, 1, 5, 100, 5000, 40000]))
+
+
+@pytest.mark.parametrize("model_type", UNDERIVED)
+def test_a_model_type_without_a_derived_layout_asks_for_it(model_type: str) -> None:
+    from posenc.rope_config import read_config
+    from tests import rope_model_types
+
+    try:
+        text = rope_model_types._text_config(rope_model_types._model_types()[model_type])
+    except Exception as error:  # noqa: BLE001 - a config class that cannot be built at its defaults
+        pytest.skip(f"transformers cannot build {model_type}'s config at its defaults: {error!r:.80}")
+    with pytest.raises(ValueError, match="layout is needed"):
+        read_config(text)

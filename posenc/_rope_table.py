@@ -1,0 +1,92 @@
+"""What differs between model types, as transformers' code has it: the table `rope_config` reads.
+
+``rope_model_types.json`` is derived from the pinned transformers by ``tests/rope_model_types.py``
+(which documents each field) and checked against it by ``tests/test_rope_model_types.py``. This
+module loads it and answers the questions `posenc.rope_config` asks of one model type; it holds no
+model names of its own.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+TABLE_PATH = Path(__file__).resolve().parent / "rope_model_types.json"
+# Layer types that are softmax attention, and layer types that are not attention at all
+# (transformers' names; any other layer type is reported as unknown).
+ATTENTION_LAYER_TYPES = ("full_attention", "sliding_attention", "chunked_attention", "indexed_attention")
+NOT_ATTENTION_LAYER_TYPES = ("linear_attention", "mamba", "conv", "mlp", "moe")
+
+
+@functools.cache
+def model_types() -> dict[str, dict[str, Any]]:
+    """Every model type the pinned transformers registers, with its entry."""
+    table: dict[str, dict[str, Any]] = json.loads(TABLE_PATH.read_text())["model_types"]
+    return table
+
+
+def table_source() -> str:
+    return str(json.loads(TABLE_PATH.read_text())["_source"])
+
+
+def entry(model_type: str) -> dict[str, Any] | None:
+    """The entry of a model type, following a wrapper (a vision-language config, ...) to its text
+    model; None for a model type transformers does not know."""
+    found = model_types().get(model_type)
+    while found is not None and set(found) == {"text_model_type"}:
+        found = model_types().get(found["text_model_type"])
+    return found
+
+
+def text_model_type(model_type: str) -> str:
+    found = model_types().get(model_type) or {}
+    return str(found.get("text_model_type", model_type))
+
+
+def layout(found: Mapping[str, Any], config: Mapping[str, Any]) -> str | None:
+    """How the model's attention code pairs q/k features: a fixed layout, or the one a config flag
+    (``rope_interleave``) selects, with the config class's default when the config omits it."""
+    spec = found.get("layout")
+    if not isinstance(spec, Mapping):
+        return None if spec is None else str(spec)
+    value = config.get(spec["key"])
+    flag = spec["default"] if value is None else value
+    if not isinstance(flag, bool):
+        raise TypeError(f"config[{spec['key']!r}] must be true or false, got {type(flag).__name__} {flag!r}")
+    chosen = spec["true"] if flag else spec["false"]
+    return None if chosen is None else str(chosen)
+
+
+def get(found: Mapping[str, Any], config: Mapping[str, Any], key: str) -> Any:
+    """``config[key]``, under transformers' canonical name or the one the config class maps it to
+    (DBRX's ``d_model`` for ``hidden_size``)."""
+    value = config.get(key)
+    if value is None and key in found.get("attribute_map", {}):
+        value = config.get(found["attribute_map"][key])
+    return value
+
+
+def field(found: Mapping[str, Any], config: Mapping[str, Any], key: str) -> Any:
+    """``config[key]``, or the config class's default for it (None if it has none)."""
+    value = get(found, config, key)
+    return found.get("field_defaults", {}).get(key) if value is None else value
+
+
+def default_theta(found: Mapping[str, Any], layer_type: str | None) -> float:
+    theta = found.get("default_theta", 10000.0)
+    if isinstance(theta, Mapping):  # {"global": ..., "local": ...}: local for sliding layers
+        return float(theta["local" if layer_type == "sliding_attention" else "global"])
+    return float(theta)
+
+
+def every_k(pattern: Mapping[str, Any], config: Mapping[str, Any], layers: int) -> list[Any]:
+    """A layer pattern of the form "every k-th layer (after ``offset``) is ``every``"."""
+    key = pattern.get("key")
+    k = config.get(key) if key else None
+    k = pattern["k"] if k is None else k
+    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+        raise ValueError(f"config[{key!r}] must be an integer >= 1, got {k!r}")
+    return [pattern["every"] if (i + pattern["offset"]) % k == 0 else pattern["other"] for i in range(layers)]

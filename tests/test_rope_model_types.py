@@ -1,0 +1,49 @@
+"""The per-model-type table `posenc.rope_config` reads is what the pinned transformers' code says.
+
+``posenc/rope_model_types.json`` is derived by ``tests/rope_model_types.py`` from every model type
+transformers registers (its config class and modeling code, run on probes). Deriving it again must
+give the committed file: a transformers upgrade that changes a model type, or adds one, fails here
+with the model types that changed; ``python -m tests.rope_model_types`` rewrites the file (review
+the diff).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("transformers", reason="transformers is a test dependency (requirements.lock)")
+
+from tests import rope_model_types as derive
+
+
+def test_the_committed_table_is_what_transformers_says() -> None:
+    committed = json.loads(derive.TABLE_PATH.read_text())
+    derived = derive.derive_all()
+    assert committed["_source"] == derived["_source"], "the table was derived from another transformers"
+    old, new = committed["model_types"], derived["model_types"]
+    added, removed = sorted(set(new) - set(old)), sorted(set(old) - set(new))
+    changed = sorted(k for k in set(old) & set(new) if old[k] != new[k])
+    assert not (added or removed or changed), (
+        f"transformers' model types differ from posenc/rope_model_types.json: added {added}, removed {removed}, "
+        f"changed {changed}; run `python -m tests.rope_model_types` and review the diff")
+
+
+def test_the_table_covers_the_families_people_run() -> None:
+    table = json.loads(derive.TABLE_PATH.read_text())["model_types"]
+    rope = [k for k, v in table.items() if v.get("rope", True) and "layout" in v]
+    assert len(rope) > 200
+    # spot checks against transformers' source, read by hand (file: what it does)
+    assert table["llama"]["layout"] == "half"                    # modeling_llama.py: rotate_half
+    assert table["gptj"]["layout"] == "interleaved"              # modeling_gptj.py: rotate_every_two
+    assert table["cohere"]["layout"] == "interleaved"            # modeling_cohere.py: repeat_interleave(freqs, 2)
+    assert table["glm4"]["layout"] == "interleaved"              # modeling_glm4.py: cos[..., :d/2].repeat_interleave
+    assert table["llama4_text"]["layout"] == "interleaved"       # modeling_llama4.py: view_as_complex
+    assert table["deepseek_v3"]["layout"] == {"key": "rope_interleave", "default": True, "true": "interleaved",
+                                              "false": "half"}   # modeling_deepseek_v3.py: if rope_interleave
+    assert table["gemma3_text"]["base_keys"]["sliding_attention"] == "rope_local_base_freq"
+    assert table["modernbert"]["base_keys"] == {"full_attention": "global_rope_theta",
+                                                "sliding_attention": "local_rope_theta"}
+    assert table["phi3"]["type_aliases"]["su"] == "longrope"      # configuration_phi3.py
+    assert table["bert"] == {"rope": False}
