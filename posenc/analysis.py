@@ -25,6 +25,9 @@ from posenc._checks import (
 )
 from posenc.sinusoidal import inverse_frequencies
 
+__all__ = ["Collision", "binary_code", "cosine_similarity_matrix", "float32_angle_error", "nearest_collision",
+           "pairwise_distances", "rising_steps", "shift_map_residual", "similarity_to_position", "wavelengths"]
+
 # cdist's default matrix-product shortcut (|a|² + |b|² - 2ab) loses the small gaps this module
 # is about (1e-7 between two single-sine codes); compute differences directly.
 _EXACT = "donot_use_mm_for_euclid_dist"
@@ -52,7 +55,7 @@ def cosine_similarity_matrix(codes: Tensor) -> Tensor:
                 [0.7071, 1.0000]], dtype=torch.float64)
     """
     table = _codes("codes", codes)
-    check_elements("the matrix (len x len)", table.shape[0], table.shape[0])
+    check_elements("the matrix of codes (len x len)", table.shape[0], table.shape[0])
     if table.shape[1] == 0:
         raise ValueError(f"codes must have at least one column (its rows are all-zero), got shape {tuple(table.shape)}")
     table = table / table.abs().amax(dim=1, keepdim=True).clamp(min=torch.finfo(torch.float64).tiny)
@@ -77,7 +80,7 @@ def similarity_to_position(codes: Tensor, reference: int = 0) -> Tensor:
 def pairwise_distances(codes: Tensor) -> Tensor:
     """``[len, len]`` Euclidean distances between every pair of rows."""
     table = _codes("codes", codes)
-    check_elements("the matrix (len x len)", table.shape[0], table.shape[0])
+    check_elements("the matrix of codes (len x len)", table.shape[0], table.shape[0])
     unit, scale = _scaled(table)
     return torch.cdist(unit, unit, compute_mode=_EXACT) * scale
 

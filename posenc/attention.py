@@ -152,8 +152,9 @@ def scaled_dot_product_attention(
     Returns:
         The attended values ``[..., q_len, d_v]`` and the weights ``[..., q_len, k_len]``.
         Each row of weights sums to 1, except a query that may attend to no key at all
-        (every key masked, or every logit ``-inf``): its weights and output are all zeros,
-        as in PyTorch's own ``scaled_dot_product_attention``, instead of NaN.
+        (every key masked, every logit ``-inf``, or no keys): its weights and output are all
+        zeros, as in PyTorch's own ``scaled_dot_product_attention``, instead of NaN. No queries
+        give an empty output.
         Half-precision inputs are computed in float32 and cast back.
 
     Examples:

@@ -54,6 +54,11 @@ class LayerPlan:
             object.__setattr__(self, "rope_base", check_float("rope_base", self.rope_base, positive=True))
 
     @property
+    def uses_position(self) -> bool:
+        """Whether this layer uses the model's method (False: no positions in this layer)."""
+        return self.position != "none"
+
+    @property
     def rotation_key(self) -> str | None:
         """The name of this layer's own rotation among the model's ``layer_rotaries`` (None: the model's)."""
         return None if self.rope_base is None else rotation_key(self.rope_base)

@@ -274,10 +274,11 @@ class TinyTransformer(nn.Module):
                          attention_mask=attention_mask)
         x = self._embed(tokens, step, default=positions is None and cache is None)  # [batch, seq, dim]
         bias = self._step_bias(step, x)  # [batch or 1, heads, seq, k_len], or None
+        q_pos, k_pos = step.query_positions.to(x.device), step.key_positions.to(x.device)  # queries, all keys
         maps = []
         for layer, block in enumerate(self.blocks):  # the same bias in each layer that uses it
-            uses = self.layer_plans[layer].position != "none"
-            rotate, kv_hook = self._layer_hooks(layer, step, cache, x.device)
+            uses = self.layer_plans[layer].uses_position
+            rotate, kv_hook = self._layer_hooks(layer, q_pos, k_pos, cache)
             x, weights = block(x, bias=bias if uses else None, rotary=rotate, mask=step.mask,
                                kv_hook=kv_hook, logit_hook=self._logit_hook(layer))
             maps.append(weights)
@@ -336,7 +337,7 @@ class TinyTransformer(nn.Module):
 
     def _rotation(self, layer: int) -> Rotation | None:
         plan, rotation = self.layer_plans[layer], self._at("rotation")
-        if rotation is None or plan.position == "none":
+        if rotation is None or not plan.uses_position:
             return None
         if plan.rotation_key is not None:  # a base of its own
             module = self.layer_rotaries[plan.rotation_key]
@@ -347,7 +348,7 @@ class TinyTransformer(nn.Module):
     def _logit_hook(self, layer: int) -> LogitHook | None:
         """CoPE's module of this layer (None for every other method)."""
         hooks = self._at("logits")
-        return None if hooks is None or self.layer_plans[layer].position == "none" else hooks[layer]
+        return hooks[layer] if hooks is not None and self.layer_plans[layer].uses_position else None
 
     def position_bias(self, query_positions: Tensor, key_positions: Tensor) -> Tensor | None:
         """The logit bias ``[batch, heads, q_len, k_len]``, or ``None``.
@@ -371,12 +372,10 @@ class TinyTransformer(nn.Module):
         return None if bias is None else bias[0]
 
     # --8<-- [start:layer-hooks]
-    def _layer_hooks(self, layer: int, step: StepPlan, cache: KVCache | None,
-                     device: torch.device) -> tuple[QueryKeyTransform | None, KeyValueHook | None]:
-        """The rotary hook and the cache hook of one layer: the one place that wires them."""
+    def _layer_hooks(self, layer: int, q_pos: Tensor, k_pos: Tensor,
+                     cache: KVCache | None) -> tuple[QueryKeyTransform | None, KeyValueHook | None]:
+        """The rotary hook and the cache hook of one layer (queries at ``q_pos``, every key at ``k_pos``)."""
         rotation = self._rotation(layer)  # RoPE or xPos of this layer, or None
-        q_pos = step.query_positions.to(device)  # [batch, q_len]
-        k_pos = step.key_positions.to(device)  # [batch, k_len]: cached entries first
         in_cache = cache is not None and cache.key_positions == "in-cache"
         rotate: QueryKeyTransform | None = None
         if rotation is not None and not in_cache:  # keys are cached already rotated

@@ -33,6 +33,8 @@ from posenc._checks import (
     check_size_int,
 )
 
+__all__ = ["counting", "normalized_counting", "sine_cosine_pairs", "single_sine"]
+
 
 def _check_frequencies(frequencies: object) -> Tensor:
     if isinstance(frequencies, Tensor):

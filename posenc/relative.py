@@ -97,7 +97,8 @@ class ShawRelativeAttention(nn.Module):
         return (relative_positions(q_len, k_len).clamp(-k, k) + k).to(self.key_table.device)
 
     def _heads(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-        check_tensor("x", x, ndim=3, floating=True)
+        # finite: the key term reaches the softmax as a bias, where NaN from x would be blamed on it
+        check_tensor("x", x, ndim=3, floating=True, finite=True)
         check_size("x", x, -1, self.dim, expected_from="the module's dim")
         if x.dtype != self.key_table.dtype:
             raise TypeError(f"x must have the module's dtype {self.key_table.dtype} (cast the module with "

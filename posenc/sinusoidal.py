@@ -29,6 +29,8 @@ from posenc._checks import (
     check_tensor,
 )
 
+__all__ = ["SinusoidalPositionalEncoding", "inverse_frequencies", "offset_matrix", "sinusoidal_encoding"]
+
 
 # --8<-- [start:encoding]
 def inverse_frequencies(dim: int, base: float = 10000.0) -> Tensor:

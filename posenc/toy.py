@@ -14,6 +14,8 @@ from torch import Tensor
 
 from posenc._checks import check_float, check_int, check_size_int
 
+__all__ = ["sentence_embeddings", "word_vector"]
+
 
 def word_vector(word: str, dim: int, *, seed: int = 0, std: float = 1.0) -> Tensor:
     """A deterministic N(0, std²) vector ``[dim]`` for ``word`` (seeded by a CRC of the word)."""

@@ -23,6 +23,8 @@ from torch import Tensor
 
 from posenc._checks import check_int, check_tensor
 
+__all__ = ["MAX_WINDOWS", "Window", "apply_in_windows", "window_spans"]
+
 # A call that asks for more windows than this is a mistake (stride 1 over a huge length).
 MAX_WINDOWS = 1_000_000
 

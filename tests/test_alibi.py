@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
@@ -147,3 +148,21 @@ def test_absurd_head_counts_fail_fast() -> None:
     slopes = alibi_slopes(3 * 2**18)  # not a power of two: the interleaved rule, vectorised
     assert time.perf_counter() - start < 5.0
     assert slopes.shape == (3 * 2**18,) and bool((slopes > 0).all())
+
+
+# ---------------------------------------------------------------- AlibiBias: the bias interface
+
+
+def test_alibi_bias_module_of_any_positions_matches_the_formula() -> None:
+    # Press et al. (2022): -m_h |i - j| with m_h = 2^(-8h/H), h = 1 .. H (H a power of two); float64 loops.
+    from posenc import AlibiBias
+
+    heads, queries, keys = 4, torch.tensor([[7, 100], [0, 1]]), torch.tensor([[0, 7, 50], [1, 2, 3]])
+    bias = AlibiBias(heads).bias(queries, keys)
+    assert bias.shape == (2, heads, 2, 3) and bias.dtype == torch.float32
+    for b, h, i, j in itertools.product(range(2), range(heads), range(2), range(3)):
+        slope = 2.0 ** (-8.0 * (h + 1) / heads)
+        expected = -slope * abs(int(queries[b, i]) - int(keys[b, j]))
+        assert math.isclose(float(bias[b, h, i, j]), expected, rel_tol=1e-6, abs_tol=0.0)
+    assert torch.equal(AlibiBias(heads)(5, 7), alibi_bias(heads, 5, 7))  # 0 .. n-1: the function's bias
+    assert not bool(torch.signbit(AlibiBias(heads).bias(3, 3)).diagonal(dim1=-2, dim2=-1).any())  # 0.0, not -0.0

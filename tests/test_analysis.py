@@ -178,3 +178,10 @@ def test_analysis_is_scale_free_at_the_edges_of_float64() -> None:
         torch.testing.assert_close(pairwise_distances(codes * scale) / scale, pairwise_distances(codes))
         assert math.isclose(nearest_collision(codes * scale).distance / scale, nearest_collision(codes).distance)
         assert math.isclose(shift_map_residual(codes * scale, 1), shift_map_residual(codes, 1), abs_tol=1e-12)
+
+
+@pytest.mark.parametrize("function", [cosine_similarity_matrix, pairwise_distances])
+def test_size_errors_name_the_argument(function: object) -> None:
+    # issue 22: a matrix too large to build is refused with the argument's name in the message
+    with pytest.raises(ValueError, match=r"\bcodes\b.*20000 x 20000"):
+        function(torch.ones(20000, 2))  # type: ignore[operator]

@@ -215,3 +215,33 @@ def test_logit_hook_carries_cope_like_the_paper() -> None:
 def test_bad_input_is_a_clear_error(call, error, message) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(error, match=message):
         call()
+
+
+# ---------------------------------------------------------------- empty sequences (issue 22)
+
+
+@pytest.mark.parametrize(("q_len", "k_len"), [(0, 3), (3, 0), (0, 0)])
+@pytest.mark.parametrize("causal", [False, True])
+def test_empty_sequences_agree_with_torch(q_len: int, k_len: int, causal: bool) -> None:
+    # torch's own scaled_dot_product_attention: no query gives an empty output, no key a zero one
+    g = torch.Generator().manual_seed(0)
+    q, k, v = torch.randn(1, 2, q_len, 4, generator=g), torch.randn(1, 2, k_len, 4, generator=g), torch.randn(
+        1, 2, k_len, 3, generator=g)
+    if causal and q_len > k_len:  # the queries are the last q_len keys: there are none to be
+        with pytest.raises(ValueError, match="causal attention needs q_len <= k_len"):
+            scaled_dot_product_attention(q, k, v, causal=True)
+        return
+    out, weights = scaled_dot_product_attention(q, k, v, causal=causal)
+    expected = torch.nn.functional.scaled_dot_product_attention(q, k, v)
+    assert out.shape == expected.shape == (1, 2, q_len, 3) and weights.shape == (1, 2, q_len, k_len)
+    assert torch.equal(out, expected) and torch.equal(out, torch.zeros_like(out))
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_self_attention_of_an_empty_sequence_is_empty(causal: bool) -> None:
+    from posenc import ShawRelativeAttention
+
+    x = torch.randn(2, 0, 8)
+    for layer in (SelfAttention(8, 2), ShawRelativeAttention(8, 2, max_distance=2)):
+        out, weights = layer(x, causal=causal)
+        assert out.shape == (2, 0, 8) and weights.shape == (2, 2, 0, 0)

@@ -77,3 +77,45 @@ def test_public_api_resolves() -> None:
         assert getattr(posenc, name) is not None, name
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         posenc.nope  # noqa: B018
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda: _checks.check_position_ids("positions", torch.tensor([0.5])), TypeError,
+         "positions must be an integer tensor of position ids"),
+        (lambda: _checks.check_position_ids("positions", torch.tensor([-1, 3])), ValueError,
+         "positions must be between 0 and 1048576, got values from -1 to 3"),
+        (lambda: _checks.check_position_ids("positions", torch.zeros(2, 4, dtype=torch.long), like=(2, 3)), ValueError,
+         r"positions must have shape \[batch, seq\] = \[2, 3\] \(or \[1, 3\]\)"),
+        (lambda: _checks.check_positions_match("positions", torch.arange(4), "q", torch.zeros(2, 3, 8)), ValueError,
+         "positions must have 3 entries in its last dimension"),
+        (lambda: _checks.check_positions_match("positions", torch.zeros(3, 3), "x", torch.zeros(3, 8)), ValueError,
+         "need x with a batch dimension"),
+        (lambda: _checks.check_positions_match("positions", torch.zeros(2, 3, 2), "x", torch.zeros(4, 3, 8),
+                                               coordinates=2), ValueError, "positions must have size 4"),
+        (lambda: _checks.check_positions_match("positions", torch.zeros(3, 3), "x", torch.zeros(3, 8),
+                                               coordinates=2), ValueError, r"positions must have shape \[seq, n_axes\]"),
+        (lambda: _checks.check_position_tensor("positions", torch.tensor([1.0, math.nan])), ValueError, "finite"),
+        (lambda: _checks.check_token_ids("tokens", torch.zeros(1, 0, dtype=torch.long), 5), ValueError,
+         "tokens must hold at least one row of at least one token"),
+        (lambda: _checks.check_token_ids("tokens", torch.tensor([[5]]), 5), ValueError, r"tokens must be ids in \[0, 5\)"),
+        (lambda: _checks.check_rotary_input("q", torch.zeros(2, 5), dim=None), ValueError,
+         "the last dimension of q must be a positive even integer, got 5"),
+        (lambda: _checks.check_rotary_input("k", torch.zeros(2, 6), dim=8), ValueError, "k must have size 8 in its last"),
+        (lambda: _checks.check_positions("positions", torch.zeros(1, 1, 1), ndim=(1, 2)), ValueError,
+         "positions must have 1 or 2 dimensions"),
+    ],
+)
+def test_position_and_token_helpers(call, error, message) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_the_limits_are_distinct_and_say_what_they_bound() -> None:
+    # float64 holds every integer up to 2**53; position ids (tables, caches) stop at 2**20
+    assert _checks.MAX_EXACT_POSITION == 2**53 and float(2**53) + 1 == float(2**53)
+    assert _checks.MAX_POSITION_ID == 2**20 < _checks.MAX_SIZE < _checks.MAX_EXACT_POSITION
+    assert not hasattr(_checks, "MAX_POSITION")
+    assert _checks.check_positions("q", 3, ndim=(1, 2)).tolist() == [0.0, 1.0, 2.0]
+    assert _checks.check_position_ids("p", torch.tensor([[1, 2]], dtype=torch.int32), like=(4, 2)).dtype == torch.long

@@ -349,3 +349,51 @@ def test_a_huge_continuation_is_refused_not_allocated() -> None:
 
 
 # The windows experiment is tested with the other studies, in tests/test_study.py.
+
+
+# ---------------------------------------------------------------- KVCache's own operations
+
+
+def test_update_then_commit_by_hand_keeps_what_a_window_allows() -> None:
+    # The two operations a model uses, called directly: update each layer, then commit the step.
+    from posenc.inference import plan_step
+
+    class Owner:
+        pass
+
+    owner, cache = Owner(), KVCache(window=2)
+    for step_len in (3, 1):
+        step = plan_step(cache, owner=owner, num_layers=2, batch=1, q_len=step_len, positions=None,
+                         attention_mask=None, device=torch.device("cpu"))
+        for layer in range(2):
+            k, v = torch.full((1, 2, step_len, 4), float(layer)), torch.randn(1, 2, step_len, 4)
+            k_all, v_all = cache.update(layer, k, v)
+            assert k_all.shape[-2] == step.key_positions.shape[1] and torch.equal(k_all[..., -step_len:, :], k)
+        cache.commit(step, owner=owner)
+        assert len(cache) == 1 and cache.seen == (3 if step_len == 3 else 4)  # the window keeps what comes next
+    assert cache.positions.tolist() == [[3]] and cache.next_positions().tolist() == [4]
+    assert [float(k.unique()) for k in cache.keys] == [0.0, 1.0]
+
+
+def test_cache_operations_refuse_bad_input() -> None:
+    from posenc.inference import plan_step
+
+    class Owner:
+        pass
+
+    cache, owner = KVCache(), Owner()
+    step = plan_step(cache, owner=owner, num_layers=1, batch=1, q_len=2, positions=None, attention_mask=None,
+                     device=torch.device("cpu"))
+    with pytest.raises(ValueError, match="step plans 2 entries but the cache's layers hold"):
+        cache.update(0, torch.zeros(1, 2, 1, 4), torch.zeros(1, 2, 1, 4))
+        cache.commit(step, owner=owner)
+    with pytest.raises(ValueError, match="layer must be an integer <= 1"):
+        cache.update(2, torch.zeros(1, 2, 1, 4), torch.zeros(1, 2, 1, 4))
+    with pytest.raises(ValueError, match="v must have the batch, heads and entries of k"):
+        cache.update(0, torch.zeros(1, 2, 1, 4), torch.zeros(1, 2, 3, 4))
+    with pytest.raises(ValueError, match="k must have the batch, heads and head_dim of layer 0"):
+        cache.update(0, torch.zeros(1, 3, 1, 4), torch.zeros(1, 3, 1, 4))
+    with pytest.raises(TypeError, match="step must be the StepPlan"):
+        cache.commit("step", owner=owner)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="owner must be the model"):
+        KVCache().commit(step, owner=3)

@@ -546,3 +546,66 @@ def test_randomized_positions_in_training_only() -> None:
         model.eval()
         torch.testing.assert_close(explicit, model(tokens), rtol=0, atol=1e-6)
         torch.testing.assert_close(cached, model(tokens), rtol=0, atol=1e-6)
+
+
+# ---------------------------------------------------------------- the method table
+
+
+def test_every_method_is_one_row_of_the_table_and_acts_where_it_says() -> None:
+    from posenc.attention import PositionBias, Rotation  # noqa: F401 - the interfaces named below
+    from posenc.model import METHODS
+
+    assert tuple(METHODS) == POSITION_METHODS
+    for name, method in METHODS.items():
+        model = make(name)
+        module = None if method.attribute is None else getattr(model, method.attribute)
+        if method.place == "bias":  # bias(q, k) of any positions, the model's bias for 0 .. n-1
+            torch.testing.assert_close(module.bias(torch.arange(5)[None], torch.arange(5)[None])[0],
+                                       model.attention_bias(5), rtol=0, atol=0)
+        elif method.place == "rotation":
+            q = torch.randn(1, HEADS, 4, DIM // HEADS)
+            assert model._rotation(0) is module
+            assert not torch.equal(module.rotate_queries(q, torch.arange(4)), q)
+        elif method.place == "embedding":
+            assert isinstance(module, PositionalEmbedding) and module.kind == name
+        elif method.place == "logits":
+            assert len(module) == LAYERS
+        else:
+            assert model.attention_bias(3) is None and model.layer_rotary(0) is None and not len(model.cope)
+
+
+def test_the_model_dispatches_on_no_method_name() -> None:
+    # No `position == "..."` (or `in (...)`) outside METHODS: a new method is one row of the table.
+    import ast
+    import inspect
+
+    import posenc.model
+
+    tree = ast.parse(inspect.getsource(posenc.model))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            names = [n.attr if isinstance(n, ast.Attribute) else getattr(n, "id", None)
+                     for n in (node.left, *node.comparators)]
+            strings = [n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+            assert not ("position" in names and set(strings) & set(POSITION_METHODS)), ast.unparse(node)
+
+
+def test_positional_embedding_is_importable_from_its_old_home() -> None:
+    import posenc
+    from posenc.embedding import PositionalEmbedding as moved
+    from posenc.model import PositionalEmbedding as old
+
+    assert old is moved is posenc.PositionalEmbedding
+
+
+@pytest.mark.parametrize("kind", ["sinusoidal", "learned"])
+def test_embedding_tables_answer_rows_and_their_limit(kind: str) -> None:
+    layer = PositionalEmbedding(VOCAB, DIM, kind=kind, max_len=6)
+    table = layer.position
+    rows = layer.rows(torch.tensor([[0, 5], [3, 1]]))
+    assert rows.shape == (2, 2, DIM)
+    torch.testing.assert_close(rows[0, 1], table(torch.zeros(1, 6, DIM))[0, 5])  # the same row as forward's
+    assert layer.position_limit == (6 if kind == "learned" else None)
+    if kind == "sinusoidal":  # past its precomputed rows, computed
+        torch.testing.assert_close(layer.rows(torch.tensor([9]))[0].double(), reference_sinusoidal(10, DIM)[9],
+                                   rtol=0, atol=1e-6)

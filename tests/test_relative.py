@@ -407,3 +407,36 @@ def test_shaw_causal_weights_ignore_the_future() -> None:
 def test_bad_input(call: object, error: type[Exception], message: str) -> None:
     with pytest.raises(error, match=message):
         call()  # type: ignore[operator]
+
+
+# ---------------------------------------------------------------- the bias interface, bad input (issue 22)
+
+
+def test_nan_in_shaw_input_is_reported_as_the_input() -> None:
+    x = torch.randn(1, 3, 8)
+    x[0, 1, 2] = math.nan
+    with pytest.raises(ValueError, match="x must contain only finite values"):
+        ShawRelativeAttention(8, 2, 2)(x)
+
+
+def test_t5_bias_of_positions_is_the_table_entry_of_each_offset() -> None:
+    # Independent of bias(): look each (query, key) pair up by hand in the learned table.
+    torch.manual_seed(0)
+    t5 = T5RelativeBias(3, bidirectional=False, num_buckets=8, max_distance=20)
+    queries, keys = torch.tensor([[5, 40], [0, 1]]), torch.tensor([[0, 3, 5, 39], [0, 1, 2, 3]])
+    bias = t5.bias(queries, keys)
+    assert bias.shape == (2, 3, 2, 4)
+    for b in range(2):
+        for i in range(2):
+            for j in range(4):
+                offset = int(keys[b, j] - queries[b, i])
+                bucket = int(t5_relative_position_bucket(offset, bidirectional=False, num_buckets=8, max_distance=20))
+                assert torch.equal(bias[b, :, i, j], t5.weight[bucket])
+    torch.testing.assert_close(t5.bias(6, 6), t5(6), rtol=0, atol=0)  # 0 .. n-1: the forward's bias
+    shifted = t5.bias(queries + 1000, keys + 1000)  # offsets only
+    assert torch.equal(shifted, bias)
+
+
+def test_t5_bias_refuses_fractional_positions() -> None:
+    with pytest.raises(TypeError, match="q_positions must hold integer positions"):
+        T5RelativeBias(2).bias(torch.tensor([0.5]), 3)

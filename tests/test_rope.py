@@ -470,3 +470,28 @@ def test_apply_rope_is_differentiable(layout: str) -> None:
     rotary = RotaryEmbedding(8, layout=layout)
     q, k = x, x.detach().clone().requires_grad_()
     assert torch.autograd.gradcheck(lambda a, b: rotary(a, b, positions), (q, k))
+
+
+# ---------------------------------------------------------------- the rotation interface
+
+
+@pytest.mark.parametrize("layout", ["half", "interleaved"])
+def test_rotate_queries_and_keys_are_the_pair_call(layout: str) -> None:
+    torch.manual_seed(0)
+    rotary = RotaryEmbedding(8, layout=layout, rotary_dim=6)
+    q, k, positions = torch.randn(2, 3, 5, 8), torch.randn(2, 3, 5, 8), torch.tensor([[0, 4, 9, 10, 70]] * 2)
+    q_rot, k_rot = rotary(q, k, positions)
+    assert torch.equal(rotary.rotate_queries(q, positions), q_rot)
+    assert torch.equal(rotary.rotate_keys(k, positions), k_rot)
+    torch.testing.assert_close(q_rot, apply_rope(q, positions, layout=layout, rotary_dim=6), rtol=0, atol=0)
+
+
+def test_positions_changed_in_place_are_looked_up_again() -> None:
+    # The module keeps its last table lookup for the same positions tensor: a tensor changed in
+    # place between two calls must not get the old table.
+    rotary, q = RotaryEmbedding(8), torch.randn(1, 4, 8)
+    positions = torch.tensor([0, 1, 2, 3])
+    first = rotary.rotate_queries(q, positions)
+    positions.add_(100)
+    torch.testing.assert_close(rotary.rotate_queries(q, positions), apply_rope(q, positions), rtol=0, atol=0)
+    assert not torch.allclose(rotary.rotate_queries(q, positions), first)

@@ -223,3 +223,42 @@ def test_bad_arguments() -> None:
         xpos.tables(torch.arange(3), centre=0.0, downscale="no")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="length"):
         xpos.default_centre(-1)
+
+
+# ---------------------------------------------------------------- partial rotation and the rotation interface
+
+
+@pytest.mark.parametrize("layout", ["half", "interleaved"])
+def test_rotary_dim_turns_and_scales_the_first_features_only(layout: str) -> None:
+    # issue 22: like RotaryEmbedding's rotary_dim, theta and zeta over the rotated width, the rest copied
+    torch.manual_seed(0)
+    q = torch.randn(5, 12, dtype=torch.float64)
+    positions, centre = torch.tensor([0, 3, 9, 40, 41]), 20.0
+    xpos = XPos(12, rotary_dim=8, layout=layout, centre=centre)
+    for downscale, out in ((False, xpos.rotate_queries(q, positions)), (True, xpos.rotate_keys(q, positions))):
+        for t, m in enumerate(positions.tolist()):
+            expected = ref_transform(q[t, :8].tolist(), m, m - centre, downscale=downscale, layout=layout)
+            torch.testing.assert_close(out[t, :8], torch.tensor(expected, dtype=torch.float64), rtol=1e-12, atol=1e-12)
+        assert torch.equal(out[:, 8:], q[:, 8:])
+    plain = XPos(12, rotary_dim=8, scale_base=math.inf, layout=layout)(q, q, positions)[0]
+    torch.testing.assert_close(plain, apply_rope(q, positions, rotary_dim=8, layout=layout), rtol=0, atol=1e-12)
+
+
+def test_rotate_queries_and_keys_use_the_modules_centre() -> None:
+    torch.manual_seed(0)
+    q, k, positions = torch.randn(1, 2, 4, 8), torch.randn(1, 2, 4, 8), torch.tensor([5, 6, 7, 8])
+    xpos = XPos(8, centre=6.0)
+    assert torch.equal(xpos.rotate_queries(q, positions), xpos.queries(q, positions, centre=6.0))
+    assert torch.equal(xpos.rotate_keys(k, positions), xpos.keys(k, positions, centre=6.0))
+    q_x, k_x = xpos(q, k, positions, centre=6.0)  # the pair call, given the same centre
+    assert torch.equal(q_x, xpos.rotate_queries(q, positions)) and torch.equal(k_x, xpos.rotate_keys(k, positions))
+
+
+@pytest.mark.parametrize(("kwargs", "error", "match"), [
+    ({"rotary_dim": 10}, ValueError, "rotary_dim must be a positive even integer <= dim"),
+    ({"rotary_dim": 3}, ValueError, "rotary_dim must be a positive even integer"),
+    ({"centre": math.nan}, ValueError, "centre must be finite"),
+])
+def test_bad_rotary_dim_or_centre(kwargs: dict[str, object], error: type[Exception], match: str) -> None:
+    with pytest.raises(error, match=match):
+        XPos(8, **kwargs)  # type: ignore[arg-type]
