@@ -621,6 +621,14 @@ def test_every_public_callable_has_an_example() -> None:
         assert key.split(":")[0] in CALLABLES, f"PENDING_OTHER_OWNERS entry {key!r} names nothing"
 
 
+def test_every_public_module_says_what_it_exports() -> None:
+    for module_name in public_modules():
+        module = importlib.import_module(module_name)
+        exported = getattr(module, "__all__", None)
+        assert exported is not None, f"{module_name} has no __all__"
+        assert not [name for name in exported if not hasattr(module, name)], module_name
+
+
 @pytest.mark.parametrize("key", WALKED)
 def test_valid_example_runs(key: str) -> None:
     """The example itself is valid: it returns, in time, without NaN."""
