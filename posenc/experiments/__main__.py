@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import resource
 import sys
 
 from posenc.experiments._results import large_path, write_json
@@ -36,6 +37,12 @@ STUDIES = {
 }
 
 
+def _cpu_seconds() -> float:
+    """CPU time of this process and of its finished worker processes (the budget of a make target)."""
+    own, workers = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + workers.ru_utime + workers.ru_stime
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m posenc.experiments", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -54,12 +61,15 @@ def main(argv: list[str] | None = None) -> int:
     options = {"workers": args.workers, "progress": not args.no_progress}
     if args.command != "vit-resolution":
         options["device"] = args.device
+    cpu = _cpu_seconds()
     results = module.run(module.CONFIGS[args.config], **options)
+    cpu = _cpu_seconds() - cpu
     # the larger (GPU) configuration has its own committed files
     default = large_path(module.RESULTS_PATH) if args.config == "large" else module.RESULTS_PATH
     written = write_json(results, args.output or default)
     print("\n".join(module.summary_lines(results)))
-    print(f"wrote {written} ({results['wall_seconds']} s with {results['workers']} workers)", file=sys.stderr)
+    print(f"wrote {written} ({results['wall_seconds']} s with {results['workers']} workers; {cpu:.0f} s of CPU "
+          f"time, this process and its workers)", file=sys.stderr)
     return 0
 
 
