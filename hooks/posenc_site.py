@@ -197,22 +197,76 @@ def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Fil
             markdown,
         )
     manifest = _manifest  # loaded by on_files for this build
-    page_dir = posixpath.dirname(page.file.src_uri)
 
     def embed(match: re.Match[str]) -> str:
         name, caption = match["name"], match["caption"]
         if name not in manifest:
             raise PluginError(f"{page.file.src_uri}: no figure named {name!r} is registered in posenc.figures")
-        entry = manifest[name]
-        alt = entry["alt"].replace("]", ")").replace("[", "(")
-        images = [
-            f"![{alt}]({posixpath.relpath(figure_uri(name, variant, entry['extension']), page_dir or '.')}#only-{variant}){{ loading=lazy }}"
-            for variant in ("light", "dark")
-        ]
-        caption_html = f"\n<figcaption>{caption}</figcaption>" if caption else ""
-        return f'<figure class="posenc-figure" id="figure-{name}" markdown="span">\n' + "\n".join(images) + f"{caption_html}\n</figure>"
+        pictures = "\n".join(figure_picture(name, manifest[name], variant, page.file.url) for variant in ("light", "dark"))
+        caption_html = f"\n<figcaption>{stacked_caption(caption)}</figcaption>" if caption else ""
+        return f'<figure class="posenc-figure" id="figure-{name}" markdown="span">\n{pictures}{caption_html}\n</figure>'
 
     return FIGURE_LINE.sub(embed, markdown)
+
+
+# Screens narrower than this get the narrow layout of every figure (posenc.figures._style): the
+# wide one (691 px) would be scaled below 11-px text in a column under ~688 px. Material's own
+# breakpoint for phones and small tablets, so the figure changes where the page layout does.
+NARROW_MEDIA = "(max-width: 44.9375em)"
+
+
+_SIDE = re.compile(r"\b(Left|Right|Middle)(?=(?: and (?:left|right))?:)|(?<=\()(left|right)(?=[,):])|(?<=Middle and )(left|right)(?=:)")
+_STACKED = {"left": "top", "right": "bottom", "middle": "middle"}
+
+
+def stacked_caption(caption: str) -> str:
+    """A caption whose panel words follow the layout shown: "Left:" reads "Top:" on a narrow
+    screen, where the panels are stacked (both words are in the page; CSS shows one).
+
+    >>> stacked_caption("Left: a. Middle and right: b (right, log).")  # doctest: +ELLIPSIS
+    '<span class="posenc-wide-word">Left</span><span class="posenc-narrow-word">Top</span>: a. ...'
+    >>> "Bottom" in stacked_caption("Right: b"), stacked_caption("left is better")
+    (True, 'left is better')
+    """
+    def swap(match: re.Match[str]) -> str:
+        word = match[0]
+        narrow = _STACKED[word.lower()]
+        narrow = narrow.capitalize() if word[0].isupper() else narrow
+        return f'<span class="posenc-wide-word">{word}</span><span class="posenc-narrow-word">{narrow}</span>'
+
+    return _SIDE.sub(swap, caption)
+
+
+def intrinsic_size(path: str) -> tuple[int, int] | None:
+    """(width, height) in CSS pixels of a figure file: an SVG's pt size, a GIF's header."""
+    data = Path(path).read_bytes()[:4096]
+    if data[:6] in (b"GIF87a", b"GIF89a"):
+        return int.from_bytes(data[6:8], "little"), int.from_bytes(data[8:10], "little")
+    match = re.search(rb'<svg[^>]*\bwidth="([\d.]+)pt"[^>]*\bheight="([\d.]+)pt"', data)
+    return (round(float(match[1]) * 4 / 3), round(float(match[2]) * 4 / 3)) if match else None
+
+
+def figure_picture(name: str, entry: dict[str, Any], palette_name: str, page_url: str) -> str:
+    """One palette of a figure: a ``<picture>`` whose ``<img>`` is the wide layout (its
+    ``#only-light``/``#only-dark`` suffix lets Material show the palette's image) and whose
+    ``<source>`` serves the narrow layout to narrow screens; both lazy, both sized (no layout
+    shift while they load)."""
+    from html import escape
+
+    from mkdocs.utils import get_relative_url
+
+    def url(variant: str) -> str:
+        return get_relative_url(figure_uri(name, variant, entry["extension"]), page_url)
+
+    def size(variant: str) -> str:
+        found = intrinsic_size(entry["files"][variant])
+        return f' width="{found[0]}" height="{found[1]}"' if found else ""
+
+    narrow = f"narrow-{palette_name}"
+    source = (f'<source media="{NARROW_MEDIA}" srcset="{url(narrow)}"{size(narrow)}>'
+              if narrow in entry["files"] else "")
+    return (f"<picture>{source}<img src=\"{url(palette_name)}#only-{palette_name}\" alt=\"{escape(entry['alt'])}\""
+            f'{size(palette_name)} loading="lazy"></picture>')
 
 
 def _accessible(output: str) -> str:

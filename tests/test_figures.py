@@ -13,14 +13,17 @@ from matplotlib.lines import Line2D
 from matplotlib.text import Text
 
 from posenc.figures import load_all
-from posenc.figures._render import VARIANTS, cache_key, dependencies, render
+from posenc.figures._render import VARIANTS, cache_key, dependencies, render, split_variant
 from posenc.figures._style import (
     METHOD_COLOURS,
     METHOD_LABELS,
     MIN_FONT_PT,
     PALETTES,
+    NARROW_WIDTH,
     contrast,
+    fit_to_width,
     method_colour,
+    use_layout,
     use_palette,
 )
 
@@ -40,8 +43,10 @@ def test_figure_renders_in_both_palettes_deterministically(name: str, tmp_path: 
             text = data.decode()
             assert "<svg" in text and "<dc:date>" not in text
         outputs[f"{variant}-{len(outputs)}"] = data
-    light, dark, light_again = outputs.values()
+    light, dark, narrow_light, narrow_dark, light_again = outputs.values()
     assert light != dark, f"{name}: light and dark variants are identical"
+    assert narrow_light != narrow_dark, f"{name}: the narrow layout's light and dark variants are identical"
+    assert narrow_light != light, f"{name}: the narrow layout is the wide one"
     assert light == light_again, f"{name}: two draws of the same figure differ"
 
 
@@ -91,15 +96,47 @@ def test_method_colours_are_distinct_and_have_contrast() -> None:
 
 
 def _drawn(name: str, variant: str) -> Any:
+    """The figure as the renderer draws it in ``variant`` (layout and palette), laid out."""
     import matplotlib
 
     matplotlib.use("Agg")
-    with use_palette(variant):
+    layout, palette_name = split_variant(variant)
+    with use_palette(palette_name), use_layout(layout):
         result = FIGURES[name].function()
         if not isinstance(result, Figure):
             return None
+        if layout == "narrow":
+            fit_to_width(result)
         result.canvas.draw()  # lays out tick labels, legends
     return result
+
+
+def _layout_problems(fig: Figure, variant: str) -> list[str]:
+    """Text the reader cannot read because of where it is: outside the figure (cut off when
+    saved), or tick labels of one axis on top of each other."""
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    box = fig.bbox
+    problems = []
+    drawn_ticks: dict[int, list[Any]] = {}  # axis -> extents of the tick labels it draws (in view)
+    tick_labels: set[int] = set()
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            tick_labels.update(id(t) for t in axis.get_ticklabels(which="both"))
+            drawn = [tick.label1 for tick in axis._update_ticks() if tick.label1.get_visible() and ax.axison]
+            drawn_ticks[id(axis)] = [t.get_window_extent(renderer) for t in drawn if t.get_text().strip()]
+    extents = [(text.get_text(), text.get_window_extent(renderer)) for text in fig.findobj(Text)
+               if text.get_visible() and text.get_text().strip() and id(text) not in tick_labels]
+    extents += [("tick label", e) for shown in drawn_ticks.values() for e in shown]
+    for content, extent in extents:
+        if extent.x0 < box.x0 - 2 or extent.x1 > box.x1 + 2 or extent.y0 < box.y0 - 2 or extent.y1 > box.y1 + 2:
+            problems.append(f"{variant}: text {content[:40]!r} runs past the figure's edge")
+    for shown in drawn_ticks.values():
+        for first, second in zip(shown, shown[1:]):
+            overlap = first.intersection(first, second)
+            if overlap is not None and overlap.width > 1 and overlap.height > 1:
+                problems.append(f"{variant}: tick labels overlap")
+                break
+    return problems
 
 
 @pytest.mark.parametrize("name", sorted(n for n, spec in FIGURES.items() if not spec.animated))
@@ -109,12 +146,16 @@ def test_figure_colours_and_text(name: str) -> None:
     if name in NOT_YET_ON_THE_STYLE:
         pytest.skip(f"{name}: {NOT_YET_ON_THE_STYLE[name]}")
     problems = []
-    for variant in ("light", "dark"):
+    for variant in VARIANTS:
         fig = _drawn(name, variant)
         if fig is None:
             continue
+        layout, palette_name = split_variant(variant)
         try:
-            background = PALETTES[variant].background
+            if layout == "narrow":
+                assert fig.get_figwidth() == NARROW_WIDTH
+            problems += _layout_problems(fig, variant)
+            background = PALETTES[palette_name].background
             furniture = {id(line) for ax in fig.axes for line in
                          [*ax.get_xgridlines(), *ax.get_ygridlines(), *ax.xaxis.get_ticklines(True), *ax.yaxis.get_ticklines(True),
                           *ax.xaxis.get_ticklines(), *ax.yaxis.get_ticklines()]}
@@ -124,11 +165,12 @@ def test_figure_colours_and_text(name: str) -> None:
                     continue
                 method = _method_of(label) if not label.startswith("_") else None
                 colour = to_hex(line.get_color())
-                if method is not None and colour.lower() != method_colour(method, variant).lower():
-                    problems.append(f"{variant}: line {label!r} is {colour}, the colour of {method} is {method_colour(method, variant)}")
+                if method is not None and colour.lower() != method_colour(method, palette_name).lower():
+                    problems.append(f"{variant}: line {label!r} is {colour}, the colour of {method} is "
+                                    f"{method_colour(method, palette_name)}")
                 # lines in the background colour separate cells, lines in the grid colour are guides:
                 # neither carries data; every other line must stand out from the background
-                guide = colour.lower() in (background.lower(), PALETTES[variant].grid.lower())
+                guide = colour.lower() in (background.lower(), PALETTES[palette_name].grid.lower())
                 visible_line = line.get_linestyle() not in ("None", "", " ") and line.get_linewidth() > 0 and not guide
                 opaque = line.get_alpha() is None or line.get_alpha() >= 0.99
                 if visible_line and opaque and contrast(colour, background) < 3.0:

@@ -117,14 +117,14 @@ def test_table_lines_render_a_function_result(monkeypatch: pytest.MonkeyPatch) -
 
 
     module = types.ModuleType("posenc.example_tables")
-    module.scores = lambda: (["method", "perplexity"], [["RoPE", 3.91], ["ALiBi|x", 12]])  # type: ignore[attr-defined]
+    module.scores = lambda: (["method", "perplexity"], [["RoPE", "3.91"], ["ALiBi<x", "12.00"]])  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "posenc.example_tables", module)
     markdown = "Text\n\n[[table posenc.example_tables:scores | Perplexity at 8x]]\n\nMore"
     page = types.SimpleNamespace(file=types.SimpleNamespace(src_uri="page.md"))
     out = reader.on_page_markdown(markdown, page, None)  # type: ignore[arg-type]
-    assert '<figure class="posenc-table" id="table-scores" markdown="block">' in out
-    assert "| method | perplexity |\n| --- | ---: |\n| RoPE | 3.91 |\n| ALiBi\\|x | 12 |" in out
-    assert "<figcaption>Perplexity at 8x</figcaption>" in out and out.startswith("Text") and out.endswith("More")
+    assert '<figure class="posenc-table posenc-table--compact" id="table-scores" markdown="block">' in out
+    assert '<tr><th scope="row">ALiBi&lt;x</th><td class="posenc-num" data-label="perplexity">12.00' in out  # escaped, right-aligned
+    assert '<figcaption markdown="span">Perplexity at 8x</figcaption>' in out and out.startswith("Text") and out.endswith("More")
     with pytest.raises(Exception, match="page.md: .*no function 'missing'"):
         reader.on_page_markdown("[[table posenc.example_tables:missing]]", page, None)  # type: ignore[arg-type]
 

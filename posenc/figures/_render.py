@@ -6,8 +6,13 @@ this renderer, the palette, and the versions of matplotlib, numpy and torch. An 
 means the cached file is reused; editing a posenc module redraws exactly the figures that
 import it.
 
+Every figure has four variants: the wide layout in the light and dark palettes (``light``,
+``dark``) and the narrow layout for phones in both (``narrow-light``, ``narrow-dark``; see
+``posenc.figures._style.use_layout``).
+
 Run as ``python -m posenc.figures._render --cache-dir DIR``: renders what is missing and prints
-a JSON manifest ``{name: {"alt": ..., "files": {"light": path, "dark": path}}}``.
+a JSON manifest ``{name: {"alt": ..., "files": {"light": path, "dark": path, "narrow-light": path,
+"narrow-dark": path}}}``.
 """
 
 from __future__ import annotations
@@ -27,7 +32,13 @@ from pathlib import Path
 from typing import Any
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]  # .../posenc
-VARIANTS = ("light", "dark")
+VARIANTS = ("light", "dark", "narrow-light", "narrow-dark")
+
+
+def split_variant(variant: str) -> tuple[str, str]:
+    """``"narrow-dark"`` -> ``("narrow", "dark")``; ``"light"`` -> ``("wide", "light")``."""
+    layout, _, palette_name = variant.rpartition("-")
+    return layout or "wide", palette_name
 
 
 def _module_path(module: str) -> Path | None:
@@ -123,7 +134,7 @@ def render(name: str, variant: str, target: str, *, preview: bool = False) -> st
     from matplotlib.animation import Animation, PillowWriter
 
     from posenc.figures import load_all
-    from posenc.figures._style import use_palette
+    from posenc.figures._style import fit_to_width, use_layout, use_palette
 
     torch.set_num_threads(1)
     spec = load_all()[name]
@@ -132,8 +143,11 @@ def render(name: str, variant: str, target: str, *, preview: bool = False) -> st
     random.seed(0)
     np.random.seed(0)
     torch.manual_seed(0)
-    with use_palette(variant):
+    layout, palette_name = split_variant(variant)
+    with use_palette(palette_name), use_layout(layout):
         result = spec.function()
+        if layout == "narrow" and not isinstance(result, Animation):
+            fit_to_width(result)
         if isinstance(result, Animation):
             result.save(partial, writer=PillowWriter(fps=getattr(result, "posenc_fps", 12)))
             plt.close(result._fig)  # type: ignore[attr-defined]

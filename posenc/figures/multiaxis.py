@@ -9,7 +9,7 @@ from matplotlib.figure import Figure
 
 from posenc.experiments.vit_resolution import load_results
 from posenc.figures import figure
-from posenc.figures._style import method_colour, new_figure, palette
+from posenc.figures._style import method_colour, narrow, new_figure, palette
 from posenc.rope_nd import apply_rope_nd, grid_positions, mrope_positions, rope_axis_assignment
 from posenc.vision import sinusoidal_encoding_2d
 
@@ -105,7 +105,7 @@ def mrope_sections() -> Figure:
     axis_colours = [colours.cycle[0], colours.cycle[1], colours.cycle[2]]
     pairs = np.arange(64)
     theta = 10000.0 ** (-pairs / 64)
-    fig, (top, strips) = new_figure(2, 1, height=3.9, height_ratios=[1.1, 1], sharex=True)
+    fig, (top, strips) = new_figure(2, 1, height=3.9, height_ratios=[1.1, 1], sharex=True, narrow_height=4.8)
     top.semilogy(pairs, theta, color=colours.foreground, marker=".", lw=1)
     top.set_ylabel("radians per\nposition")
     top.set_title("frequency of pair j, base 10000, head width 128")
@@ -145,7 +145,8 @@ def mrope_positions_figure() -> Figure:
         ink = "#1f2328" if kinds[col] else colours.foreground  # dark on the yellow image cells
         ax.text(col, row, str(value), ha="center", va="center", fontsize=12, color=ink)
     ax.set_yticks(range(3), AXES)
-    ax.set_xticks(range(ids.shape[1]), ["text"] * 3 + ["image"] * 6 + ["text"] * 2, rotation=0, fontsize=10)
+    ax.set_xticks(range(ids.shape[1]), ["text"] * 3 + ["image"] * 6 + ["text"] * 2, rotation=90 if narrow() else 0,
+                  fontsize=10)
     ax.set_xticks(np.arange(-0.5, ids.shape[1]), minor=True)
     ax.set_yticks(np.arange(-0.5, 3), minor=True)
     ax.grid(False)

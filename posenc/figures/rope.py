@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from posenc.figures import figure
-from posenc.figures._style import new_figure, palette
+from posenc.figures._style import narrow, new_figure, palette
 from posenc.rope import (
     apply_rope,
     layout_permutation,
@@ -234,7 +234,7 @@ def _wavelengths(theta: torch.Tensor) -> np.ndarray:
 def _context_axes(title: str, trained: int, extended: float,
                   extended_label: str = "target length") -> tuple[Figure, Any]:
     colours = palette()
-    fig, ax = new_figure(1, 1, height=3.5)
+    fig, ax = new_figure(1, 1, height=3.5, narrow_height=4.2)
     ax.set_yscale("log")
     ax.axhline(trained, color=colours.muted, ls="--", lw=1.1)
     ax.axhline(extended, color=colours.muted, ls=":", lw=1.3)
@@ -306,6 +306,10 @@ def _method_figure(kind: str) -> Figure:
         ax.plot(pairs, _wavelengths(after), color=colours.cycle[1], ls="-", label="after scaling")
     if kind == "llama3":
         threshold = trained / float(LLAMA3["high_freq_factor"])  # type: ignore[arg-type]
+        if narrow():  # no room beside the curves: the line is named in the legend, under the plot
+            ax.axhline(threshold, color=colours.cycle[2], lw=0.9, ls="-.", label=f"{threshold:g} = L / high_freq_factor")
+            fig.legend(loc="outside lower center", ncols=1, frameon=False)
+            return fig
         ax.axhline(threshold, color=colours.cycle[2], lw=0.9, ls="-.")
         ax.text(36, threshold * 0.55, f"{threshold:g} = L / high_freq_factor\n(L / low_freq_factor = {trained})",
                 color=colours.foreground, fontsize=9.5, va="top")
@@ -376,7 +380,7 @@ def today_wavelengths() -> Figure:
     right.axvspan(turning - 0.5, 63.5, color=colours.cycle[1], alpha=0.12, lw=0)
     right.text(turning + 2, 30, "p-RoPE: θ = 0,\nno rotation", color=colours.foreground, fontsize=10)
     right.set_xlim(-1, 64)
-    right.set_ylim(3, 1e7)
+    right.set_ylim(3, 1e9)  # room for the legend above the 131072 line
     right.set_title("A quarter of the head rotates")
     right.legend(loc="upper right")
     return fig

@@ -79,7 +79,7 @@ def sinusoidal_heatmap() -> Figure:
 def sinusoidal_dimensions(dim: int = 128, length: int = 101) -> Figure:
     table = sinusoidal_encoding(length, dim).numpy()
     chosen = [0, 20, 40, 126, 127]
-    fig, ax = new_figure(height=3.8)
+    fig, ax = new_figure(height=3.8, narrow_height=5.2)
     for column in chosen:
         kind = "sin" if column % 2 == 0 else "cos"
         wavelength = 2 * math.pi * 10000 ** ((column - column % 2) / dim)
@@ -177,7 +177,7 @@ def float32_precision(dim: int = 512) -> Figure:
     naive = float32_angle_error(positions, dim).numpy()
     exact = sinusoidal_encoding(positions, dim, dtype=torch.float64)
     ours = (sinusoidal_encoding(positions, dim, dtype=torch.float32).double() - exact).abs().amax(dim=1).numpy()
-    fig, ax = new_figure(height=3.6)
+    fig, ax = new_figure(height=3.6, narrow_height=4.4)
     x = positions.numpy()
     ax.loglog(x, np.maximum(naive, 1e-10), label="angles in float32 (common recipe)")
     ax.loglog(x, np.maximum(ours, 1e-10), label="angles in float64, output cast to float32 (posenc)")

@@ -8,7 +8,7 @@ from matplotlib.figure import Figure
 
 from posenc.attention import SelfAttention
 from posenc.figures import figure
-from posenc.figures._style import FONT, cell_text_colour, new_figure, show_matrix
+from posenc.figures._style import FONT, cell_text_colour, narrow, new_figure, show_matrix
 from posenc.sinusoidal import sinusoidal_encoding
 from posenc.toy import sentence_embeddings
 
@@ -37,7 +37,7 @@ def attention_maps(sentence: str, *, with_positions: bool, seed: int = 0) -> tor
     ),
 )
 def attention_word_order() -> Figure:
-    fig, axes = new_figure(2, 2, height=6.8)
+    fig, axes = new_figure(2, 2, height=6.8, narrow_grid=(2, 2), narrow_height=6.4)
     for row, with_positions in enumerate((False, True)):
         for col, sentence in enumerate(SENTENCES):
             ax = axes[row, col]
@@ -51,5 +51,5 @@ def attention_word_order() -> Figure:
             for (i, j), value in np.ndenumerate(weights):
                 ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=FONT["small"] + 0.5,
                         color=cell_text_colour(image.to_rgba(value)))
-    fig.colorbar(image, ax=axes, shrink=0.7, label="attention weight")
+    fig.colorbar(image, ax=axes, shrink=0.7, label="attention weight", location="bottom" if narrow() else "right")
     return fig
