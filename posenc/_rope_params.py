@@ -151,6 +151,8 @@ def _head_dim(config: Mapping[str, Any], found: Mapping[str, Any], layer_type: s
         if dims and (dim := dims.pop()) is not None:
             return check_int("config['per_layer_config'][...]['head_dim']", dim, minimum=2)
     source = found.get("head_dim_from")  # DeepSeek's MLA: head_dim is qk_rope_head_dim, the part that turns
+    if not found and config.get("qk_rope_head_dim") is not None:  # a model type transformers lacks: MLA's name
+        source = {"key": "qk_rope_head_dim", "over_head_dim": True}
     given = table.get(found, config, "head_dim")
     if source and config.get(source["key"]) is not None and (source["over_head_dim"] or given is None):
         return check_int(f"config[{source['key']!r}]", config[source["key"]], minimum=2)
