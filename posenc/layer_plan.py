@@ -23,11 +23,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from posenc._checks import check_choice, check_float, check_size_int
+from posenc.methods import METHODS, POSITION_METHODS
 
 __all__ = ["LAYER_POSITION_METHODS", "LayerPlan", "layer_plans", "rotation_key"]
 
 #: The per-layer methods of a RoPE model (``layer_positions``): RoPE, or no positions at all.
 LAYER_POSITION_METHODS = ("rope", "none")
+
+
+def _varying() -> str:
+    """The methods whose layers may differ (`posenc.methods.Method.per_layer`), for messages."""
+    return " or ".join(f"position={name!r}" for name, method in METHODS.items() if method.per_layer)
 
 
 @dataclass(frozen=True)
@@ -66,7 +72,7 @@ class LayerPlan:
 
 def rotation_key(base: float) -> str:
     """The name of the rotation of RoPE base ``base`` among a model's ``layer_rotaries``."""
-    return repr(float(base)).replace(".", "_")  # a module's name cannot hold a dot
+    return repr(check_float("base", base, positive=True)).replace(".", "_")  # a module's name holds no dot
 
 
 def _per_layer(name: str, value: object, num_layers: int) -> list[object]:
@@ -81,11 +87,11 @@ def _per_layer(name: str, value: object, num_layers: int) -> list[object]:
 def _from_keywords(position: str, num_layers: int, layer_positions: object,
                    layer_rope_bases: object) -> list[object]:
     """The plans of the shorthand keywords: one method per layer, one RoPE base per layer."""
-    if position != "rope":
-        raise ValueError(f"layer_positions and layer_rope_bases need position='rope', got position={position!r}")
+    if not METHODS[position].per_layer:
+        raise ValueError(f"layer_positions and layer_rope_bases need {_varying()}, got position={position!r}")
     methods: list[str] = [position] * num_layers
     if layer_positions is not None:
-        methods = [check_choice(f"layer_positions[{i}]", method, LAYER_POSITION_METHODS)
+        methods = [check_choice(f"layer_positions[{i}]", method, (position, "none"))
                    for i, method in enumerate(_per_layer("layer_positions", layer_positions, num_layers))]
     bases: list[float | None] = [None] * num_layers
     if layer_rope_bases is not None:
@@ -100,8 +106,8 @@ def _check_plan(name: str, plan: object, position: str) -> LayerPlan:
     if plan.position not in (position, "none"):
         raise ValueError(f"{name}.position must be the model's position {position!r} or 'none', "
                          f"got {plan.position!r}")
-    if plan != LayerPlan(position) and position != "rope":
-        raise ValueError(f"per-layer plans other than the model's own need position='rope', "
+    if plan != LayerPlan(position) and not METHODS[position].per_layer:
+        raise ValueError(f"per-layer plans other than the model's own need {_varying()}, "
                          f"got position={position!r} and {name}={plan!r}")
     return plan
 
@@ -121,8 +127,7 @@ def layer_plans(position: str, num_layers: int, *, layer_plans: Sequence[LayerPl
     Without any of them every layer uses the model's method as it is.
     """
     num_layers = check_size_int("num_layers", num_layers)
-    if not isinstance(position, str):
-        raise TypeError(f"position must be the name of a position method, got {type(position).__name__}")
+    position = check_choice("position", position, POSITION_METHODS)
     shorthand = layer_positions is not None or layer_rope_bases is not None
     if layer_plans is not None and shorthand:
         raise ValueError("give layer_plans or the shorthands layer_positions and layer_rope_bases, not both")

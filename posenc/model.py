@@ -1,42 +1,32 @@
 """A tiny decoder-only transformer that can use every position method here.
 
-The table `METHODS` says where each method acts and how the model builds it: on the embeddings
-(``"embedding"``: sinusoidal, learned), as an additive bias on the logits (``"bias"``, a
-`posenc.attention.PositionBias`: ALiBi, T5, KERPLE, FIRE), on queries and keys (``"rotation"``,
-a `posenc.attention.Rotation`: RoPE, xPos), or as a term computed from the logits
-(``"logits"``: CoPE); ``"none"`` has no position method at all. The per-layer plan
-(`posenc.layer_plan`) says which layers use it. The design notes are in the chapter "A tiny
-transformer".
+The table `posenc.methods.METHODS` says where each method acts and how the model builds it: on
+the embeddings (sinusoidal, learned), as an additive bias on the logits (ALiBi, T5, KERPLE,
+FIRE), on queries and keys (RoPE, xPos), or as a term computed from the logits (CoPE); ``"none"``
+has no position method at all. The per-layer plan (`posenc.layer_plan`) says which layers use it.
+The design notes are in the chapter "A tiny transformer".
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
 import torch
 from torch import Tensor, nn
 
 from posenc._bias import pair_shape
-from posenc._checks import (
-    MAX_POSITION_ID,
-    check_choice,
-    check_elements,
-    check_int,
-    check_position_ids,
-    check_size_int,
-    check_token_ids,
-)
+from posenc._checks import (MAX_POSITION_ID, check_choice, check_elements, check_int, check_position_ids,
+                            check_size_int, check_token_ids)
 from posenc.alibi import AlibiBias
 from posenc.attention import KeyValueHook, LogitHook, QueryKeyTransform, Rotation, SelfAttention
-from posenc.cope import CoPE
 from posenc.embedding import EMBEDDING_KINDS, PositionalEmbedding
 from posenc.fire import FireBias
 from posenc.inference import KVCache, StepPlan, plan_step, positions_from_mask
 from posenc.kerple import KerpleBias
 from posenc.layer_plan import LAYER_POSITION_METHODS, LayerPlan, rotation_key
 from posenc.layer_plan import layer_plans as _plans  # the keyword layer_plans= would shadow it
+from posenc.methods import COPE_MAX_POSITION, METHODS, POSITION_METHODS, RANDOMIZED_METHODS, Method, xpos_centre
 from posenc.randomized import randomized_positions
 from posenc.relative import T5RelativeBias
 from posenc.rope import RotaryEmbedding
@@ -44,71 +34,6 @@ from posenc.xpos import XPos
 
 __all__ = ["COPE_MAX_POSITION", "EMBEDDING_KINDS", "LAYER_POSITION_METHODS", "METHODS", "POSITION_METHODS",
            "RANDOMIZED_METHODS", "Method", "PositionalEmbedding", "TinyTransformer"]
-
-#: CoPE's number of position embeddings per layer when ``max_len`` is not given.
-COPE_MAX_POSITION = 64
-
-
-@dataclass(frozen=True)
-class Method:
-    """Where a position method acts in `TinyTransformer`, and how the model builds it.
-
-    Attributes:
-        place: ``"embedding"``, ``"bias"``, ``"rotation"``, ``"logits"`` or ``"none"``.
-        attribute: the model attribute holding its module (its parameters' ``state_dict`` prefix).
-        build: makes the module from the model's sizes (``num_heads``, ``head_dim``, ``max_len``...).
-        takes_positions: can be trained on randomized positions (it reads any position given).
-        pairs: needs an even head width (it turns pairs of features).
-    """
-
-    place: str
-    attribute: str | None = None
-    build: Callable[[TinyTransformer], nn.Module] | None = None
-    takes_positions: bool = False
-    pairs: bool = False
-
-
-def _cope_layers(model: TinyTransformer) -> nn.ModuleList:
-    rows = model.max_len or COPE_MAX_POSITION
-    check_elements("CoPE's position embeddings (num_layers x head_dim x max_len)",
-                   model.num_layers, model.head_dim, rows)
-    return nn.ModuleList(CoPE(model.head_dim, max_position=rows) for _ in range(model.num_layers))
-
-
-def _xpos_centre(max_len: int | None) -> float:
-    # ceil(max_len / 2), or 0: a constant of the model, so keys cached once stay valid
-    return 0.0 if max_len is None else float(-(-max_len // 2))
-
-
-# --8<-- [start:methods]
-#: Every ``position`` of `TinyTransformer`: where it acts and how the model builds it.
-METHODS: dict[str, Method] = {
-    "none": Method("none"),
-    "sinusoidal": Method("embedding", "embedding", lambda m: PositionalEmbedding(
-        m.vocab_size, m.dim, kind="sinusoidal", max_len=m.max_len), takes_positions=True),
-    "learned": Method("embedding", "embedding", lambda m: PositionalEmbedding(
-        m.vocab_size, m.dim, kind="learned", max_len=m.max_len), takes_positions=True),
-    # rotates q and k in every layer
-    "rope": Method("rotation", "rotary", lambda m: RotaryEmbedding(m.head_dim), takes_positions=True, pairs=True),
-    # fixed slopes: -m_h |i - j|
-    "alibi": Method("bias", "alibi", lambda m: AlibiBias(m.num_heads)),
-    # one scalar per (bucket, head), shared by the layers; causal buckets, 32 of them up to 128
-    "t5": Method("bias", "relative_bias", lambda m: T5RelativeBias(m.num_heads, bidirectional=False)),
-    # RoPE with a decay about a fixed centre
-    "xpos": Method("rotation", "xpos", lambda m: XPos(m.head_dim, centre=_xpos_centre(m.max_len)), pairs=True),
-    # -r1 log(1 + r2 |i - j|), shared by the layers
-    "kerple": Method("bias", "learned_bias", lambda m: KerpleBias(m.num_heads)),
-    # an MLP of the normalised distance, shared by the layers
-    "fire": Method("bias", "learned_bias", lambda m: FireBias(m.num_heads, max_len=m.max_len)),
-    # position embeddings per layer, shared by its heads
-    "cope": Method("logits", "cope", _cope_layers),
-}
-# --8<-- [end:methods]
-#: The ``position`` values of `TinyTransformer`.
-POSITION_METHODS = tuple(METHODS)
-#: The methods that ``TinyTransformer(randomized_max_len=...)`` can train on random positions.
-RANDOMIZED_METHODS = tuple(name for name, method in METHODS.items() if method.takes_positions)
-
 
 # --8<-- [start:block]
 class _Block(nn.Module):
@@ -248,7 +173,7 @@ class TinyTransformer(nn.Module):
     @property
     def xpos_centre(self) -> float:
         """The fixed centre of xPos's decay, ``ceil(max_len / 2)`` or 0 (the centre cancels in q . k)."""
-        return self.xpos.centre if self.xpos is not None else _xpos_centre(self.max_len)
+        return self.xpos.centre if self.xpos is not None else xpos_centre(self.max_len)
 
     def _at(self, place: str) -> Any:
         """The module of the method if it acts at ``place``, else None."""
@@ -260,12 +185,13 @@ class TinyTransformer(nn.Module):
 
     def forward(self, tokens: Tensor, *, positions: Tensor | None = None, attention_mask: Tensor | None = None,
                 cache: KVCache | None = None) -> Tensor:
+        tokens = check_token_ids("tokens", tokens, self.vocab_size)
         return self._run(tokens, positions=positions, attention_mask=attention_mask, cache=cache)[0]
 
     # --8<-- [start:forward]
     def _run(self, tokens: Tensor, *, positions: Tensor | None = None, attention_mask: Tensor | None = None,
              cache: KVCache | None = None) -> tuple[Tensor, list[Tensor]]:
-        tokens = check_token_ids("tokens", tokens, self.vocab_size)  # [batch, seq]
+        # tokens [batch, seq], checked
         if positions is None and cache is None and self.training and self.randomized_max_len:
             positions = self._random_positions(tokens)  # Ruoss et al. (2023): random sorted positions
         # the positions of this call's queries and of every key (cached ones first), and the mask
@@ -277,10 +203,9 @@ class TinyTransformer(nn.Module):
         q_pos, k_pos = step.query_positions.to(x.device), step.key_positions.to(x.device)  # queries, all keys
         maps = []
         for layer, block in enumerate(self.blocks):  # the same bias in each layer that uses it
-            uses = self.layer_plans[layer].uses_position
             rotate, kv_hook = self._layer_hooks(layer, q_pos, k_pos, cache)
-            x, weights = block(x, bias=bias if uses else None, rotary=rotate, mask=step.mask,
-                               kv_hook=kv_hook, logit_hook=self._logit_hook(layer))
+            x, weights = block(x, bias=bias if self.layer_plans[layer].uses_position else None, rotary=rotate,
+                               mask=step.mask, kv_hook=kv_hook, logit_hook=self._logit_hook(layer))
             maps.append(weights)
         if cache is not None:
             cache.commit(step, owner=self)
@@ -447,6 +372,6 @@ class TinyTransformer(nn.Module):
                     [0.3333, 0.3333, 0.3333]])
         """
         with torch.no_grad():
-            _, maps = self._run(tokens)
+            _, maps = self._run(check_token_ids("tokens", tokens, self.vocab_size))
         return maps
 

@@ -52,7 +52,6 @@ def _check_frequencies(frequencies: object) -> Tensor:
     return values
 
 
-# --8<-- [start:naive]
 def counting(positions: int | Tensor, *, dtype: torch.dtype = torch.float64) -> Tensor:
     """Attempt 1: the position itself as one extra feature, ``[len, 1]``.
 
@@ -60,8 +59,7 @@ def counting(positions: int | Tensor, *, dtype: torch.dtype = torch.float64) -> 
         >>> counting(4).flatten()
         tensor([0., 1., 2., 3.], dtype=torch.float64)
     """
-    pos = check_positions("positions", positions)
-    return pos[:, None].to(check_float_dtype("dtype", dtype))
+    return _counting(check_positions("positions", positions)).to(check_float_dtype("dtype", dtype))
 
 
 def normalized_counting(seq_len: int, *, dtype: torch.dtype = torch.float64) -> Tensor:
@@ -72,17 +70,16 @@ def normalized_counting(seq_len: int, *, dtype: torch.dtype = torch.float64) -> 
         >>> normalized_counting(3).flatten()
         tensor([0.0000, 0.5000, 1.0000], dtype=torch.float64)
     """
-    seq_len = check_size_int("seq_len", seq_len)
-    pos = torch.arange(seq_len, dtype=torch.float64)
-    return (pos / max(seq_len - 1, 1))[:, None].to(check_float_dtype("dtype", dtype))
+    return _normalized_counting(check_size_int("seq_len", seq_len)).to(check_float_dtype("dtype", dtype))
 
 
 def single_sine(positions: int | Tensor, *, frequency: float = 1.0, dtype: torch.dtype = torch.float64) -> Tensor:
     """Attempt 3: ``sin(frequency * pos)``, bounded in [-1, 1], ``[len, 1]``."""
     pos = check_positions("positions", positions)
     frequency = check_float("frequency", frequency, positive=True)
-    angles = check_finite_result(frequency * pos, "positions x frequency")
-    return torch.sin(angles)[:, None].to(check_float_dtype("dtype", dtype))
+    # sin of a finite angle is finite: NaN in the code means frequency * pos overflowed
+    code = check_finite_result(_single_sine(pos, frequency), "positions x frequency")
+    return code.to(check_float_dtype("dtype", dtype))
 
 
 def sine_cosine_pairs(
@@ -95,6 +92,29 @@ def sine_cosine_pairs(
     pos = check_positions("positions", positions)
     freqs = _check_frequencies(frequencies)
     check_elements("the table (positions x 2 * frequencies)", pos.numel(), 2 * freqs.numel())
-    angles = check_finite_result(pos[:, None] * freqs[None, :], "positions x frequencies")
-    return torch.stack((angles.sin(), angles.cos()), dim=-1).flatten(-2).to(check_float_dtype("dtype", dtype))
+    code = check_finite_result(_sine_cosine_pairs(pos, freqs), "positions x frequencies")
+    return code.to(check_float_dtype("dtype", dtype))
+
+
+# --8<-- [start:naive]
+def _counting(positions: Tensor) -> Tensor:
+    """Attempt 1: the position itself, one feature per position."""
+    return positions[:, None]  # [len, 1]
+
+
+def _normalized_counting(seq_len: int) -> Tensor:
+    """Attempt 2: 0 for the first word, 1 for the last (and 0 for a single word)."""
+    pos = torch.arange(seq_len, dtype=torch.float64)
+    return (pos / max(seq_len - 1, 1))[:, None]  # [seq_len, 1]
+
+
+def _single_sine(positions: Tensor, frequency: float) -> Tensor:
+    """Attempt 3: one sine, bounded in [-1, 1]."""
+    return torch.sin(frequency * positions)[:, None]  # [len, 1]
+
+
+def _sine_cosine_pairs(positions: Tensor, frequencies: Tensor) -> Tensor:
+    """Attempt 4: a (sin, cos) pair per frequency, interleaved."""
+    angles = positions[:, None] * frequencies[None, :]  # [len, n]
+    return torch.stack((angles.sin(), angles.cos()), dim=-1).flatten(-2)  # [len, 2n]
 # --8<-- [end:naive]

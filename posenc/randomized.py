@@ -25,7 +25,6 @@ _PERMUTATION_LIMIT = 1 << 20
 MAX_SEQ_LEN = 1 << 20
 
 
-# --8<-- [start:randomized]
 def randomized_positions(
     seq_len: int, max_len: int, *, generator: torch.Generator | None = None,
 ) -> Tensor:
@@ -53,6 +52,12 @@ def randomized_positions(
     if generator is not None and not isinstance(generator, torch.Generator):
         raise TypeError(f"generator must be a torch.Generator or None, "
                         f"got {type(generator).__name__}")
+    return _sorted_subset(seq_len, max_len, generator)
+
+
+# --8<-- [start:randomized]
+def _sorted_subset(seq_len: int, max_len: int, generator: torch.Generator | None) -> Tensor:
+    """seq_len distinct positions of 0 .. max_len - 1, drawn uniformly, in increasing order."""
     if max_len <= _PERMUTATION_LIMIT:
         chosen = torch.randperm(max_len, generator=generator)[:seq_len]
     else:  # Floyd's algorithm: seq_len draws, no table of max_len entries

@@ -34,7 +34,6 @@ from posenc.attention import SelfAttention, scaled_dot_product_attention
 __all__ = ["ShawRelativeAttention", "T5RelativeBias", "relative_positions", "t5_relative_position_bucket"]
 
 
-# --8<-- [start:relative-positions]
 def relative_positions(q_len: int, k_len: int) -> Tensor:
     """The offsets ``j - i`` of key ``j`` from query ``i``, a LongTensor ``[q_len, k_len]``.
 
@@ -49,6 +48,12 @@ def relative_positions(q_len: int, k_len: int) -> Tensor:
     q_len = check_size_int("q_len", q_len, minimum=0)
     k_len = check_size_int("k_len", k_len, minimum=0)
     check_elements("the offsets (q_len x k_len)", q_len, k_len)
+    return _offsets(q_len, k_len)
+
+
+# --8<-- [start:relative-positions]
+def _offsets(q_len: int, k_len: int) -> Tensor:
+    """j - i for query i and key j: keys in columns, queries in rows, ``[q_len, k_len]``."""
     return torch.arange(k_len)[None, :] - torch.arange(q_len)[:, None]
 # --8<-- [end:relative-positions]
 
@@ -146,7 +151,6 @@ def _check_bucket_setup(bidirectional: object, num_buckets: object, max_distance
     return bidirectional, num_buckets, max_distance
 
 
-# --8<-- [start:t5-bucket]
 def t5_relative_position_bucket(
     relative_position: int | Tensor, *, bidirectional: bool = True, num_buckets: int = 32,
     max_distance: int = 128,
@@ -180,7 +184,12 @@ def t5_relative_position_bucket(
         raise TypeError(f"relative_position must hold integers, got dtype {offsets.dtype}")
     # Every distance from max_distance on is in the last bucket: clamping first changes no bucket
     # and keeps abs() away from the int64 minimum, whose absolute value overflows.
-    offsets = offsets.long().clamp(-max_distance, max_distance)
+    return _bucket(offsets.long().clamp(-max_distance, max_distance), bidirectional, num_buckets, max_distance)
+
+
+# --8<-- [start:t5-bucket]
+def _bucket(offsets: Tensor, bidirectional: bool, num_buckets: int, max_distance: int) -> Tensor:
+    """The bucket of each offset j - i (int64, within +-max_distance)."""
     if bidirectional:
         buckets = num_buckets // 2  # per direction
         base = torch.where(offsets > 0, buckets, 0)  # keys after the query use the upper half
@@ -261,7 +270,6 @@ class T5RelativeBias(nn.Module):
         offsets = k_pos[..., None, :] - q_pos[..., :, None]  # j - i, float64 [(batch,) q, k]
         # from max_distance on every offset shares the edge bucket: clamped, it fits in int64 exactly
         offsets = offsets.clamp(-self.max_distance, self.max_distance).long()
-        buckets = t5_relative_position_bucket(offsets, bidirectional=self.bidirectional,
-                                              num_buckets=self.num_buckets, max_distance=self.max_distance)
+        buckets = _bucket(offsets, self.bidirectional, self.num_buckets, self.max_distance)
         return self.weight[buckets.to(self.weight.device)].movedim(-1, -3)  # [(batch,) heads, q, k]
 # --8<-- [end:t5-bias]

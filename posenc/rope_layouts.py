@@ -70,7 +70,6 @@ def _check_heads(heads: object) -> int:
     return check_int("heads", heads, minimum=1, maximum=2**20)
 
 
-# --8<-- [start:convert]
 def convert_rope_layout(weight: Tensor, head_dim: int, *, source: str = "interleaved", target: str = "half",
                         rotary_dim: int | None = None) -> Tensor:
     """Reorder the rows of a q or k projection (or its bias) from one pair layout to the other.
@@ -103,8 +102,16 @@ def convert_rope_layout(weight: Tensor, head_dim: int, *, source: str = "interle
     if rows == 0 or rows % head_dim:
         raise ValueError(f"weight must have a positive multiple of head_dim ({head_dim}) rows, "
                          f"got shape {tuple(tensor.shape)}")
-    perm = layout_permutation(head_dim, heads=rows // head_dim, rotary_dim=rotary_dim)
+    width = head_dim if rotary_dim is None else _check_rotary_dim(rotary_dim, head_dim)
+    return _convert(tensor, head_dim, source, target, width)
+
+
+# --8<-- [start:convert]
+def _convert(weight: Tensor, head_dim: int, source: str, target: str, rotary_dim: int) -> Tensor:
+    """The rows of ``weight`` (whole heads of ``head_dim`` rows, head after head) in the target layout."""
+    perm = layout_permutation(head_dim, heads=weight.shape[0] // head_dim, rotary_dim=rotary_dim)
     if source == target:
-        return tensor.clone()
-    return tensor[perm.to(tensor.device)] if source == "half" else tensor[perm.argsort().to(tensor.device)]
+        return weight.clone()
+    # half -> interleaved: new row j is old row perm[j]; the other way, the inverse permutation
+    return weight[perm.to(weight.device)] if source == "half" else weight[perm.argsort().to(weight.device)]
 # --8<-- [end:convert]

@@ -111,7 +111,6 @@ def _pair_frequencies(owner: Tensor, sections: tuple[int, ...], frequencies: str
 # --8<-- [end:frequencies]
 
 
-# --8<-- [start:apply]
 def apply_rope_nd(x: Tensor, positions: Tensor, *, sections: Sequence[int], base: float = 10000.0,
                   layout: str = "half", assignment: str = "blocks", frequencies: str = "global") -> Tensor:
     """Rotate queries or keys ``x [..., seq, dim]`` by coordinates on several axes.
@@ -152,8 +151,16 @@ def apply_rope_nd(x: Tensor, positions: Tensor, *, sections: Sequence[int], base
     frequencies = check_choice("frequencies", frequencies, FREQUENCIES)
     owner = rope_axis_assignment(sections, assignment=assignment)
     pos = check_positions_match("positions", check_position_tensor("positions", positions, ndim=(2, 3)), "x", x,
-                                coordinates=len(sections)).to(torch.float64)
-    theta = _pair_frequencies(owner, sections, frequencies, base).to(pos.device)
+                                coordinates=len(sections))
+    return _rotate_nd(x, pos, owner, sections, frequencies=frequencies, base=base, layout=layout)
+
+
+# --8<-- [start:apply]
+def _rotate_nd(x: Tensor, positions: Tensor, owner: Tensor, sections: tuple[int, ...], *, frequencies: str,
+               base: float, layout: str) -> Tensor:
+    """Turn pair j of ``x [..., seq, dim]`` by the coordinate of its axis ``owner[j]`` times its theta."""
+    pos = positions.to(torch.float64)  # [..., seq, n_axes]
+    theta = _pair_frequencies(owner, sections, frequencies, base).to(pos.device)  # [dim/2]
     angles = pos[..., owner.to(pos.device)] * theta  # [..., seq, dim/2]: coordinate of the pair's axis
     return apply_table(x, angles.cos(), angles.sin(), layout)
 # --8<-- [end:apply]
@@ -199,7 +206,6 @@ def _check_segment(index: int, segment: object, merge: int) -> tuple[int, int, i
     return (t, h, w)
 
 
-# --8<-- [start:mrope-positions]
 def mrope_positions(segments: Sequence[int | tuple[int, int, int]], *, spatial_merge_size: int = 2) -> Tensor:
     """Qwen2-VL's (time, height, width) position ids of a sequence of text and images, ``[3, seq]``.
 
@@ -232,8 +238,14 @@ def mrope_positions(segments: Sequence[int | tuple[int, int, int]], *, spatial_m
     total = sum(s if isinstance(s, int) else s[0] * (s[1] // merge) * (s[2] // merge) for s in checked)
     if total > MAX_GRID_CELLS:
         raise ValueError(f"segments describe {total} tokens, more than the {MAX_GRID_CELLS} allowed")
+    return _mrope_ids(checked, merge)
+
+
+# --8<-- [start:mrope-positions]
+def _mrope_ids(segments: Sequence[int | tuple[int, int, int]], merge: int) -> Tensor:
+    """The ``[3, seq]`` (time, height, width) ids of text runs (ints) and grids ``(t, h, w)``."""
     blocks, start = [], 0
-    for segment in checked:
+    for segment in segments:
         if isinstance(segment, int):  # text: one id, repeated on the three axes
             blocks.append((start + torch.arange(segment)).expand(3, -1))
             start += segment

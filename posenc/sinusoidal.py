@@ -68,7 +68,6 @@ def sinusoidal_encoding(
 # --8<-- [end:encoding]
 
 
-# --8<-- [start:offset]
 def offset_matrix(k: int | float, dim: int, *, base: float = 10000.0,
                   dtype: torch.dtype = torch.float64) -> Tensor:
     """The matrix ``M_k`` with ``PE[p + k] = M_k @ PE[p]`` for every position p.
@@ -85,10 +84,16 @@ def offset_matrix(k: int | float, dim: int, *, base: float = 10000.0,
     dim = check_even_dim("dim", dim)
     check_elements("the matrix (dim x dim)", dim, dim)
     angles = check_finite_result(k * inverse_frequencies(dim, base), "k x frequencies")
-    cos, sin = angles.cos(), angles.sin()
+    return _rotation_blocks(angles).to(check_float_dtype("dtype", dtype))
+
+
+# --8<-- [start:offset]
+def _rotation_blocks(angles: Tensor) -> Tensor:
+    """The block-diagonal matrix that turns each (sin, cos) pair by its angle, float64 ``[dim, dim]``."""
+    cos, sin = angles.cos(), angles.sin()  # [dim/2] each
     # [sin(a+b), cos(a+b)] = [[cos b, sin b], [-sin b, cos b]] @ [sin a, cos a]
-    blocks = torch.stack((torch.stack((cos, sin), -1), torch.stack((-sin, cos), -1)), -2)
-    return torch.block_diag(*blocks).to(check_float_dtype("dtype", dtype))
+    blocks = torch.stack((torch.stack((cos, sin), -1), torch.stack((-sin, cos), -1)), -2)  # [dim/2, 2, 2]
+    return torch.block_diag(*blocks)
 # --8<-- [end:offset]
 
 

@@ -19,7 +19,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional
 
-from posenc._checks import check_choice, check_float, check_int, check_size, check_tensor
+from posenc._checks import MAX_ELEMENTS, MAX_GRID_CELLS, check_choice, check_float, check_int, check_size, check_tensor
 from posenc.attention import SelfAttention
 from posenc.rope_nd import apply_rope_nd, grid_positions
 from posenc.sinusoidal import inverse_frequencies
@@ -28,29 +28,20 @@ __all__ = ["VIT_POSITIONS", "LearnedPositionalEmbedding2D", "TinyViT", "sinusoid
 
 #: The ``position`` values of `TinyViT`.
 VIT_POSITIONS = ("none", "learned", "sinusoidal", "rope")
-_MAX_CELLS = 1 << 20  # a bound on grid sizes, so a typo cannot ask for a huge allocation
 _MAX_WIDTH = 1 << 16  # a bound on feature widths
-_MAX_PARAMETERS = 1 << 27  # a bound on the size of a module (about 0.5 GB of float32)
 
 
 def _check_size(elements: int) -> None:
-    if elements > _MAX_PARAMETERS:
-        raise ValueError(f"height * width * dim must be <= {_MAX_PARAMETERS} (the table's size), got {elements}")
+    if elements > MAX_ELEMENTS:
+        raise ValueError(f"height * width * dim must be <= {MAX_ELEMENTS} (the table's size), got {elements}")
 
 
 def _check_grid(height: object, width: object) -> tuple[int, int]:
-    h = check_int("height", height, minimum=1, maximum=_MAX_CELLS)
-    w = check_int("width", width, minimum=1, maximum=_MAX_CELLS)
-    if h * w > _MAX_CELLS:
-        raise ValueError(f"height * width must be <= {_MAX_CELLS}, got {h} * {w} = {h * w}")
+    h = check_int("height", height, minimum=1, maximum=MAX_GRID_CELLS)
+    w = check_int("width", width, minimum=1, maximum=MAX_GRID_CELLS)
+    if h * w > MAX_GRID_CELLS:
+        raise ValueError(f"height * width must be <= {MAX_GRID_CELLS}, got {h} * {w} = {h * w}")
     return h, w
-
-
-# --8<-- [start:table]
-def _sincos_1d(positions: Tensor, dim: int, base: float) -> Tensor:
-    """MAE's 1-D block: ``dim/2`` sines, then ``dim/2`` cosines (not interleaved), float64."""
-    angles = positions.to(torch.float64)[:, None] * inverse_frequencies(dim, base)[None, :]
-    return torch.cat((angles.sin(), angles.cos()), dim=-1)
 
 
 def sinusoidal_encoding_2d(height: int, width: int, dim: int, *, base: float = 10000.0) -> Tensor:
@@ -79,15 +70,27 @@ def sinusoidal_encoding_2d(height: int, width: int, dim: int, *, base: float = 1
     """
     height, width = _check_grid(height, width)
     dim = check_int("dim", dim, minimum=4, maximum=_MAX_WIDTH)
-    if height * width * dim > _MAX_PARAMETERS:
-        raise ValueError(f"height * width * dim must be <= {_MAX_PARAMETERS}, got {height} * {width} * {dim}")
+    if height * width * dim > MAX_ELEMENTS:
+        raise ValueError(f"height * width * dim must be <= {MAX_ELEMENTS}, got {height} * {width} * {dim}")
     if dim % 4:
         raise ValueError(f"dim must be a multiple of 4 (half per axis, each half sines "
                          f"and cosines), got {dim}")
     base = check_float("base", base, positive=True)
-    rows, cols = grid_positions(height, width).unbind(-1)
+    return _table_2d(height, width, dim, base).float()
+
+
+# --8<-- [start:table]
+def _sincos_1d(positions: Tensor, dim: int, base: float) -> Tensor:
+    """MAE's 1-D block: ``dim/2`` sines, then ``dim/2`` cosines (not interleaved), float64."""
+    angles = positions.to(torch.float64)[:, None] * inverse_frequencies(dim, base)[None, :]
+    return torch.cat((angles.sin(), angles.cos()), dim=-1)
+
+
+def _table_2d(height: int, width: int, dim: int, base: float) -> Tensor:
+    """The column's block, then the row's, for each patch in reading order, float64 ``[height * width, dim]``."""
+    rows, cols = grid_positions(height, width).unbind(-1)  # [height * width] each
     half = dim // 2
-    return torch.cat((_sincos_1d(cols, half, base), _sincos_1d(rows, half, base)), dim=-1).float()
+    return torch.cat((_sincos_1d(cols, half, base), _sincos_1d(rows, half, base)), dim=-1)
 # --8<-- [end:table]
 
 
@@ -243,9 +246,9 @@ class TinyViT(nn.Module):
         if height % self.patch_size or width % self.patch_size:
             raise ValueError(f"image_size must be a multiple of patch_size={patch_size}, got {image_size!r}")
         self.grid = (height // self.patch_size, width // self.patch_size)
-        if self.grid[0] * self.grid[1] > _MAX_CELLS:
-            raise ValueError(f"image_size gives {self.grid[0] * self.grid[1]} patches, more than {_MAX_CELLS}")
-        self.num_classes = check_int("num_classes", num_classes, minimum=1, maximum=_MAX_CELLS)
+        if self.grid[0] * self.grid[1] > MAX_GRID_CELLS:
+            raise ValueError(f"image_size gives {self.grid[0] * self.grid[1]} patches, more than {MAX_GRID_CELLS}")
+        self.num_classes = check_int("num_classes", num_classes, minimum=1, maximum=MAX_GRID_CELLS)
         self.dim = check_int("dim", dim, minimum=1, maximum=_MAX_WIDTH)
         self.num_heads = check_int("num_heads", num_heads, minimum=1)
         self.num_layers = check_int("num_layers", num_layers, minimum=1, maximum=1024)
@@ -254,8 +257,8 @@ class TinyViT(nn.Module):
         mlp_ratio = check_int("mlp_ratio", mlp_ratio, minimum=1, maximum=64)
         weights = (self.num_layers * (4 + 2 * mlp_ratio) * self.dim ** 2
                    + (self.channels * self.patch_size ** 2 + self.num_classes + height * width) * self.dim)
-        if weights > _MAX_PARAMETERS:
-            raise ValueError(f"the model would have about {weights} weights, more than the {_MAX_PARAMETERS} allowed: "
+        if weights > MAX_ELEMENTS:
+            raise ValueError(f"the model would have about {weights} weights, more than the {MAX_ELEMENTS} allowed: "
                              f"reduce dim={self.dim}, num_layers={self.num_layers}, mlp_ratio={mlp_ratio}, "
                              f"num_classes={self.num_classes}, channels={self.channels} "
                              f"or patch_size={self.patch_size}")
@@ -287,8 +290,8 @@ class TinyViT(nn.Module):
             raise ValueError(f"images must have height and width that are positive multiples of patch_size="
                              f"{self.patch_size}, got shape {tuple(images.shape)}")
         rows, cols = side_h // self.patch_size, side_w // self.patch_size
-        if rows * cols > _MAX_CELLS:
-            raise ValueError(f"images give {rows * cols} patches, more than {_MAX_CELLS}: "
+        if rows * cols > MAX_GRID_CELLS:
+            raise ValueError(f"images give {rows * cols} patches, more than {MAX_GRID_CELLS}: "
                              f"got shape {tuple(images.shape)}")
         weight = self.patches.weight  # the model computes in its own dtype, whatever the images'
         x = self.patches(images.to(weight.dtype)).flatten(2).transpose(1, 2)  # [batch, rows * cols, dim]

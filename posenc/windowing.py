@@ -29,16 +29,6 @@ __all__ = ["MAX_WINDOWS", "Window", "apply_in_windows", "window_spans"]
 MAX_WINDOWS = 1_000_000
 
 
-# --8<-- [start:spans]
-@dataclass(frozen=True)
-class Window:
-    """One window: the model sees tokens ``start:end`` and keeps outputs ``keep_from:end``."""
-
-    start: int
-    end: int
-    keep_from: int
-
-
 def window_spans(length: int, max_len: int, stride: int) -> list[Window]:
     """The windows that cover ``length`` tokens, at most ``max_len`` long, ``stride`` apart.
 
@@ -77,6 +67,21 @@ def window_spans(length: int, max_len: int, stride: int) -> list[Window]:
             f"length={length}, max_len={max_len} and stride={stride} would make {count} windows; "
             f"at most {MAX_WINDOWS} are allowed (use a larger stride)"
         )
+    return _spans(length, max_len, stride, count)
+
+
+# --8<-- [start:spans]
+@dataclass(frozen=True)
+class Window:
+    """One window: the model sees tokens ``start:end`` and keeps outputs ``keep_from:end``."""
+
+    start: int
+    end: int
+    keep_from: int
+
+
+def _spans(length: int, max_len: int, stride: int, count: int) -> list[Window]:
+    """``count`` windows, ``stride`` apart: each keeps what no earlier window reached."""
     windows = []
     kept_up_to = 0
     for index in range(count):
@@ -88,7 +93,6 @@ def window_spans(length: int, max_len: int, stride: int) -> list[Window]:
 # --8<-- [end:spans]
 
 
-# --8<-- [start:apply]
 def apply_in_windows(model: Callable[[Tensor], Tensor], x: Tensor, max_len: int,
                      stride: int) -> Tensor:
     """Run ``model`` over ``x`` window by window and stitch the kept outputs together.
@@ -123,7 +127,12 @@ def apply_in_windows(model: Callable[[Tensor], Tensor], x: Tensor, max_len: int,
         raise TypeError(f"x must hold token ids or real embeddings, got dtype {x.dtype}")
     if x.shape[1] == 0:
         raise ValueError(f"x must hold at least one token in dimension 1, got shape {tuple(x.shape)}")
-    windows = window_spans(x.shape[1], max_len, stride)
+    return _stitch(model, x, window_spans(x.shape[1], max_len, stride))
+
+
+# --8<-- [start:apply]
+def _stitch(model: Callable[[Tensor], Tensor], x: Tensor, windows: list[Window]) -> Tensor:
+    """The outputs each window keeps, in order: ``[batch, seq, ...]``."""
     pieces = []
     for window in windows:
         chunk = x[:, window.start:window.end]

@@ -53,7 +53,8 @@ RECORDS = {
     "posenc.rope_config.ConfigRope",
     "posenc.rope_config.LayerRope",
     "posenc.inference.StepPlan",
-    "posenc.model.Method",
+    "posenc.methods.Method",
+    "posenc.methods.Sizes",
     # Interfaces (typing.Protocol): the calls a method answers, implemented (and walked) by the
     # method classes themselves.
     "posenc.attention.PositionBias",
@@ -235,6 +236,7 @@ EXAMPLES: dict[str, Example] = {
         _lazy("posenc.learned.LearnedPositionalEmbedding", 8, 4), positions=_ints(0, 3, 7)),
     # layer_plan
     "posenc.layer_plan.LayerPlan": ex(position="rope", rope_base=500.0),
+    "posenc.layer_plan.rotation_key": ex(base=500.0),
     "posenc.layer_plan.layer_plans": ex(position="rope", num_layers=2, layer_plans=None,
                                         layer_positions=["rope", "none"], layer_rope_bases=[100.0, 1e4]),
     # model
@@ -263,6 +265,8 @@ EXAMPLES: dict[str, Example] = {
     "posenc.model.TinyTransformer.attention_maps": ex(
         _lazy("posenc.model.TinyTransformer", 11, 8, 2, 1, position="rope", max_len=16),
         tokens=lambda: torch.tensor([[1, 2, 3]])),
+    # methods
+    "posenc.methods.xpos_centre": ex(max_len=600),
     # naive
     "posenc.naive.counting": ex(positions=4, dtype=torch.float64),
     "posenc.naive.normalized_counting": ex(seq_len=4, dtype=torch.float64),

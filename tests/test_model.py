@@ -553,7 +553,7 @@ def test_randomized_positions_in_training_only() -> None:
 
 def test_every_method_is_one_row_of_the_table_and_acts_where_it_says() -> None:
     from posenc.attention import PositionBias, Rotation  # noqa: F401 - the interfaces named below
-    from posenc.model import METHODS
+    from posenc.methods import METHODS
 
     assert tuple(METHODS) == POSITION_METHODS
     for name, method in METHODS.items():
@@ -575,19 +575,24 @@ def test_every_method_is_one_row_of_the_table_and_acts_where_it_says() -> None:
 
 
 def test_the_model_dispatches_on_no_method_name() -> None:
-    # No `position == "..."` (or `in (...)`) outside METHODS: a new method is one row of the table.
+    # No `position == "..."` (or `in (...)`, or METHODS["..."]) outside the table: a new method is
+    # one row of it. The layer plan may name "none", the absence of a method.
     import ast
     import inspect
 
+    import posenc.layer_plan
     import posenc.model
 
-    tree = ast.parse(inspect.getsource(posenc.model))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Compare):
-            names = [n.attr if isinstance(n, ast.Attribute) else getattr(n, "id", None)
-                     for n in (node.left, *node.comparators)]
-            strings = [n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
-            assert not ("position" in names and set(strings) & set(POSITION_METHODS)), ast.unparse(node)
+    for module, allowed in ((posenc.model, set()), (posenc.layer_plan, {"none"})):
+        names = set(POSITION_METHODS) - allowed
+        for node in ast.walk(ast.parse(inspect.getsource(module))):
+            strings = {n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+            if isinstance(node, ast.Compare):
+                operands = [n.attr if isinstance(n, ast.Attribute) else getattr(n, "id", None)
+                            for n in (node.left, *node.comparators)]
+                assert not ("position" in operands and strings & names), ast.unparse(node)
+            if isinstance(node, ast.Subscript) and getattr(node.value, "id", None) == "METHODS":
+                assert not strings & names, ast.unparse(node)
 
 
 def test_positional_embedding_is_importable_from_its_old_home() -> None:
