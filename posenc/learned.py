@@ -68,6 +68,12 @@ class LearnedPositionalEmbedding(nn.Module):
             )
         return self.table[offset:end]
 
+    def forward(self, x: Tensor, offset: int = 0) -> Tensor:
+        check_tensor("x", x, ndim=3, floating=True)
+        check_size("x", x, -1, self.dim, expected_from="the module's dim")
+        return x + self.encoding(x.shape[1], offset).to(x.dtype)
+    # --8<-- [end:module]
+
     def rows(self, positions: Tensor) -> Tensor:
         """The rows ``[..., dim]`` of integer ``positions`` (each below ``max_len``)."""
         positions = check_position_ids("positions", positions)
@@ -82,8 +88,3 @@ class LearnedPositionalEmbedding(nn.Module):
         """How many positions the table can answer for: ``max_len``."""
         return self.max_len
 
-    def forward(self, x: Tensor, offset: int = 0) -> Tensor:
-        check_tensor("x", x, ndim=3, floating=True)
-        check_size("x", x, -1, self.dim, expected_from="the module's dim")
-        return x + self.encoding(x.shape[1], offset).to(x.dtype)
-# --8<-- [end:module]

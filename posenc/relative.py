@@ -255,6 +255,7 @@ class T5RelativeBias(nn.Module):
     def forward(self, q_len: int, k_len: int | None = None) -> Tensor:
         values = self.weight[self.buckets(q_len, k_len).to(self.weight.device)]  # [q_len, k_len, heads]
         return values.permute(2, 0, 1)
+    # --8<-- [end:t5-bias]
 
     def bias(self, q_positions: Tensor | int, k_positions: Tensor | int) -> Tensor:
         """The bias for explicit integer positions: ``[heads, q, k]``, or ``[batch, heads, q, k]`` if either is 2-D.
@@ -272,4 +273,3 @@ class T5RelativeBias(nn.Module):
         offsets = offsets.clamp(-self.max_distance, self.max_distance).long()
         buckets = _bucket(offsets, self.bidirectional, self.num_buckets, self.max_distance)
         return self.weight[buckets.to(self.weight.device)].movedim(-1, -3)  # [(batch,) heads, q, k]
-# --8<-- [end:t5-bias]
