@@ -12,6 +12,8 @@ How a table reads (``posenc.css`` styles it):
   range on a smaller second line.
 * Where `BETTER` knows which way a column improves (lower perplexity, higher accuracy), the best
   mean of the column is bold and marked ◆, and the caption says so.
+* A cell that is one Markdown link, ``[text](https://...)``, is shown as that link (a row can
+  name its source).
 * The first column names each row (``<th scope="row">``). A table too wide for a phone (see
   `phone_width`) becomes one card per row there (``posenc-table--cards``): each cell carries its
   column's name (``data-label``), so every column is shown at 390 px without sideways
@@ -117,11 +119,26 @@ def phone_width(header: list[str], cells: list[list[str]]) -> float:
     return round(total, 1)
 
 
+_LINK = re.compile(r"^\[(?P<text>[^\]]+)\]\((?P<url>https://[^\s()]+)\)$")
+
+
+def _linked(text: str) -> str:
+    """A cell that is one Markdown link ``[text](https://...)`` as a link, any other as text."""
+    match = _LINK.match(text)
+    return f'<a href="{escape(match["url"])}">{escape(match["text"])}</a>' if match else escape(text)
+
+
+def _shown(text: str) -> str:
+    """What a cell shows (a link's text), for the width estimate."""
+    match = _LINK.match(text)
+    return match["text"] if match else text
+
+
 def _cell(text: str, label: str, numeric: bool, best: bool) -> str:
     """One ``<td>``: the mean, the range in a ``<small>`` (a second line), the best one bold and
     marked. Markup kept small: a table of 11 rows and 8 columns repeats it 88 times."""
     mean, spread = _parts(text)
-    value = escape(mean)
+    value = _linked(mean)
     if best:
         value = (f'<strong><span aria-hidden="true">◆</span>{value}'  # the mark left of the digits: they stay aligned
                  '<span class="posenc-visually-hidden"> (best)</span></strong>')
@@ -151,10 +168,11 @@ def table_html(header: list[str], rows: list[list[Any]], caption: str | None = N
     number = ' class="posenc-num"'
     head = "".join(f'<th scope="col"{number if numeric[i] else ""}>{escape(h)}</th>' for i, h in enumerate(header))
     body = "\n".join(
-        f'<tr><th scope="row">{escape(row[0])}</th>'
+        f'<tr><th scope="row">{_linked(row[0])}</th>'
         + "".join(_cell(row[i], header[i], numeric[i], r in best[i]) for i in range(1, len(header))) + "</tr>"
         for r, row in enumerate(cells))
-    layout = "compact" if phone_width(header, cells) <= PHONE_CHARACTERS else "cards"
+    layout = "compact" if phone_width(header, [[_shown(c) for c in row] for row in cells]) <= PHONE_CHARACTERS \
+        else "cards"
     directions = {better_direction(name, h) for i, h in enumerate(header) if best[i]} - {None}
     key = ""
     if directions:

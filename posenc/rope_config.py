@@ -97,6 +97,7 @@ class ConfigRope:
         max_position_embeddings: the context the config declares.
         original_max_position_embeddings: the trained context a scaling rule extends (None without one).
         notes: what posenc could not read from transformers' code for this model type.
+        sinks: whether the model type's attention adds a learned sink logit per head (gpt-oss).
     """
 
     model_type: str | None
@@ -105,6 +106,7 @@ class ConfigRope:
     max_position_embeddings: int | None = None
     original_max_position_embeddings: int | None = None
     notes: tuple[str, ...] = ()
+    sinks: bool = False
 
 
 def query_temperature(temperature: Mapping[str, Any] | None, position: int) -> float:
@@ -280,7 +282,7 @@ def read_config(config: Mapping[str, Any], *, layout: str | None = None) -> Conf
                      "rotates as the 1-D RoPE given here; image and video tokens get 3-D positions")
     pattern = {index: name for name, indices in kinds.items() for index in indices}
     return ConfigRope(model_type, result, tuple(pattern[i] for i in sorted(pattern)), _length(text, found),
-                      originals[0] if originals else None, tuple(notes))
+                      originals[0] if originals else None, tuple(notes), bool(found.get("attention_sinks")))
 
 
 def from_config(config: Mapping[str, Any], layer_type: str | None = None, *,

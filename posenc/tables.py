@@ -8,6 +8,8 @@ code that makes it cannot drift apart. Every cell is a string, formatted here on
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -25,7 +27,7 @@ from posenc.model import TinyTransformer
 from posenc.rope_scaling import rope_attention_scaling, rope_inverse_frequencies
 
 __all__ = ["acts_on", "extension_accuracy_table", "extension_perplexity_table", "extrapolation_table",
-           "large_table", "perplexity_table", "retrieval_table", "scaling_table", "windows_table"]
+           "large_table", "perplexity_table", "retrieval_table", "scaling_table", "windows_table", "zoo_table"]
 
 Table = tuple[list[str], list[list[str]]]
 
@@ -205,3 +207,101 @@ def large_table() -> Table:
         rows.append(row)
     return header, rows
 # --8<-- [end:study]
+
+
+# --8<-- [start:zoo]
+def _short_number(value: float) -> str:
+    """10000 -> '10k', 1000000 -> '1M'; lengths in binary units: 131072 -> '128k', 10485760 -> '10M'."""
+    for unit, suffix in ((1e6, "M"), (2**20, "M"), (1e3, "k"), (2**10, "k")):
+        if value >= unit and value % unit == 0:
+            return f"{value / unit:g}{suffix}"
+    return f"{value:g}"
+
+
+def _per_kind(rope: Any, cell: Any) -> str:
+    """One value if every rotating kind of layer agrees, else 'value (kind)' for each."""
+    rotating = {name: layer for name, layer in rope.layers.items() if layer.rotates}
+    values = {name: cell(layer) for name, layer in rotating.items()}
+    if len(set(values.values())) == 1:
+        return next(iter(values.values()))
+    return ", ".join(f"{value} ({name.split('_')[0]})" for name, value in values.items())
+
+
+def _scaling_cell(layer: Any) -> str:
+    scaling = layer.scaling
+    if scaling is None:
+        return "-"
+    factor = scaling.get("factor")
+    if factor is None and scaling["type"] == "longrope":
+        factor = scaling["max_position_embeddings"] / scaling["original_max_position_embeddings"]
+    return scaling["type"] + (f" ×{factor:g}" if factor else "")
+
+
+def _layers_cell(rope: Any) -> str:
+    parts = []
+    for name, layer in rope.layers.items():
+        kind = name.removesuffix(":nope").replace("_attention", "")
+        count = f"{len(layer.layers)} " if layer.layers else ""
+        what = "" if layer.rotates else " no attention" if kind == "linear" else " NoPE"
+        parts.append(f"{count}{kind}{what}")
+    return ", ".join(parts)
+
+
+def _outside_cell(rope: Any) -> str:
+    found = []
+    for name, layer in rope.layers.items():
+        t = layer.temperature
+        if t and t["rule"] == "llama_4_scaling_beta":
+            found.append(f"q × (1 + {t['beta']:g} ln(1 + ⌊p/{_short_number(t['length'])}⌋))")
+        elif t:
+            found.append(f"NoPE q × (1 + {t['attn_scale']:g} ln(1 + ⌊(p+1)/{_short_number(t['floor_scale'])}⌋))")
+        if layer.softmax_scale != 1.0:
+            found.append(f"softmax scale ×{layer.softmax_scale:.2f}")
+    if rope.sinks:
+        found.append("sink logit per head")
+    return "; ".join(dict.fromkeys(found)) or "-"
+
+
+def zoo_table() -> Table:
+    """One checkpoint per family of the zoo (``posenc/zoo``), each cell computed by
+    `posenc.rope_config.read_config` from the published config: which layers rotate, the layout,
+    the base, the rotated part of the head, the scaling rule, the context (trained -> declared),
+    and what acts outside the rotation.
+
+    Examples:
+        >>> header, rows = zoo_table()
+        >>> header[:4]
+        ['model', 'layers', 'layout', 'base']
+        >>> next(row[1:5] for row in rows if "gemma-3-27b" in row[0])
+        ['52 sliding, 10 full', 'half', '10k (sliding), 1M (full)', '128/128']
+    """
+    from posenc.rope_config import read_config
+
+    header = ["model", "layers", "layout", "base", "rotated", "scaling", "context", "outside RoPE"]
+    rows = []
+    for path in sorted((Path(__file__).resolve().parent / "zoo").glob("*.json")):
+        entry = json.loads(path.read_text())
+        if not entry.get("_table_row"):
+            continue
+        config = {k: v for k, v in entry.items() if not k.startswith("_")}
+        name = f"[{entry['_family']}: {entry['_name']}]({entry['_source']})"
+        if "_read_as" in entry:  # a model type transformers lacks, run with the code its card names
+            config["model_type"] = entry["_read_as"]
+        try:
+            rope = read_config(config)
+        except ValueError:  # the layout of a model type transformers lacks: posenc does not guess it
+            rows.append([name, "-", "not in transformers", "-", "-", "-", "-", "-"])
+            continue
+        original, longest = rope.original_max_position_embeddings, rope.max_position_embeddings
+        factors = [layer.scaling.get("factor", 1.0) for layer in rope.layers.values() if layer.scaling]
+        if original and factors:  # the length the rule stretches to, when the config declares less
+            longest = max(longest or 0, int(original * max(factors)))
+        context = "-" if longest is None else _short_number(longest)
+        if original and longest and original != longest:
+            context = f"{_short_number(original)} → {context}"
+        rows.append([name, _layers_cell(rope), _per_kind(rope, lambda layer: layer.layout),
+                     _per_kind(rope, lambda layer: _short_number(layer.base)),
+                     _per_kind(rope, lambda layer: f"{layer.rotary_dim}/{layer.dim}"),
+                     _per_kind(rope, _scaling_cell), context, _outside_cell(rope)])
+    return header, rows
+# --8<-- [end:zoo]

@@ -547,6 +547,8 @@ def derive(model_type: str, config_name: str) -> dict[str, Any] | None:
         entry["rope_condition"] = sorted(set(rules))
     if "yarn_apply_mscale" in source:
         entry["softmax_scale"] = "yarn_mscale_all_dim"
+    if "self.sinks" in source:  # gpt-oss: a learned sink logit per head joins every softmax
+        entry["attention_sinks"] = True
     if "get_llama_4_attn_scale" in source:
         entry["query_temperature"] = "llama_4_scaling_beta"
     if "attn_temperature_tuning" in source:

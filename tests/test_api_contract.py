@@ -324,6 +324,11 @@ EXAMPLES: dict[str, Example] = {
                                                            8, "half", 10000.0)),
     "posenc.rope_config.query_temperature": ex(
         temperature=lambda: {"rule": "llama_4_scaling_beta", "beta": 0.1, "length": 16}, position=20),
+    "posenc.inspect.describe": ex(config=lambda: {"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4,
+                                                  "max_position_embeddings": 128}, layer_type=None, length=None),
+    "posenc.inspect.warnings_for": ex(rope=_lazy("posenc.rope_config.read_config", {
+        "model_type": "llama", "hidden_size": 64, "num_attention_heads": 4}), length=None, config=None),
+    "posenc.inspect.main": ex(argv=lambda: ["/no/such/config.json"]),
     "posenc.rope_nd.rope_axis_assignment": ex(sections=[2, 1, 1], assignment="blocks"),
     "posenc.rope_nd.apply_rope_nd": ex(x=_t(3, 4), positions=lambda: torch.tensor([[0, 0], [1, 0], [0, 1]]),
                                        sections=[1, 1], base=10000.0, layout="half", assignment="blocks",
@@ -370,6 +375,7 @@ EXAMPLES: dict[str, Example] = {
     "posenc.tables.acts_on": ex(model=TinyTransformer(10, 8, 2, 1, position="rope"), length=16),
     "posenc.tables.extrapolation_table": ex(),
     "posenc.tables.scaling_table": ex(),
+    "posenc.tables.zoo_table": ex(),
     "posenc.tables.perplexity_table": ex(),
     "posenc.tables.retrieval_table": ex(),
     "posenc.tables.extension_perplexity_table": ex(),

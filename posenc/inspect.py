@@ -1,0 +1,208 @@
+"""``python -m posenc.inspect CONFIG.json [--layer-type T] [--length N]``: what a config does with positions.
+
+Reads a model's ``config.json`` with `posenc.rope_config.read_config` and says, per kind of layer,
+whether it rotates, how (layout, rotated width, base, scaling rule, attention factor), what acts
+outside the rotation (a query temperature, a softmax scale), how the slowest pair's wavelength
+compares with the trained and the declared context, how many pairs complete a turn within them,
+and the warnings a practitioner needs. Bad input (a missing file, text that is not JSON, JSON that
+is not an object, an unknown key, an impossible value) gets one line on stderr that names the
+problem, and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any, NoReturn
+
+from posenc import _rope_table
+from posenc._checks import check_int
+from posenc.rope_config import ConfigRope, LayerRope, query_temperature, read_config
+from posenc.rope_scaling import rope_inverse_frequencies
+
+__all__ = ["describe", "main", "warnings_for"]
+
+_MAX_LENGTH = 2**53
+
+
+def _wavelengths(layer: LayerRope, length: int | None) -> list[float]:
+    """Positions per full turn of each rotating pair (pairs that never turn are left out)."""
+    theta = rope_inverse_frequencies(layer.dim or 2, base=layer.base or 10000.0, scaling=layer.scaling,
+                                     seq_len=length, rotary_dim=layer.rotary_kwargs()["rotary_dim"])
+    return [2 * math.pi / t for t in theta.tolist() if t > 0]
+
+
+def _fmt(value: float) -> str:
+    return f"{value:,.0f}" if value < 1e7 else f"{value:.3g}"
+
+
+def _temperature_words(layer: LayerRope, length: int | None) -> str | None:
+    t = layer.temperature
+    if t is None:
+        return None
+    where = f"; at position {length - 1:,}: x{query_temperature(t, length - 1):.4f}" if length else ""
+    if t["rule"] == "llama_4_scaling_beta":
+        return (f"queries scaled by 1 + {t['beta']:g} ln(1 + floor(p / {t['length']:,})) after the rotation "
+                f"(Ministral's llama_4_scaling_beta){where}")
+    return (f"queries scaled by {t['attn_scale']:g} ln(1 + floor((p + 1) / {t['floor_scale']:,})) + 1 "
+            f"(Llama 4's temperature tuning of NoPE layers){where}")
+
+
+def _layer_lines(name: str, layer: LayerRope, rope: ConfigRope, length: int | None) -> list[str]:
+    count = f" ({len(layer.layers)} layers)" if layer.layers else ""
+    window = f", attends within {layer.window:,} tokens" if layer.window else ""
+    if not layer.rotates:
+        what = "does not rotate (NoPE)" if layer.rotates is False else "is a layer type posenc does not know"
+        lines = [f"{name}{count}: {what}{window}" + (f"; {layer.note}" if layer.note else "")]
+        temperature = _temperature_words(layer, length)
+        return lines + ([f"  {temperature}"] if temperature else [])
+    scaling = "no scaling" if layer.scaling is None else "scaling " + ", ".join(
+        f"{k} {v}" for k, v in layer.scaling.items() if not isinstance(v, list))
+    lines = [f"{name}{count}: rotates {layer.rotary_dim} of {layer.dim} features in {layer.layout} pairs, "
+             f"base {layer.base:g}, {scaling}{window}",
+             f"  attention factor on cos and sin: {layer.attention_factor:.4f}"]
+    if layer.softmax_scale != 1.0:
+        lines.append(f"  softmax scale: x{layer.softmax_scale:.4f} on 1/sqrt(head_dim) (DeepSeek's YaRN mscale)")
+    temperature = _temperature_words(layer, length)
+    if temperature:
+        lines.append(f"  {temperature}")
+    waves = _wavelengths(layer, length)
+    if waves:
+        slowest = max(waves)
+        contexts = [(label, n) for label, n in (("trained", rope.original_max_position_embeddings),
+                                                ("declared", rope.max_position_embeddings), ("--length", length))
+                    if n]
+        compare = ", ".join(f"{slowest / n:.3g}x the {label} {n:,}" for label, n in contexts)
+        lines.append(f"  slowest pair: one turn per {_fmt(slowest)} positions" + (f" ({compare})" if compare else ""))
+        for label, n in contexts:
+            lines.append(f"  pairs completing a turn within the {label} context: "
+                         f"{sum(w <= n for w in waves)} of {len(waves)}")
+    return lines
+
+
+def warnings_for(rope: ConfigRope, length: int | None = None, config: Mapping[str, Any] | None = None) -> list[str]:
+    """The warnings a practitioner needs about this config (see the module docstring).
+
+    Examples:
+        >>> rope = read_config({"model_type": "qwen3", "head_dim": 128, "hidden_size": 2048,
+        ...                     "num_attention_heads": 16, "rope_theta": 1e6, "max_position_embeddings": 131072,
+        ...                     "rope_scaling": {"rope_type": "yarn", "factor": 4.0,
+        ...                                      "original_max_position_embeddings": 32768}})
+        >>> print(warnings_for(rope)[0][:69])
+        static YaRN: the frequencies are stretched at every length, short inp
+    """
+    if not isinstance(rope, ConfigRope):
+        raise TypeError(f"rope must be a ConfigRope (what read_config returns), got {type(rope).__name__}")
+    if length is not None:
+        length = check_int("length", length, minimum=1, maximum=_MAX_LENGTH)
+    if config is not None and not isinstance(config, Mapping):
+        raise TypeError(f"config must be a dict (the config.json read) or None, got {type(config).__name__}")
+    found: list[str] = []
+    rotating = [layer for layer in rope.layers.values() if layer.rotates]
+    if any(layer.scaling and layer.scaling["type"] == "yarn" for layer in rotating):
+        found.append("static YaRN: the frequencies are stretched at every length, short inputs included "
+                     "(as in Qwen3's long-context config); add the scaling only for long inputs")
+    for layer in rotating:
+        context = layer.window or length or rope.max_position_embeddings  # a sliding layer sees its window
+        waves = _wavelengths(layer, length)
+        if context and waves and max(waves) < context:
+            found.append(f"{layer.layer_type}: the base {layer.base:g} is too small for {context:,} positions: "
+                         f"even the slowest pair turns every {_fmt(max(waves))}, so every angle repeats "
+                         f"within the context")
+    if length and rope.max_position_embeddings and length > rope.max_position_embeddings:
+        found.append(f"--length {length:,} is past the {rope.max_position_embeddings:,} positions the config "
+                     f"declares")
+    if any(layer.scaling and layer.scaling["type"] in ("dynamic", "longrope") for layer in rotating):
+        found.append("the frequencies depend on the sequence length (dynamic NTK or LongRoPE): a KV cache "
+                     "rotated at one length does not match queries rotated at another")
+    spec = (_rope_table.entry(rope.model_type) or {}).get("layout") if rope.model_type else None
+    if isinstance(spec, Mapping) and config is not None and config.get(spec["key"]) is None:
+        chosen = spec["true"] if spec["default"] else spec["false"]
+        found.append(f"the config has no {spec['key']!r}: transformers' default ({str(spec['default']).lower()}) "
+                     f"pairs the features {chosen}; a checkpoint converted for the other layout rotates wrongly "
+                     f"without any error")
+    return found + list(rope.notes)
+
+
+def describe(config: Mapping[str, Any], layer_type: str | None = None, length: int | None = None) -> str:
+    """What a config does with positions, in words, per kind of layer, then the warnings.
+
+    Args:
+        config: a model's ``config.json`` as a dict.
+        layer_type: describe only the layers of this type (a key of `read_config`'s ``layers``).
+        length: a sequence length to evaluate at (the frequencies of length-dependent rules, the
+            query temperature, the pairs that turn within it).
+
+    Examples:
+        >>> print(describe({"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32,
+        ...                 "num_hidden_layers": 32, "rope_theta": 500000.0,
+        ...                 "max_position_embeddings": 8192}))
+        model type llama: one kind of layer
+        full_attention (32 layers): rotates 128 of 128 features in half pairs, base 500000, no scaling
+          attention factor on cos and sin: 1.0000
+          slowest pair: one turn per 2,559,196 positions (312x the declared 8,192)
+          pairs completing a turn within the declared context: 35 of 64
+    """
+    if length is not None:
+        length = check_int("length", length, minimum=1, maximum=_MAX_LENGTH)
+    rope = read_config(config)
+    layers = rope.layers
+    if layer_type is not None:
+        if not isinstance(layer_type, str) or layer_type not in layers:
+            raise ValueError(f"layer_type must be one of {', '.join(map(repr, layers))}, got {layer_type!r}")
+        layers = {layer_type: layers[layer_type]}
+    kinds = "one kind of layer" if len(rope.layers) == 1 else f"{len(rope.layers)} kinds of layer"
+    lines = [f"model type {rope.model_type}: {kinds}" + (", attention sinks" if rope.sinks else "")]
+    for name, layer in layers.items():
+        lines += _layer_lines(name, layer, rope, length)
+    found = warnings_for(rope, length, config)
+    if found:
+        lines.append("warnings:")
+        lines += [f"- {warning}" for warning in found]
+    return "\n".join(lines)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # one line, exit status 2 (argparse prints usage too)
+        print(f"posenc.inspect: error: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The command line: ``python -m posenc.inspect CONFIG.json [--layer-type T] [--length N]``.
+
+    Returns 0, or 2 after one line on stderr for bad input.
+
+    Examples:
+        >>> main(["/no/such/config.json"])
+        2
+    """
+    if argv is not None and (isinstance(argv, (str, bytes)) or not isinstance(argv, Sequence)
+                             or not all(isinstance(arg, str) for arg in argv)):
+        raise TypeError(f"argv must be a list of strings (the command line's arguments) or None, got {argv!r:.60}")
+    parser = _Parser(prog="python -m posenc.inspect", description=__doc__.splitlines()[0])
+    parser.add_argument("config", help="a model's config.json")
+    parser.add_argument("--layer-type", help="describe only the layers of this type")
+    parser.add_argument("--length", type=int, help="a sequence length to evaluate at")
+    try:
+        args = parser.parse_args(None if argv is None else list(argv))
+    except SystemExit as stop:
+        return int(stop.code or 0)
+    try:
+        with open(args.config, encoding="utf-8") as file:
+            config = json.load(file)
+        if not isinstance(config, dict):
+            raise TypeError(f"{args.config} must hold a JSON object (a config.json), got a {type(config).__name__}")
+        print(describe(config, args.layer_type, args.length))
+    except (OSError, json.JSONDecodeError, ValueError, TypeError) as error:
+        message = f"{args.config}: not JSON ({error})" if isinstance(error, json.JSONDecodeError) else str(error)
+        print(f"posenc.inspect: error: {message}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,103 @@
+"""``python -m posenc.inspect``: what it says about every zoo config, and one clear line for bad input.
+
+Expected numbers are computed here from the formulas (wavelength 2*pi*b^(2i/d)), not by the code
+under test.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from posenc import _rope_table
+from posenc.inspect import describe, main
+
+ZOO = sorted((Path(__file__).resolve().parents[1] / "posenc" / "zoo").glob("*.json"))
+LLAMA = {"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "num_hidden_layers": 32,
+         "rope_theta": 500000.0, "max_position_embeddings": 8192}
+
+
+@pytest.mark.parametrize("path", ZOO, ids=[p.stem for p in ZOO])
+def test_every_zoo_config(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = json.loads(path.read_text())
+    known = config["model_type"] in _rope_table.model_types()
+    assert main([str(path)]) == (0 if known else 2)
+    out, err = capsys.readouterr()
+    if known:
+        assert out.startswith(f"model type {config.get('text_config', config)['model_type']}") and not err
+    else:  # transformers lacks the model type: the layout is asked for, in one line
+        assert not out and err.count("\n") == 1 and "layout is needed" in err
+
+
+def test_pairs_turning_within_the_context_match_the_formula() -> None:
+    text = describe(LLAMA, length=20000)
+    d, b = 128, 500000.0
+    waves = [2 * math.pi * b ** (2 * i / d) for i in range(d // 2)]
+    assert f"within the declared context: {sum(w <= 8192 for w in waves)} of 64" in text
+    assert f"within the --length context: {sum(w <= 20000 for w in waves)} of 64" in text
+    assert f"one turn per {max(waves):,.0f} positions" in text
+
+
+def test_what_acts_outside_the_rotation_is_said() -> None:
+    scout = json.loads(next(p for p in ZOO if "scout" in p.stem).read_text())
+    text = describe(scout, length=1_000_000)
+    assert "full_attention (12 layers): does not rotate (NoPE)" in text
+    expected = 0.1 * math.log1p((999_999 + 1) // 8192) + 1  # Llama 4's tuning, at position 999999
+    assert f"at position 999,999: x{expected:.4f}" in text
+    ministral = json.loads(next(p for p in ZOO if "ministral" in p.stem).read_text())
+    assert "llama_4_scaling_beta" in describe(ministral)
+
+
+def test_warnings() -> None:
+    qwen = json.loads(next(p for p in ZOO if p.stem == "qwen3-1.7b-yarn").read_text())
+    assert "static YaRN" in describe(qwen)
+    small = {**LLAMA, "rope_theta": 100.0, "max_position_embeddings": 32768}  # slowest turn: 2*pi*100^(126/128)
+    assert "the base 100 is too small for 32,768 positions" in describe(small)
+    assert "too small" not in describe(LLAMA)
+    deepseek = json.loads(next(p for p in ZOO if p.stem == "deepseek-v3").read_text())
+    assert "no 'rope_interleave'" in describe(deepseek)
+    assert "no 'rope_interleave'" not in describe({**deepseek, "rope_interleave": True})
+
+
+def _run(tmp_path: Path, content: str, *args: str) -> tuple[int, str, str]:
+    path = tmp_path / "config.json"
+    path.write_text(content)
+    done = subprocess.run([sys.executable, "-m", "posenc.inspect", str(path), *args], capture_output=True,
+                          text=True, timeout=120, check=False)
+    return done.returncode, done.stdout, done.stderr
+
+
+@pytest.mark.parametrize(
+    ("content", "args", "named"),
+    [
+        ("{not json", (), "not JSON"),                                               # not JSON
+        ("[1, 2, 3]", (), "must hold a JSON object"),                                # not a dict
+        (json.dumps({**LLAMA, "rope_scaling": {"rope_type": "linear", "factor": 2.0, "fator": 3}}), (),
+         "unknown key 'fator'"),                                                     # an unknown key
+        (json.dumps({**LLAMA, "rope_theta": -5.0}), (), "rope_theta must be > 0"),   # an impossible value
+        (json.dumps({**LLAMA, "rope_scaling": {"rope_type": "linear", "factor": 0.5}}), (), "factor'] must be >= 1"),
+        (json.dumps(LLAMA), ("--layer-type", "sliding"), "layer_type must be one of 'full_attention'"),
+        (json.dumps(LLAMA), ("--length", "0"), "length must be an integer >= 1"),
+        (json.dumps(LLAMA), ("--length", "many"), "argument --length: invalid int value"),
+    ],
+)
+def test_bad_input_is_one_line_and_status_2(tmp_path: Path, content: str, args: tuple[str, ...], named: str) -> None:
+    code, out, err = _run(tmp_path, content, *args)
+    assert code == 2 and not out
+    assert err.count("\n") == 1 and named in err and "Traceback" not in err, err
+
+
+def test_a_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([str(tmp_path / "missing.json")]) == 2
+    out, err = capsys.readouterr()
+    assert not out and err.count("\n") == 1 and "No such file" in err
+
+
+def test_a_good_run_from_the_shell(tmp_path: Path) -> None:
+    code, out, err = _run(tmp_path, json.dumps(LLAMA), "--length", "4096")
+    assert code == 0 and not err and "rotates 128 of 128 features in half pairs, base 500000" in out
