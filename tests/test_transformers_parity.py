@@ -9,6 +9,10 @@ transformers is the most used implementation of the RoPE scaling rules, so it is
 * `posenc.rope.from_config` on transformers' own config classes gives a `RotaryEmbedding` whose
   frequencies, attention factor and cos/sin tables match the rotary modules of those models.
 
+* `posenc.rope_config.read_config` at the class defaults of every model type transformers registers
+  (``tests/rope_live.py``): frequencies, attention factor and rotated q/k per layer type; the zoo
+  of published configs is checked the same way in test_rope_zoo.py.
+
 A rope_type transformers has and posenc lacks fails `test_every_transformers_rope_type_is_covered`.
 transformers' ``"default"`` type is RoPE without scaling (``scaling=None``). posenc's ``"ntk"`` (the
 static NTK-aware base change) has no rope_type in transformers: it is checked here against
@@ -147,6 +151,34 @@ def test_longrope_attention_factor_given_and_factor_from_lengths() -> None:
         assert "factor" not in kwargs["scaling"] and kwargs["scaling"]["max_position_embeddings"] == MAX_POSITIONS
         close(rope_inverse_frequencies(dim, scaling=kwargs["scaling"], seq_len=MAX_POSITIONS), theirs)
         assert math.isclose(rope_attention_scaling(kwargs["scaling"]), their_factor, rel_tol=1e-12)
+
+
+@pytest.mark.parametrize("dim", HEAD_DIMS)
+def test_boundary_values_transformers_accepts(dim: int) -> None:
+    """llama3 with low_freq_factor == high_freq_factor (Llama 4 Scout: a step), YaRN with
+    beta_fast == beta_slow (Kimi K2), LongRoPE without a factor, proportional without a fraction."""
+    cases: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
+        ("llama3", {"factor": 16.0, "low_freq_factor": 1.0, "high_freq_factor": 1.0,
+                    "original_max_position_embeddings": 128}, {}),
+        ("yarn", {"factor": 32.0, "original_max_position_embeddings": 128, "beta_fast": 1.0, "beta_slow": 1.0}, {}),
+        ("yarn", {"factor": 32.0, "original_max_position_embeddings": 128, "beta_fast": 1.0, "beta_slow": 1.0,
+                  "truncate": False}, {}),
+        ("proportional", {}, {}),
+    ]
+    for kind, params, extra in cases:
+        config = llama_config(dim, 500000.0, kind, params, 1.0)
+        theirs, their_factor = ROPE_INIT_FUNCTIONS[kind](config, None)
+        kwargs = from_config(config)
+        ours = rope_inverse_frequencies(kwargs["dim"], base=kwargs["base"], scaling=kwargs["scaling"], **extra)
+        close(ours, theirs)
+        assert math.isclose(rope_attention_scaling(kwargs["scaling"]), their_factor, rel_tol=1e-12), (kind, params)
+    # LongRoPE's factor derived from max_position_embeddings / original (Phi-3's configs give none)
+    params = parameters("longrope", 1.0, 1.0, dim)
+    del params["factor"]
+    config = llama_config(dim, 10000.0, "longrope", params, 1.0)
+    _, their_factor = ROPE_INIT_FUNCTIONS["longrope"](config, None)
+    scaling = {"type": "longrope", "max_position_embeddings": MAX_POSITIONS, **params}
+    assert math.isclose(rope_attention_scaling(scaling), their_factor, rel_tol=1e-12)
 
 
 @pytest.mark.parametrize(("factor", "dim"), [(2, 64), (4, 128), (8, 80)])
