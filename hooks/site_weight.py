@@ -2,7 +2,8 @@
 
 Pure functions on a page's HTML (or the search index), called by ``posenc_site.py``:
 
-* `drop_math_assets`: KaTeX (about 330 kB with its fonts) only on pages that have math.
+* `drop_math_assets`: the math loader (``katex-init.js``, which fetches KaTeX, about 330 kB with
+  its fonts, when a formula comes near the viewport) only on pages that have math.
 * `noscript_fallbacks`: the static figures inside an explorer placeholder (``div.posenc-explorer``)
   are what readers without scripts see; with scripts the widget replaces them at once, so their
   images sit in ``<noscript>`` and are never downloaded (the animator's GIF alone is 423 kB).

@@ -14,16 +14,14 @@ from matplotlib.text import Text
 
 from posenc.figures import load_all
 from posenc.figures._render import VARIANTS, cache_key, dependencies, render, split_variant
+from posenc.figures._layout import NARROW_WIDTH, fit_to_width, use_layout
 from posenc.figures._style import (
     METHOD_COLOURS,
     METHOD_LABELS,
     MIN_FONT_PT,
     PALETTES,
-    NARROW_WIDTH,
     contrast,
-    fit_to_width,
     method_colour,
-    use_layout,
     use_palette,
 )
 

@@ -2,8 +2,8 @@
 // 1. Copy buttons on `pycon` blocks copy only the code: the `>>> ` and `... ` prompts are removed
 //    and printed output lines are left out, so what is pasted runs in Python. Material copies the
 //    `data-copy` attribute of the code element when there is one (its own documented hook).
-// 2. Tap (or Enter) on a figure to see it at its natural width in a dialog that scrolls sideways:
-//    on a phone the text of a figure then reads at its designed size instead of about half.
+// 2. Tap (or Enter) on a figure or a notebook plot to see it at its natural size in a dialog that
+//    scrolls: a notebook plot drawn for a wide page reads at its designed size on a phone too.
 (function () {
   "use strict";
 
@@ -44,28 +44,54 @@
     return dialog;
   }
 
-  function enlarge(img) {
+  // A figure's image (the file the browser chose: the narrow layout on a phone) or a notebook's
+  // inline SVG plot, at its natural size.
+  function enlarge(element) {
     const box = lightbox();
     const frame = box.querySelector(".posenc-lightbox__frame");
-    const copy = document.createElement("img");
-    copy.src = img.currentSrc || img.src;
-    copy.alt = img.alt;
+    let copy;
+    if (element.tagName === "IMG") {
+      copy = document.createElement("img");
+      copy.src = element.currentSrc || element.src;
+      copy.alt = element.alt;
+    } else {
+      copy = element.cloneNode(true);
+      copy.removeAttribute("data-posenc-zoom");
+    }
     frame.replaceChildren(copy);
     box.showModal();
   }
 
+  function zoomable(element, label) {
+    if (element.dataset.posencZoom) return;
+    element.dataset.posencZoom = "1";
+    element.setAttribute("tabindex", "0");
+    element.setAttribute("role", "button");
+    element.setAttribute("aria-haspopup", "dialog");
+    if (label) element.setAttribute("aria-label", label);
+    element.addEventListener("click", function () { enlarge(element); });
+    element.addEventListener("keydown", function (event) {
+      if (event.key === "Enter" || event.key === " ") { event.preventDefault(); enlarge(element); }
+    });
+  }
+
   function prepareFigures(root) {
     root.querySelectorAll("figure.posenc-figure img").forEach(function (img) {
-      if (img.dataset.posencZoom) return;
-      img.dataset.posencZoom = "1";
-      img.tabIndex = 0;
-      img.setAttribute("role", "button");
-      img.setAttribute("aria-haspopup", "dialog");
+      zoomable(img, null);
       img.title = "Enlarge";
-      img.addEventListener("click", function () { enlarge(img); });
-      img.addEventListener("keydown", function (event) {
-        if (event.key === "Enter" || event.key === " ") { event.preventDefault(); enlarge(img); }
-      });
+    });
+    // A notebook plot holds its own text (an accessible name that left it out would not match what
+    // is seen): a tap on it enlarges it, and a button under it does the same for the keyboard.
+    root.querySelectorAll(".jp-OutputArea-output svg.posenc-plot").forEach(function (svg) {
+      if (svg.dataset.posencZoom) return;
+      svg.dataset.posencZoom = "1";
+      svg.addEventListener("click", function () { enlarge(svg); });
+      const button = document.createElement("button");
+      button.type = "button";
+      button.className = "posenc-enlarge md-button";
+      button.textContent = "Enlarge the plot";
+      button.addEventListener("click", function () { enlarge(svg); });
+      svg.after(button);
     });
   }
 

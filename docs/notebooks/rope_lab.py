@@ -40,38 +40,13 @@ from posenc import (
     rope_inverse_frequencies,
     sinusoidal_encoding,
 )
+from posenc.figures import notebook_style
 from posenc.toy import sentence_embeddings
 
 # %matplotlib inline
-# %config InlineBackend.figure_formats = ["svg"]
-# Plots as SVG (sharp at any zoom) on a transparent background, in colours
-# with at least 3:1 contrast on a white page and on the site's dark page:
-# readable in both palettes.
-INK = "#7f8790"
-plt.rcParams.update(
-    {
-        "figure.facecolor": "none",
-        "axes.facecolor": "none",
-        "savefig.transparent": True,
-        "text.color": INK,
-        "axes.labelcolor": INK,
-        "axes.edgecolor": INK,
-        "axes.titlecolor": INK,
-        "xtick.color": INK,
-        "ytick.color": INK,
-        "legend.labelcolor": INK,
-        "legend.frameon": False,
-        "grid.color": INK,
-        "grid.alpha": 0.35,
-        "axes.grid": True,
-        "font.size": 11,
-        "legend.fontsize": 10.5,
-        "svg.fonttype": "none",
-        "axes.prop_cycle": plt.cycler(
-            color=["#1f88d0", "#e06a1b", "#13a37c", "#c05a9c"]
-        ),
-    }
-)
+# The site's figure style: its fonts and colours, as SVG that follows the
+# page's light or dark palette on the site (plain light colours elsewhere).
+notebook_style()
 torch.manual_seed(0)
 DIM = 64
 
@@ -198,7 +173,7 @@ for m, (u, v) in enumerate(rotated.tolist()):
         "",
         xy=(u, v),
         xytext=(0, 0),
-        arrowprops={"arrowstyle": "->", "color": "#1f88d0"},
+        arrowprops={"arrowstyle": "->", "color": "C0"},
     )
     left.text(1.15 * u, 1.15 * v, str(m), ha="center", va="center")
 left.set(

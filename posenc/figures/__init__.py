@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["FigureSpec", "figure", "load_all"]
+__all__ = ["FigureSpec", "figure", "load_all", "notebook_style"]
 
 _NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
@@ -55,6 +55,14 @@ def figure(name: str, *, alt: str, animated: bool = False) -> Callable[[Callable
         return function
 
     return register
+
+
+def notebook_style() -> None:
+    """Draw a notebook's plots in the site's figure style, as SVG that follows the page's
+    palette on the site (light and dark); call once after ``%matplotlib inline``."""
+    from posenc.figures._notebook import notebook_style as apply
+
+    apply()
 
 
 def load_all() -> dict[str, FigureSpec]:

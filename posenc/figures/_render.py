@@ -8,7 +8,7 @@ import it.
 
 Every figure has four variants: the wide layout in the light and dark palettes (``light``,
 ``dark``) and the narrow layout for phones in both (``narrow-light``, ``narrow-dark``; see
-``posenc.figures._style.use_layout``).
+``posenc.figures._layout.use_layout``).
 
 Run as ``python -m posenc.figures._render --cache-dir DIR``: renders what is missing and prints
 a JSON manifest ``{name: {"alt": ..., "files": {"light": path, "dark": path, "narrow-light": path,
@@ -98,7 +98,7 @@ def cache_key(spec: Any, variant: str) -> str:
     for dist in ("matplotlib", "numpy", "torch"):
         digest.update(f"{dist}={importlib.metadata.version(dist)}".encode() + b"\0")
     modules = dependencies(spec.module)
-    for module in modules + ["posenc.figures._render", "posenc.figures._style"]:
+    for module in modules + ["posenc.figures._render", "posenc.figures._style", "posenc.figures._layout"]:
         path = _module_path(module)
         assert path is not None
         digest.update(module.encode() + b"\0" + path.read_bytes())
@@ -134,7 +134,8 @@ def render(name: str, variant: str, target: str, *, preview: bool = False) -> st
     from matplotlib.animation import Animation, PillowWriter
 
     from posenc.figures import load_all
-    from posenc.figures._style import fit_to_width, use_layout, use_palette
+    from posenc.figures._layout import fit_to_width, use_layout
+    from posenc.figures._style import use_palette
 
     torch.set_num_threads(1)
     spec = load_all()[name]

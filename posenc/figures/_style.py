@@ -18,7 +18,7 @@ in a browser, by ``tests/site/check_site.py``):
   label's own font size rather than with matplotlib's smaller mathtext exponents.
 * **A narrow layout for phones.** Every figure is also drawn `NARROW_WIDTH` inches wide (360 px,
   the column of a 390-px phone), which the site serves to screens narrower than 720 px: under
-  `use_layout("narrow")`, `new_figure` stacks the panels of a row one above the other (the
+  `use_layout("narrow")` (``_layout.py``), `new_figure` stacks the panels of a row one above the other (the
   figure function indexes its axes as before), and `fit_to_width` then wraps titles and
   narrows legends that would not fit. Text keeps its size in points, so it reads at 11 px or
   more on a phone too. A figure function may ask `narrow()` to adapt what stacking cannot.
@@ -27,7 +27,7 @@ in a browser, by ``tests/site/check_site.py``):
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -38,8 +38,8 @@ from cycler import cycler
 from matplotlib import colormaps, scale, ticker
 from matplotlib.colors import to_hex, to_rgb
 from matplotlib.figure import Figure
-from matplotlib.legend import Legend
-from matplotlib.text import Text
+
+from posenc.figures._layout import NARROW_WIDTH, narrow
 
 
 @dataclass(frozen=True)
@@ -99,10 +99,6 @@ METHOD_ALIASES = {"rope-randomized": "randomized"}
 #: Figure width in inches. Saved as SVG it is 518 pt = 691 px wide, about the text column on
 #: screens from 720 px up (688 px or more), so it is shown at its natural size there.
 WIDTH = 7.2
-#: Width of the narrow layout, in inches: 270 pt = 360 px, the column of a 390-px phone.
-NARROW_WIDTH = 3.75
-#: The two layouts every figure is drawn in (each in both palettes).
-LAYOUTS = ("wide", "narrow")
 #: Pixels per point as displayed, conservatively for a 688 px column (688 / (72 * WIDTH)).
 DISPLAY_PX_PER_PT = 688 / (72 * WIDTH)
 #: The smallest font size (points) any text in a figure may have: 11 px as displayed at 1280 px.
@@ -252,7 +248,6 @@ def rc_params(palette: Palette) -> dict[str, Any]:
 
 
 _current: Palette = PALETTES["light"]
-_layout = "wide"
 
 
 @contextmanager
@@ -272,28 +267,6 @@ def use_palette(name: str) -> Iterator[Palette]:
 def palette() -> Palette:
     """The palette being drawn under, for colours that rcParams cannot set (annotations, maps)."""
     return _current
-
-
-@contextmanager
-def use_layout(name: str) -> Iterator[str]:
-    """Draw in a layout: ``"wide"`` (the default) or ``"narrow"`` (see `new_figure`)."""
-    global _layout
-    if name not in LAYOUTS:
-        raise ValueError(f"name must be one of {LAYOUTS}, got {name!r}")
-    previous, _layout = _layout, name
-    try:
-        if name == "narrow":
-            with _recording_legends():
-                yield name
-        else:
-            yield name
-    finally:
-        _layout = previous
-
-
-def narrow() -> bool:
-    """Whether the figure being drawn is the narrow (phone) layout."""
-    return _layout == "narrow"
 
 
 def new_figure(nrows: int = 1, ncols: int = 1, *, height: float = 3.6, width: float = WIDTH,
@@ -332,122 +305,6 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, height: float = 3.6, width: fl
         return fig, axes[0, 0]
     flat = axes.reshape(nrows, ncols)  # same order as the wide grid: row by row
     return fig, flat[0] if nrows == 1 else flat[:, 0] if ncols == 1 else flat
-
-
-def _wrap_to(text: Any, fits: Callable[[Any], bool], renderer: Any) -> None:
-    """Break ``text`` at spaces, longest line first, until ``fits(extent)`` (or no break is left)."""
-    content = text.get_text()
-    while not fits(text.get_window_extent(renderer)):
-        lines = content.split("\n")
-        longest = max(range(len(lines)), key=lambda i: len(lines[i]))
-        words = lines[longest].split(" ")
-        if len(words) < 2:
-            return
-        # the break that leaves the longer half shortest
-        cut = min(range(1, len(words)), key=lambda i: max(len(" ".join(words[:i])), len(" ".join(words[i:]))))
-        lines[longest:longest + 1] = [" ".join(words[:cut]), " ".join(words[cut:])]
-        content = "\n".join(lines)
-        text.set_text(content)
-
-
-def _wrappable_texts(fig: Figure) -> list[Any]:
-    """Titles, axis and colour-bar labels, figure texts and annotations: every text but tick
-    labels and legend entries (a legend is fitted by its columns)."""
-    skip: set[int] = set()
-    for ax in fig.axes:
-        skip.update(id(t) for t in [*ax.get_xticklabels(which="both"), *ax.get_yticklabels(which="both")])
-    for legend in _legends(fig):
-        skip.update(id(t) for t in [*legend.get_texts(), legend.get_title()])
-    return [t for t in fig.findobj(Text) if id(t) not in skip and t.get_visible() and " " in t.get_text()]
-
-
-def _legends(fig: Figure) -> list[Any]:
-    return list(fig.legends) + [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None]
-
-
-def _narrower_legend(fig: Figure, legend: Any, columns: int) -> Any:
-    """The same legend (arguments recorded by `_recording_legends`) with ``columns`` columns, in
-    its place."""
-    parent, handles, labels, args, kwargs = legend._posenc_init
-    kwargs = {key: value for key, value in kwargs.items() if key != "ncol"}  # the older spelling wins over ncols=1
-    new = Legend(parent, handles, labels, *args, **{**kwargs, "ncols": columns})
-    if legend in fig.legends:
-        fig.legends[fig.legends.index(legend)] = new
-        new._remove_method = fig.legends.remove
-    else:
-        parent.legend_ = new
-        new._remove_method = parent._remove_legend
-    return new
-
-
-@contextmanager
-def _recording_legends() -> Iterator[None]:
-    """Legends made inside remember their arguments, so that `fit_to_width` can remake them."""
-    original = Legend.__init__
-
-    def init(self: Any, parent: Any, handles: Any, labels: Any, *args: Any, **kwargs: Any) -> None:
-        original(self, parent, handles, labels, *args, **kwargs)
-        self._posenc_init = (parent, list(handles), list(labels), args, kwargs)
-
-    Legend.__init__ = init  # type: ignore[method-assign]
-    try:
-        yield
-    finally:
-        Legend.__init__ = original  # type: ignore[method-assign]
-
-
-def fit_to_width(fig: Figure) -> None:
-    """Make a drawn figure fit its width: every text that runs past an edge (titles, axis labels,
-    annotations) is wrapped at spaces, and every legend wider than the figure loses columns.
-    Used on every narrow figure by the renderer (its legends are made under `use_layout`, which
-    records how to remake them); harmless on a figure that fits."""
-    for _ in range(3):  # wrapping or narrowing moves things: look again
-        fig.canvas.draw()
-        renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
-        box = fig.bbox
-        changed = False
-        for legend in _legends(fig):
-            if not hasattr(legend, "_posenc_init"):
-                continue
-            parent = legend._posenc_init[0]
-            if parent in fig.axes and legend.get_window_extent(renderer).width > parent.bbox.width * 0.95 \
-                    and sum(ax.get_legend() is not None for ax in fig.axes) == 1:
-                legend = _below_figure(fig, legend)  # it would squeeze its axes to nothing
-                fig.canvas.draw()
-                changed = True
-            columns = legend._ncols
-            while columns > 1 and legend.get_window_extent(renderer).width > box.width * 0.98:
-                columns -= 1
-                legend = _narrower_legend(fig, legend, columns)
-                fig.canvas.draw()
-                changed = True
-            texts = legend.get_texts()
-            if texts and legend.get_window_extent(renderer).width > box.width * 0.98:
-                # one column and still too wide: wrap the labels that are too long
-                room = box.width * 0.98 - (legend.get_window_extent(renderer).width
-                                           - max(t.get_window_extent(renderer).width for t in texts))
-                for entry in texts:
-                    before = entry.get_text()
-                    _wrap_to(entry, lambda e: e.width <= room, renderer)
-                    changed |= entry.get_text() != before
-        fig.canvas.draw()  # legends first: a squeezed axes would wrap titles needlessly
-        for text in _wrappable_texts(fig):
-            before = text.get_text()
-            if round(text.get_rotation()) % 180 == 90:  # a vertical label: fit the height
-                _wrap_to(text, lambda e: box.y0 - 1 <= e.y0 and e.y1 <= box.y1 + 1 and e.height <= box.height * 0.98, renderer)
-            else:
-                _wrap_to(text, lambda e: box.x0 - 1 <= e.x0 and e.x1 <= box.x1 + 1 and e.width <= box.width * 0.98, renderer)
-            changed |= text.get_text() != before
-        if not changed:
-            return
-
-
-def _below_figure(fig: Figure, legend: Any) -> Any:
-    """An axes legend remade as a figure legend under the panels, in one column."""
-    parent, handles, labels, _, kwargs = legend._posenc_init
-    legend.remove()
-    keep = {key: kwargs[key] for key in ("title", "fontsize", "handlelength", "handletextpad") if key in kwargs}
-    return fig.legend(handles, labels, loc="outside lower center", ncols=1, frameon=False, **keep)
 
 
 def show_matrix(ax: Any, data: Any, *, title: str, xlabel: str, ylabel: str | None = None,

@@ -9,7 +9,8 @@ from matplotlib.figure import Figure
 
 from posenc.experiments.vit_resolution import load_results
 from posenc.figures import figure
-from posenc.figures._style import method_colour, narrow, new_figure, palette
+from posenc.figures._layout import narrow
+from posenc.figures._style import method_colour, new_figure, palette
 from posenc.rope_nd import apply_rope_nd, grid_positions, mrope_positions, rope_axis_assignment
 from posenc.vision import sinusoidal_encoding_2d
 

@@ -13,7 +13,8 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from posenc.figures import figure
-from posenc.figures._style import narrow, new_figure, palette
+from posenc.figures._layout import narrow
+from posenc.figures._style import new_figure, palette
 from posenc.rope import (
     apply_rope,
     layout_permutation,

@@ -8,7 +8,8 @@ from matplotlib.figure import Figure
 
 from posenc.attention import SelfAttention
 from posenc.figures import figure
-from posenc.figures._style import FONT, cell_text_colour, narrow, new_figure, show_matrix
+from posenc.figures._layout import narrow
+from posenc.figures._style import FONT, cell_text_colour, new_figure, show_matrix
 from posenc.sinusoidal import sinusoidal_encoding
 from posenc.toy import sentence_embeddings
 

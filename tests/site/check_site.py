@@ -285,6 +285,7 @@ def check_links(site_dir: Path, base: str = "/") -> tuple[list[Problem], int]:
 # browser
 
 PAGE_SETTLED = """async () => {
+  if (window.posencTypesetAll) await window.posencTypesetAll().catch(() => null);  // math loads when near: all of it now
   for (const img of document.images) img.loading = "eager";
   await Promise.all([...document.images].map((img) => img.complete ? null :
     new Promise((done) => { img.addEventListener("load", done); img.addEventListener("error", done); })));

@@ -60,7 +60,7 @@ IN_PAGE_READER = r"""() => {
     }
   }
   // code: wrapped lines (taller than its lines) and sideways scrolling without the edge cue
-  for (const el of document.querySelectorAll(".md-content pre > code, .md-content .highlight-ipynb pre")) {
+  for (const el of document.querySelectorAll(".md-content pre > code, .md-content .highlight-ipynb pre, .md-content .jp-OutputArea-output pre")) {
     if (!visible(el)) continue;
     const style = getComputedStyle(el);
     const lines = el.textContent.replace(/\n$/, "").split("\n");
@@ -107,9 +107,9 @@ IN_PAGE_READER = r"""() => {
     out.copies.push({language, text, first: short(code.textContent)});
   }
   // copy buttons: their box against the lines of text of their block and its scrolling part
-  for (const nav of document.querySelectorAll(".md-content .md-code__nav, .md-content .md-clipboard")) {
-    const pre = nav.closest("pre");
-    const code = pre && pre.querySelector("code");
+  for (const nav of document.querySelectorAll(".md-content .md-code__nav, .md-content .md-clipboard, .md-content .zeroclipboard-container")) {
+    const pre = nav.closest("pre");  // Material's button sits in the pre; a notebook's beside it
+    const code = pre ? pre.querySelector("code") : nav.parentElement.querySelector(".highlight-ipynb pre, pre");
     if (!code || !visible(nav)) continue;
     const button = nav.getBoundingClientRect();
     const port = code.getBoundingClientRect();
