@@ -81,8 +81,11 @@ experiments-large: install
 	set -e; for study in length-extrapolation retrieval extension windows; do \
 	  $(PY) -m posenc.experiments $$study --config large --device cuda --workers 8; done
 
+# The reading checks are first shown to fail on planted defects (tests/site/test_reader_checks.py),
+# then run on every page of the built site.
 check-site: build
 	bash tools/install_chromium.sh
+	$(VENV)/bin/pytest -q -p no:cacheprovider tests/site
 	$(PY) -m tests.site.check_site --site-dir site --screenshots site-screenshots
 	$(PY) -m tests.site.check_explorer --site-dir site --screenshots site-screenshots
 

@@ -598,6 +598,15 @@ def _phone_visit(browser: Any, origin: str, base: str, site_dir: Path, page: str
     result.tolerated += scratch.tolerated
 
 
+def weight_problems(result: PageResult, budget: float) -> list[str]:
+    """The first view over ``budget`` MB (10^6 bytes), with its three largest files."""
+    if result.page_bytes <= budget * 1_000_000:
+        return []
+    top = sorted(result.loaded.items(), key=lambda item: -item[1])[:3]
+    return [f"first view {result.page_bytes / 1e6:.2f} MB > {budget} MB budget (largest: "
+            + ", ".join(f"{name} {size / 1e3:.0f} kB" for name, size in top) + ")"]
+
+
 def _wide_visit(browser: Any, origin: str, base: str, site_dir: Path, page: str, result: PageResult) -> None:
     """The page at 1920 px (light): the prose measure, where the column is widest."""
     scratch = PageResult(result.page)
@@ -650,13 +659,8 @@ def check_page(browser: Any, origin: str, base: str, site_dir: Path, page: str, 
         visit.close()
     _phone_visit(browser, origin, base, site_dir, page, screenshots, result)
     _wide_visit(browser, origin, base, site_dir, page, result)
-    if result.page_bytes > budget * 1_000_000:
-        top = sorted(((n, s) for n, s in result.loaded.items() if n != SEARCH_INDEX), key=lambda item: -item[1])[:3]
-        visit._problem(
-            "page weight",
-            f"{result.page_bytes / 1e6:.2f} MB > {budget} MB budget (largest: "
-            + ", ".join(f"{name} {size / 1e3:.0f} kB" for name, size in top) + ")",
-        )
+    for line in weight_problems(result, budget):
+        visit._problem("page weight", line)
     result.seconds = time.perf_counter() - started
     return result
 
