@@ -82,6 +82,16 @@ SCALING_VALUES: dict[str, list[Any]] = {
 }
 
 
+# Keys the rope-scaling widget always sends for a type (widgets.js, scalingFor), so every dict of
+# the grid has them: posenc takes LongRoPE's factor from max_position_embeddings when it is absent,
+# and p-RoPE's partial_rotary_factor defaults to 1; the widget's sliders always set both.
+ALWAYS_SET: dict[str, tuple[str, ...]] = {"longrope": ("factor",), "proportional": ("partial_rotary_factor",)}
+# Keys posenc accepts that the widget never sends, with the reason they need no parity test.
+NOT_IN_WIDGET: dict[str, str] = {
+    "max_position_embeddings": "LongRoPE reads it only when factor is absent, and the widget always sets factor",
+}
+
+
 def _scaling_module() -> Any:
     """Where posenc keeps its scaling rules: posenc.rope_scaling once split out of posenc.rope."""
     try:
@@ -187,7 +197,10 @@ def posenc_scaling_types() -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]
 
 def scaling_dicts(kind: str, required: tuple[str, ...], optional: tuple[str, ...], pairs: int) -> list[dict[str, Any]]:
     """A small grid of scaling dicts for one type: each required key over its values (others at
-    their first value), each optional key added alone, then all optional keys together."""
+    their first value), each optional key added alone, then all optional keys together. Keys of
+    `ALWAYS_SET` count as required; keys of `NOT_IN_WIDGET` are left out."""
+    required = (*required, *(key for key in ALWAYS_SET.get(kind, ()) if key not in required))
+    optional = tuple(key for key in optional if key not in required and key not in NOT_IN_WIDGET)
     missing = [key for key in (*required, *optional) if key not in SCALING_VALUES]
     if missing:
         raise KeyError(f"no test values for the keys {missing} of scaling type {kind!r}: add them to SCALING_VALUES")

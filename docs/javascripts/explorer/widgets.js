@@ -439,6 +439,9 @@
       return true;
     }
     function start() {
+      // at the last position there is nothing to play: start again from position 0, same offset
+      const { m, n } = controls.values;
+      if (Math.max(m, n) >= MAX) shift(-Math.min(m, n));
       timer = setInterval(() => { if (!shift(1)) stop(); }, 600);
       play.textContent = "Pause";
       play.setAttribute("aria-pressed", "true");
@@ -579,7 +582,7 @@
         legend.append("text").attr("x", 164).attr("y", 4).attr("fill", colours.fg).attr("font-size", FONT).text(`every other of ${2 * closest}`);
       }
       slopePlot.attr("aria-label", `Slopes of the ${heads} heads on a log scale: circles for the ${closest}-head sequence` +
-        (closest < heads ? `, squares for the ${heads - closest} extra heads taken from the ${2 * closest}-head sequence.` : "."));
+        (closest < heads ? `, squares for the ${heads - closest} extra head${heads - closest === 1 ? "" : "s"} taken from the ${2 * closest}-head sequence.` : "."));
       // the causal bias of one head: -m (i - j) for keys j <= i, future keys blank
       biasPlot.attr("width", width).selectAll("*").remove();
       const side = Math.min(300 - 50, width - 150);
@@ -599,8 +602,9 @@
       colourBar(biasPlot, b.left + side + 14, b.top, side, d3.interpolateViridis, low, 0, colours, "bias \u2212m\u00b7(i \u2212 j)");
       biasPlot.attr("height", side + 50);
       biasPlot.attr("aria-label", `Causal ALiBi bias of head ${head} for ${seq} tokens: 0 on the diagonal, falling by ${fmt(slopes[head], 3)} per position of distance; future keys are blank.`);
+      const count = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
       const extra = closest < heads ? ` and ${heads - closest} from every other slope of the ${2 * closest}-head sequence` : "";
-      box.readout.textContent = minus(`${heads} heads: ${closest} slopes from the ${closest}-head sequence${extra}. ` +
+      box.readout.textContent = minus(`${count(heads, "head")}: ${count(closest, "slope")} from the ${closest}-head sequence${extra}. ` +
         `Head ${head} has slope ${fmt(slopes[head], 4)}: over ${seq} tokens its bias reaches ${fmt(low, 3)} at distance ${seq - 1}.`);
     });
     return redraw;
