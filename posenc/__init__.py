@@ -56,6 +56,8 @@ _EXPORTS: dict[str, str] = {
     "contextual_positions": "posenc.cope",
     "randomized_positions": "posenc.randomized",
     "window_spans": "posenc.windowing",
+    "attention_temperature": "posenc.temperature",
+    "QueryTemperature": "posenc.temperature",
     "apply_in_windows": "posenc.windowing",
 }
 
@@ -102,6 +104,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     )
     from posenc.rope_nd import apply_rope_nd, mrope_positions
     from posenc.sinusoidal import SinusoidalPositionalEncoding, offset_matrix, sinusoidal_encoding
+    from posenc.temperature import QueryTemperature, attention_temperature
     from posenc.vision import LearnedPositionalEmbedding2D, TinyViT, sinusoidal_encoding_2d
     from posenc.windowing import apply_in_windows, window_spans
     from posenc.xpos import XPos

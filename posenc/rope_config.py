@@ -15,9 +15,10 @@ derived from the pinned ``transformers``' own code for every model type it regis
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Mapping
 from typing import Any
+
+import torch
 
 from posenc import _rope_table as table
 from posenc._checks import check_choice, check_int
@@ -37,6 +38,7 @@ from posenc._rope_params import (
 )
 from posenc.rope_layouts import LAYOUTS
 from posenc.rope_scaling import _real, rope_attention_scaling
+from posenc.temperature import attention_temperature
 
 __all__ = ["ROPE_TYPES", "ConfigRope", "LayerRope", "from_config", "query_temperature", "read_config"]
 
@@ -117,6 +119,8 @@ def query_temperature(temperature: Mapping[str, Any] | None, position: int) -> f
       floor_scale)) + 1``;
     * None: 1.
 
+    Both are `posenc.temperature.attention_temperature` (offset 0 and 1).
+
     Examples:
         >>> t = {"rule": "llama_4_scaling_beta", "beta": 0.1, "length": 16384}
         >>> [round(query_temperature(t, p), 4) for p in (0, 16383, 16384, 100000)]
@@ -129,12 +133,14 @@ def query_temperature(temperature: Mapping[str, Any] | None, position: int) -> f
         raise TypeError(f"temperature must be a dict (LayerRope.temperature) or None, got {type(temperature).__name__}")
     rule = check_choice("temperature['rule']", temperature.get("rule"), ("llama_4_scaling_beta", "llama4_nope_tuning"))
     if rule == "llama_4_scaling_beta":
-        beta = _real("temperature['beta']", temperature.get("beta"), minimum=0.0)
+        beta = _real("temperature['beta']", temperature.get("beta"), minimum=0.0, maximum=1e6)
         length = check_int("temperature['length']", temperature.get("length"), minimum=1, maximum=MAX_LENGTH)
-        return 1.0 + beta * math.log(1 + position // length)
-    scale = _real("temperature['attn_scale']", temperature.get("attn_scale"), minimum=0.0)
-    floor = check_int("temperature['floor_scale']", temperature.get("floor_scale"), minimum=1, maximum=MAX_LENGTH)
-    return scale * math.log1p((position + 1) // floor) + 1.0
+        offset = 0
+    else:  # Llama 4's NoPE layers: the same formula, one position later
+        beta = _real("temperature['attn_scale']", temperature.get("attn_scale"), minimum=0.0, maximum=1e6)
+        length = check_int("temperature['floor_scale']", temperature.get("floor_scale"), minimum=1, maximum=MAX_LENGTH)
+        offset = 1
+    return float(attention_temperature(torch.tensor([position]), beta=beta, length=length, offset=offset)[0])
 
 
 # ---------------------------------------------------------------- the layers

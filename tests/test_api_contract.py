@@ -355,6 +355,9 @@ EXAMPLES: dict[str, Example] = {
         _lazy("posenc.sinusoidal.SinusoidalPositionalEncoding", 8, max_len=16), x=_t(2, 3, 8), offset=2),
     "posenc.sinusoidal.SinusoidalPositionalEncoding.rows": ex(
         _lazy("posenc.sinusoidal.SinusoidalPositionalEncoding", 8, max_len=4), positions=_ints(0, 3, 9)),
+    # temperature (engineer H)
+    "posenc.temperature.attention_temperature": ex(positions=_ints(0, 5, 9000), beta=0.1, length=8, offset=1),
+    "posenc.temperature.QueryTemperature": ex(beta=0.1, length=8, offset=1),
     # toy
     "posenc.toy.word_vector": ex(word="dog", dim=4, seed=0, std=1.0),
     "posenc.toy.sentence_embeddings": ex(sentence="dog bites man", dim=4, seed=0, std=1.0),
