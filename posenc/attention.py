@@ -7,7 +7,12 @@ Position methods act in one of three places (see the chapters):
   `PositionBias`);
 * on queries and keys, before their dot product, through ``rotary`` (RoPE, xPos: every one a
   `Rotation`);
-* on the logits themselves, through ``logit_hook``, when the term depends on them (CoPE).
+* on the logits themselves, through ``logit_hook``, when the term depends on them (CoPE);
+* in place of the logits, through ``scores``, when they are not ``q kᵀ / sqrt(d)`` (RoPE
+  logits from a matrix of offsets, `posenc.extension.rope_logits`).
+
+``sinks`` adds one learned logit per head to the softmax's denominator only (gpt-oss): a query
+may then give less than all of its weight to the keys.
 
 A boolean ``mask`` (True = attend) says which keys each query may see (padding, packed
 documents, sliding windows), and ``kv_hook`` lets a caller swap in the keys and values of a
@@ -28,7 +33,7 @@ from torch import Tensor, nn
 
 from posenc._checks import check_bool, check_elements, check_size, check_size_int, check_tensor
 
-__all__ = ["KeyValueHook", "LogitHook", "PositionBias", "QueryKeyTransform", "Rotation", "SelfAttention",
+__all__ = ["KeyValueHook", "LogitHook", "PositionBias", "QueryKeyTransform", "Rotation", "ScoreHook", "SelfAttention",
            "scaled_dot_product_attention"]
 
 #: Called as ``rotary(q, k)`` on per-head queries and keys; returns the rotated pair.
@@ -39,6 +44,10 @@ KeyValueHook = Callable[[Tensor, Tensor, Tensor], tuple[Tensor, Tensor, Tensor]]
 #: Called as ``logit_hook(q, scores)`` on the queries and their scaled, masked logits (masked
 #: entries ``-inf``); returns a term added to the logits before the causal mask and the softmax.
 LogitHook = Callable[[Tensor, Tensor], Tensor]
+#: Called as ``scores(q, k)`` after ``kv_hook`` on the queries and keys attention uses; returns the
+#: logits ``[..., q_len, k_len]`` in place of ``q kᵀ / sqrt(d)`` (e.g. RoPE logits from any offsets,
+#: `posenc.extension.rope_logits`, or latent attention's own scale, `posenc.latent`).
+ScoreHook = Callable[[Tensor, Tensor], Tensor]
 
 
 class PositionBias(Protocol):
@@ -127,10 +136,30 @@ def _check_hook_term(term: object, scores: Tensor) -> Tensor:
     return term
 
 
+def _check_scores(logits: object, shape: tuple[int, ...]) -> Tensor:
+    if not isinstance(logits, Tensor) or not logits.is_floating_point():
+        raise TypeError(f"scores must return a real floating-point tensor, got {type(logits).__name__}"
+                        + (f" of dtype {logits.dtype}" if isinstance(logits, Tensor) else ""))
+    if tuple(logits.shape) != shape:
+        raise ValueError(f"scores must return the logits' shape {shape} ([..., q_len, k_len]), "
+                         f"got shape {tuple(logits.shape)}")
+    return logits
+
+
+def _check_sinks(sinks: object, q: Tensor) -> Tensor:
+    tensor = check_tensor("sinks", sinks, ndim=1, floating=True, finite=True)
+    if q.ndim < 3 or tensor.shape[0] != q.shape[-3]:
+        heads = "q has no heads dimension" if q.ndim < 3 else f"{q.shape[-3]} heads"
+        raise ValueError(f"sinks must hold one logit per head, [heads] = [{q.shape[-3] if q.ndim >= 3 else '?'}] "
+                         f"(q of shape {tuple(q.shape)}: {heads}), got shape {tuple(tensor.shape)}")
+    return tensor
+
+
 # --8<-- [start:sdpa]
 def scaled_dot_product_attention(
     q: Tensor, k: Tensor, v: Tensor, *, bias: Tensor | None = None, causal: bool = False,
-    mask: Tensor | None = None, logit_hook: LogitHook | None = None,
+    mask: Tensor | None = None, logit_hook: LogitHook | None = None, sinks: Tensor | None = None,
+    scores: ScoreHook | None = None,
 ) -> tuple[Tensor, Tensor]:
     """softmax(q kᵀ / sqrt(d) + bias) v over the allowed keys, returning ``(output, weights)``.
 
@@ -148,13 +177,20 @@ def scaled_dot_product_attention(
             that depends on the logits (CoPE's position term). It sees the logits after the
             bias and ``mask`` (masked entries ``-inf``) and before the causal mask, whose
             queries it must treat as the last ``q_len`` keys.
+        sinks: None, or one learned logit per head ``[heads]`` (q is ``[..., heads, q_len, d]``),
+            as gpt-oss's attention sinks: it joins each row's softmax after the masks, bias and
+            hooks, takes part of the weight, and is dropped, so it has no value
+            (transformers' ``models/gpt_oss/modeling_gpt_oss.py:243-253``). Not scaled by
+            ``1/sqrt(d)``.
+        scores: None, or ``scores(q, k)`` returning the logits ``[..., q_len, k_len]`` that
+            replace ``q kᵀ / sqrt(d)`` (bias, mask, hooks and causal mask then act as usual).
 
     Returns:
         The attended values ``[..., q_len, d_v]`` and the weights ``[..., q_len, k_len]``.
-        Each row of weights sums to 1, except a query that may attend to no key at all
-        (every key masked, every logit ``-inf``, or no keys): its weights and output are all
-        zeros, as in PyTorch's own ``scaled_dot_product_attention``, instead of NaN. No queries
-        give an empty output.
+        Each row of weights sums to 1 (less with ``sinks``: the sink's share is left out),
+        except a query that may attend to no key at all (every key masked, every logit ``-inf``,
+        or no keys): its weights and output are all zeros, as in PyTorch's own
+        ``scaled_dot_product_attention``, instead of NaN. No queries give an empty output.
         Half-precision inputs are computed in float32 and cast back.
 
     Examples:
@@ -166,6 +202,9 @@ def scaled_dot_product_attention(
         >>> scaled_dot_product_attention(q, k, v, mask=mask)[1]
         tensor([[[1., 0.],
                  [0., 0.]]])
+        >>> q = k = v = torch.zeros(1, 2, 4)                          # one head, two equal keys
+        >>> scaled_dot_product_attention(q, k, v, sinks=torch.zeros(1))[1][0, 1]   # and a sink
+        tensor([0.3333, 0.3333])
     """
     q, k, v = _check_qkv(q, k, v)
     causal = check_bool("causal", causal)
@@ -173,26 +212,42 @@ def scaled_dot_product_attention(
     shape = (*q.shape[:-1], k_len)
     checked_bias = None if bias is None else _check_bias(bias, shape)
     checked_mask = None if mask is None else _check_mask(mask, shape)
-    _check_hooks(logit_hook=logit_hook)
+    _check_hooks(logit_hook=logit_hook, scores=scores)
+    checked_sinks = None if sinks is None else _check_sinks(sinks, q)
     if causal and q_len > k_len:
         raise ValueError(f"causal attention needs q_len <= k_len, got q_len={q_len}, k_len={k_len}")
     dtype = q.dtype if q.dtype in (torch.float32, torch.float64) else torch.float32
-    scores = q.to(dtype) @ k.to(dtype).transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if scores is None:
+        logits = q.to(dtype) @ k.to(dtype).transpose(-2, -1) / math.sqrt(q.shape[-1])
+    else:  # the caller's logits (RoPE from offsets, another scale)
+        logits = _check_scores(scores(q, k), shape).to(dtype)
     if checked_bias is not None:
-        scores = scores + checked_bias.to(dtype)
+        logits = logits + checked_bias.to(dtype)
     if checked_mask is not None:
-        scores = scores.masked_fill(~checked_mask.to(q.device), float("-inf"))
+        logits = logits.masked_fill(~checked_mask.to(q.device), float("-inf"))
     if logit_hook is not None:  # a term computed from the (masked) logits themselves
-        scores = scores + _check_hook_term(logit_hook(q.to(dtype), scores), scores).to(dtype)
+        logits = logits + _check_hook_term(logit_hook(q.to(dtype), logits), logits).to(dtype)
     if causal:
         future = torch.ones(q_len, k_len, dtype=torch.bool, device=q.device).triu(k_len - q_len + 1)
-        scores = scores.masked_fill(future, float("-inf"))
-    # A query with no visible key (or no key at all): softmax over all -inf would be NaN; define
-    # it as zeros, as torch's own scaled_dot_product_attention does.
-    blind = (scores == float("-inf")).all(dim=-1, keepdim=True)
-    weights = torch.softmax(scores.masked_fill(blind, 0.0), dim=-1).masked_fill(blind, 0.0)
-    return (weights @ v.to(dtype)).to(v.dtype), weights.to(q.dtype)
+        logits = logits.masked_fill(future, float("-inf"))
+    return _softmax_attend(logits, v, checked_sinks, dtype, q.dtype)
 # --8<-- [end:sdpa]
+
+
+# --8<-- [start:softmax]
+def _softmax_attend(logits: Tensor, v: Tensor, sinks: Tensor | None, dtype: torch.dtype,
+                    out_dtype: torch.dtype) -> tuple[Tensor, Tensor]:
+    """softmax over the keys (and the sink of each head, whose weight is dropped), then the values."""
+    if sinks is not None:  # gpt-oss: one more logit per head, in the denominator only
+        sink = sinks.to(device=logits.device, dtype=dtype).view(-1, 1, 1).expand(*logits.shape[:-1], 1)
+        weights = torch.softmax(torch.cat((logits, sink), dim=-1), dim=-1)[..., :-1]  # [..., q_len, k_len]
+    else:
+        # A query with no visible key (or no key at all): softmax over all -inf would be NaN;
+        # define it as zeros, as torch's own scaled_dot_product_attention does.
+        blind = (logits == float("-inf")).all(dim=-1, keepdim=True)
+        weights = torch.softmax(logits.masked_fill(blind, 0.0), dim=-1).masked_fill(blind, 0.0)
+    return (weights @ v.to(dtype)).to(v.dtype), weights.to(out_dtype)
+# --8<-- [end:softmax]
 
 
 class SelfAttention(nn.Module):
@@ -201,32 +256,42 @@ class SelfAttention(nn.Module):
     Args:
         dim: model width; must be divisible by ``num_heads``.
         num_heads: number of heads.
+        sinks: give each head a learned sink logit (the parameter ``sinks [heads]``, starting at
+            0), as gpt-oss does; see `scaled_dot_product_attention`.
 
-    ``forward(x, *, bias=None, rotary=None, causal=False, mask=None, kv_hook=None, logit_hook=None)``
-    returns
-    ``(output, weights)`` with output ``[batch, seq, dim]`` and weights
+    ``forward(x, *, bias=None, rotary=None, causal=False, mask=None, kv_hook=None, logit_hook=None,
+    scores=None)`` returns ``(output, weights)`` with output ``[batch, seq, dim]`` and weights
     ``[batch, heads, seq, k_len]`` (``k_len = seq`` unless ``kv_hook`` adds cached keys).
     ``rotary(q, k)`` rotates this call's queries and keys; ``kv_hook(q, k, v)`` then returns
-    the queries, keys and values to attend to (see `KeyValueHook`); ``logit_hook`` is passed
-    on to `scaled_dot_product_attention`.
+    the queries, keys and values to attend to (see `KeyValueHook`); ``logit_hook`` and
+    ``scores`` are passed on to `scaled_dot_product_attention`, with the module's sinks.
 
     Examples:
         >>> attention = SelfAttention(dim=8, num_heads=2)
         >>> out, weights = attention(torch.randn(1, 5, 8))
         >>> tuple(out.shape), tuple(weights.shape)
         ((1, 5, 8), (1, 2, 5, 5))
+        >>> with_sinks = SelfAttention(dim=8, num_heads=2, sinks=True)
+        >>> with torch.no_grad():
+        ...     _ = with_sinks.qkv.weight.zero_()                  # every logit 0, as the sink's
+        ...     weights = with_sinks(torch.randn(1, 5, 8), causal=True)[1]
+        >>> weights.sum(-1)[0, 0]                                  # the sink keeps 1 / (keys + 1)
+        tensor([0.5000, 0.6667, 0.7500, 0.8000, 0.8333])
     """
 
-    def __init__(self, dim: int, num_heads: int = 1) -> None:
+    def __init__(self, dim: int, num_heads: int = 1, *, sinks: bool = False) -> None:
         super().__init__()
         self.dim = check_size_int("dim", dim)
         self.num_heads = check_size_int("num_heads", num_heads)
+        sinks = check_bool("sinks", sinks)
         check_elements("the query/key/value projection (3 dim x dim)", 3 * self.dim, self.dim)
         if dim % num_heads:
             raise ValueError(f"dim must be divisible by num_heads, got dim={dim}, num_heads={num_heads}")
         self.head_dim = dim // num_heads
         self.qkv = nn.Linear(dim, 3 * dim, bias=False)
         self.out = nn.Linear(dim, dim, bias=False)
+        # zeros draw nothing from the generator: a model without sinks keeps its parameters
+        self.sinks = nn.Parameter(torch.zeros(num_heads)) if sinks else None
 
     def _check_x(self, x: object) -> Tensor:
         tensor = check_tensor("x", x, ndim=3, floating=True)
@@ -254,16 +319,17 @@ class SelfAttention(nn.Module):
         mask: Tensor | None = None,
         kv_hook: KeyValueHook | None = None,
         logit_hook: LogitHook | None = None,
+        scores: ScoreHook | None = None,
     ) -> tuple[Tensor, Tensor]:
         x = self._check_x(x)
         causal = check_bool("causal", causal)
-        _check_hooks(rotary=rotary, kv_hook=kv_hook, logit_hook=logit_hook)
+        _check_hooks(rotary=rotary, kv_hook=kv_hook, logit_hook=logit_hook, scores=scores)
         q, k, v = self.split_heads(x)
         if rotary is not None:
             q, k = rotary(q, k)
         if kv_hook is not None:
             q, k, v = kv_hook(q, k, v)
         heads_out, weights = scaled_dot_product_attention(q, k, v, bias=bias, causal=causal, mask=mask,
-                                                          logit_hook=logit_hook)
+                                                          logit_hook=logit_hook, sinks=self.sinks, scores=scores)
         merged = heads_out.transpose(1, 2).reshape(x.shape)
         return self.out(merged), weights

@@ -175,12 +175,12 @@ EXAMPLES: dict[str, Example] = {
     # attention
     "posenc.attention.scaled_dot_product_attention": ex(
         q=_t(1, 2, 3, 4), k=_t(1, 2, 5, 4), v=_t(1, 2, 5, 4), bias=_t(2, 3, 5), causal=True,
-        mask=lambda: torch.ones(3, 5, dtype=torch.bool), logit_hook=None),
-    "posenc.attention.SelfAttention": ex(dim=8, num_heads=2),
+        mask=lambda: torch.ones(3, 5, dtype=torch.bool), logit_hook=None, sinks=_t(2), scores=None),
+    "posenc.attention.SelfAttention": ex(dim=8, num_heads=2, sinks=True),
     "posenc.attention.SelfAttention.split_heads": ex(_lazy("posenc.attention.SelfAttention", 8, 2), x=_t(1, 3, 8)),
     "posenc.attention.SelfAttention.forward": ex(
-        _lazy("posenc.attention.SelfAttention", 8, 2), x=_t(1, 3, 8), bias=_t(2, 3, 3), causal=True,
-        mask=lambda: torch.ones(3, 3, dtype=torch.bool), logit_hook=None),
+        _lazy("posenc.attention.SelfAttention", 8, 2, sinks=True), x=_t(1, 3, 8), bias=_t(2, 3, 3), causal=True,
+        mask=lambda: torch.ones(3, 3, dtype=torch.bool), logit_hook=None, scores=None),
     # cope
     "posenc.cope.contextual_positions": ex(gates=lambda: torch.rand(3, 3)),
     "posenc.cope.CoPE": ex(head_dim=4, max_position=8),
