@@ -61,7 +61,10 @@ def _text_part(config: Mapping[str, Any]) -> tuple[str | None, Mapping[str, Any]
     text = config.get("text_config")
     if isinstance(text, Mapping) and model_type is not None and table.model_types().get(model_type, {}).get(
             "text_model_type"):
-        return text.get("model_type") or table.text_model_type(model_type), text
+        inner = text.get("model_type")
+        if inner is not None and not isinstance(inner, str):
+            raise TypeError(f"config['text_config']['model_type'] must be a string, got {type(inner).__name__}")
+        return table.text_model_type(model_type, inner), text
     return model_type, config
 
 def _raw_parameters(config: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -36,13 +36,20 @@ def entry(model_type: str) -> dict[str, Any] | None:
     """The entry of a model type, following a wrapper (a vision-language config, ...) to its text
     model; None for a model type transformers does not know."""
     found = model_types().get(model_type)
-    while found is not None and set(found) == {"text_model_type"}:
+    while found is not None and set(found) <= _WRAPPER_KEYS:
         found = model_types().get(found["text_model_type"])
     return found
 
 
-def text_model_type(model_type: str) -> str:
+_WRAPPER_KEYS = {"text_model_type", "text_model_type_aliases"}
+
+
+def text_model_type(model_type: str, given: str | None = None) -> str:
+    """The model type a wrapper's text model is read as: ``given`` (its text_config's own
+    ``model_type``) under the name the wrapper's config class gives it, else the class default."""
     found = model_types().get(model_type) or {}
+    if given is not None:
+        return str(found.get("text_model_type_aliases", {}).get(given, given))
     return str(found.get("text_model_type", model_type))
 
 

@@ -10,6 +10,7 @@ rotation (Ministral's query temperature, DeepSeek's softmax scale) must equal tr
 
 from __future__ import annotations
 
+import copy
 import inspect
 import logging
 import math
@@ -32,7 +33,9 @@ def transformers_config(config: Mapping[str, Any]) -> Any:
     """The transformers config object for a config.json dict (its text part for a wrapper)."""
     import transformers
 
-    built = transformers.AutoConfig.for_model(**dict(config))
+    # a deep copy: some config classes rewrite the dict they are given (Kimi K2.5 renames its
+    # text_config's model_type), and posenc must read the config as published
+    built = transformers.AutoConfig.for_model(**copy.deepcopy(dict(config)))
     return built.get_text_config(decoder=True)
 
 

@@ -21,6 +21,11 @@ What is derived, and how (no hand-written list of model names):
   around the rotation call: ``self.use_rope``, ``self.sliding_window is not None``, ...), named
   from a small vocabulary that `from_config` implements; any other condition is recorded verbatim
   as a note.
+* **names a key differently**: a top-level key the class reads as a rotated width in features
+  (``rotated_width_key``: GPT-J's ``rotary_dim``; MiniMax-M2's, read as ``rotary_dim / head_dim``),
+  found by building the class with a probe value; for a wrapper (vision-language, ...), the text
+  model types its class renames (``text_model_type_aliases``: Kimi K2.5 builds a text_config of
+  model_type ``kimi_k2`` as ``deepseek_v3``), found by trying each string in its source.
 * the class defaults `from_config` needs when a config.json leaves a key out (``default_theta``,
   the default ``rope_parameters``, ``head_dim``, ``rope_interleave``), and the keys the class tells
   its RoPE validation to ignore.
@@ -38,6 +43,7 @@ import inspect
 import json
 import logging
 import pathlib
+import re
 import sys
 import textwrap
 import warnings
@@ -326,6 +332,7 @@ def _key_landings(config_name: str, text: Any) -> dict[str, Any]:
     aliases: dict[str, str] = {}
     bases: dict[str, str] = {}
     settable: set[str] = set()
+    rotated_width: str | None = None
     for key in sorted(set(_read_keys(type(text))) | set(_TOP_LEVEL)):
         sentinel = 0.375 if "pct" in key or "partial" in key else 123457.0
         landed = _landing(config_name, text, **{key: sentinel})
@@ -336,6 +343,10 @@ def _key_landings(config_name: str, text: Any) -> dict[str, Any]:
                 if isinstance(value, dict) and value.get("rope_theta") == sentinel:
                     bases[layer_type] = key
             continue
+        head_dim = getattr(text, "head_dim", None)
+        if (isinstance(head_dim, int) and key != "partial_rotary_factor" and baseline.get("partial_rotary_factor")
+                != landed.get("partial_rotary_factor") and landed.get("partial_rotary_factor") == sentinel / head_dim):
+            rotated_width = key  # a count of rotated features, read as partial_rotary_factor = key / head_dim
         for target, value in landed.items():
             if value == sentinel and baseline.get(target) != sentinel:
                 settable.add(target)
@@ -344,6 +355,8 @@ def _key_landings(config_name: str, text: Any) -> dict[str, Any]:
                 elif target in _TOP_LEVEL:
                     settable.add(f"={target}")
     entry: dict[str, Any] = {}
+    if rotated_width is not None:
+        entry["rotated_width_key"] = rotated_width
     if aliases:
         entry["key_aliases"] = dict(sorted(aliases.items()))
     if bases:
@@ -467,6 +480,29 @@ _FIELD_DEFAULTS = ("head_dim", "max_position_embeddings", "rope_interleave", "at
 
 
 # ---------------------------------------------------------------- one model type
+def _text_aliases(config_name: str, target: str) -> dict[str, str]:
+    """Names a wrapper's config class accepts for its text model's type besides the registered ones,
+    and the type it reads them as (Kimi K2.5: a text_config of model_type ``kimi_k2`` is built as
+    ``deepseek_v3``): each string in the class's source that is no registered model type, tried."""
+    import transformers
+    cls = getattr(transformers, config_name)
+    names = {node.value for owner in cls.__mro__ if owner.__module__.startswith("transformers.models.")
+             for node in ast.walk(ast.parse(textwrap.dedent(inspect.getsource(owner))))
+             if isinstance(node, ast.Constant) and isinstance(node.value, str)
+             and re.fullmatch(r"[a-z][a-z0-9_]*", node.value)}
+    def reads_as(name: str) -> str | None:
+        try:
+            with _no_validation(cls):
+                built = cls(text_config={"model_type": name}).get_text_config(decoder=True)
+        except Exception:
+            return None
+        return getattr(built, "model_type", None)
+
+    if reads_as("posenc_no_such_model_type") is not None:  # the class does not read the name at all
+        return {}
+    return {name: target for name in sorted(names - set(_model_types())) if reads_as(name) == target}
+
+
 def _field_default(cls: type, name: str) -> Any:
     if dataclasses.is_dataclass(cls):
         for field in dataclasses.fields(cls):
@@ -483,7 +519,10 @@ def derive(model_type: str, config_name: str) -> dict[str, Any] | None:
     except Exception:
         return None
     if text.model_type != model_type and text.model_type in _model_types():
-        return {"text_model_type": text.model_type}  # a wrapper (vision-language, ...): its text model's entry
+        wrapper: dict[str, Any] = {"text_model_type": text.model_type}  # a wrapper: its text model's entry
+        if aliases := _text_aliases(config_name, text.model_type):
+            wrapper["text_model_type_aliases"] = aliases
+        return wrapper
     params = getattr(text, "rope_parameters", None)
     source = inspect.getsource(module)
     legacy = isinstance(getattr(text, "rotary_dim", None), int) and "create_sinusoidal_positions" in source

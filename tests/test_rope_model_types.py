@@ -46,4 +46,6 @@ def test_the_table_covers_the_families_people_run() -> None:
     assert table["modernbert"]["base_keys"] == {"full_attention": "global_rope_theta",
                                                 "sliding_attention": "local_rope_theta"}
     assert table["phi3"]["type_aliases"]["su"] == "longrope"      # configuration_phi3.py
+    assert table["minimax_m2"]["rotated_width_key"] == "rotary_dim"  # configuration_minimax_m2.py: rotary_dim / head_dim
+    assert table["kimi_k25"]["text_model_type_aliases"] == {"kimi_k2": "deepseek_v3"}  # Kimi_K25Config.__post_init__
     assert table["bert"] == {"rope": False}

@@ -12,6 +12,7 @@ at all fails.
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any
@@ -82,3 +83,44 @@ def test_what_the_issue_found_wrong_is_right() -> None:
     temperature = layers("ministral-3-3b-2512")["full_attention"].temperature
     assert temperature == {"rule": "llama_4_scaling_beta", "beta": 0.1, "length": 16384}
     assert layers("deepseek-v3")["full_attention"].softmax_scale > 1.0
+    assert layers("kimi-k2.5")["full_attention"].layout == "interleaved"   # no rope_interleave key
+    assert layers("glm-4-9b-0414")["full_attention"].layout == "interleaved"
+    assert layers("glm-4-9b-0414")["full_attention"].rotary_dim == 64      # half of each 128-wide head
+    devstral = layers("devstral-small-2-24b-instruct-2512")["full_attention"]
+    assert devstral.temperature == {"rule": "llama_4_scaling_beta", "beta": 0.1, "length": 8192}
+
+
+# The configs issue 22 names as read wrong (silently or by refusal), by zoo file: each must now be
+# read exactly as transformers runs it, every kind of layer (Kimi K2 itself is a model type the
+# pinned transformers lacks; it is checked above as the DeepSeek-V3 code it declares).
+ISSUE_22 = ["llama-4-scout-17b-16e-instruct", "llama-4-maverick-17b-128e-instruct", "deepseek-v3", "kimi-k2.5",
+            "glm-4-9b-0414", "command-r-v01", "gemma-3-27b-it", "modernbert-base", "ministral-3-3b-2512",
+            "devstral-small-2-24b-instruct-2512", "qwen2.5-vl-7b-instruct-yarn", "qwen3-vl-yarn",
+            "phi-3.5-mini-instruct", "phi-4-mini-instruct"]
+
+
+@pytest.mark.parametrize("name", ISSUE_22)
+def test_the_configs_the_issue_names_read_exactly(name: str) -> None:
+    config = load(next(p for p in ZOO if p.stem == name))
+    published = copy.deepcopy(config)
+    rope = rope_live.check_config(config)
+    assert config == published, "transformers' config class must not change what posenc reads"
+    assert any(layer.rotates for layer in rope.layers.values())
+
+
+def test_kimi_k25_reads_its_text_model_as_transformers_renames_it() -> None:
+    # the published wrapper names its text model kimi_k2, which Kimi_K25Config builds as deepseek_v3
+    config = load(next(p for p in ZOO if p.stem == "kimi-k2.5"))
+    assert config["text_config"]["model_type"] == "kimi_k2"
+    rope = read_config(config)
+    assert rope.model_type == "deepseek_v3"
+    layer = rope.layers["full_attention"]
+    assert (layer.dim, layer.base, layer.scaling and layer.scaling["factor"]) == (64, 50000.0, 64.0)
+    with pytest.raises(ValueError, match="layout is needed"):  # the text part alone: no such model type
+        read_config(config["text_config"])
+
+
+def test_minimax_m2_rotates_the_rotary_dim_it_declares() -> None:
+    # MiniMax-M2 gives partial RoPE as rotary_dim (transformers: partial_rotary_factor = 64 / 128)
+    layer = read_config(load(next(p for p in ZOO if p.stem == "minimax-m2"))).layers["full_attention"]
+    assert (layer.dim, layer.rotary_dim, layer.base) == (128, 64, 5000000.0)
