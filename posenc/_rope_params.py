@@ -14,7 +14,8 @@ from typing import Any
 
 from posenc import _rope_table as table
 from posenc._checks import check_int
-from posenc.rope_scaling import _real, _yarn_mscale, parse_scaling
+from posenc._scaling_rules import _yarn_mscale
+from posenc.rope_scaling import _real, parse_scaling
 
 # rope_type -> the keys of rope_parameters it reads (besides rope_type/type, rope_theta, partial_rotary_factor).
 ROPE_TYPES: dict[str, tuple[str, ...]] = {
