@@ -204,7 +204,7 @@ def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Fil
         if name not in manifest:
             raise PluginError(f"{page.file.src_uri}: no figure named {name!r} is registered in posenc.figures")
         pictures = "\n".join(figure_picture(name, manifest[name], variant, page.file.url) for variant in ("light", "dark"))
-        caption_html = f"\n<figcaption>{stacked_caption(caption)}</figcaption>" if caption else ""
+        caption_html = f"\n<figcaption>{caption_math(stacked_caption(caption))}</figcaption>" if caption else ""
         return f'<figure class="posenc-figure" id="figure-{name}" markdown="span">\n{pictures}{caption_html}\n</figure>'
 
     return FIGURE_LINE.sub(embed, markdown)
@@ -236,6 +236,18 @@ def stacked_caption(caption: str) -> str:
         return f'<span class="posenc-wide-word">{word}</span><span class="posenc-narrow-word">{narrow}</span>'
 
     return _SIDE.sub(swap, caption)
+
+
+def caption_math(caption: str) -> str:
+    """Math in a caption (``\\(...\\)``) marked as pymdownx.arithmatex marks it in text, so that
+    the site typesets it (a figure's caption is raw HTML, which Markdown leaves alone).
+
+    >>> print(caption_math(r"pair \\(j\\) turns at \\(b^{-2j/d}\\)"))
+    pair <span class="arithmatex">\\(j\\)</span> turns at <span class="arithmatex">\\(b^{-2j/d}\\)</span>
+    """
+    from html import escape
+
+    return re.sub(r"\\\((.+?)\\\)", lambda m: f'<span class="arithmatex">\\({escape(m[1], quote=False)}\\)</span>', caption)
 
 
 def intrinsic_size(path: str) -> tuple[int, int] | None:

@@ -19,9 +19,12 @@ sys.path.insert(0, str(ROOT / "hooks"))
 import site_weight  # noqa: E402
 
 
-def test_site_weight_docstring_examples() -> None:
-    failed, attempted = doctest.testmod(site_weight, optionflags=doctest.ELLIPSIS)
-    assert attempted > 0 and failed == 0
+def test_hook_docstring_examples() -> None:
+    import posenc_site
+
+    for module in (site_weight, posenc_site):
+        failed, attempted = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+        assert attempted > 0 and failed == 0, module.__name__
 
 
 def test_search_index_keeps_prose_and_typed_code_only(tmp_path: Path) -> None:
