@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from css_prune import prune_inline_styles  # hooks/css_prune.py (MkDocs puts hooks/ on the path)
-from site_weight import DEFER_SEARCH_INDEX, drop_math_assets, noscript_fallbacks, palette_script, prune_search_index
+from site_weight import DEFER_SEARCH_INDEX, code_break_points, drop_math_assets, noscript_fallbacks, palette_script, prune_search_index
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
@@ -293,7 +293,7 @@ def _accessible(output: str) -> str:
 def _first_view(output: str, config: MkDocsConfig) -> str:
     """What a first view downloads and paints (hooks/site_weight.py): KaTeX only with math, no
     fallback images under widgets, the search index on demand, the reader's palette at once."""
-    output = noscript_fallbacks(drop_math_assets(output))
+    output = code_break_points(noscript_fallbacks(drop_math_assets(output)))
     output = output.replace("</head>", DEFER_SEARCH_INDEX + "</head>", 1)
     palettes = config.theme.get("palette") or []
     body = re.search(r"<body\b[^>]*>", output)

@@ -15,6 +15,9 @@ Pure functions on a page's HTML (or the search index), called by ``posenc_site.p
   loads; this script holds that request back until the reader opens the search box.
 * `prune_search_index`: the index keeps what readers search for (prose, headings, names, the code
   they would type) and drops what they do not: printed outputs and the bodies of code listings.
+* `code_break_points`: long names in inline code (``apply_rotary_pos_emb``) may break only where a
+  reader would split them, after an underscore or a dot or between words of a CamelCase name,
+  not at any letter (a narrow table cell broke ``apply_rotary_/pos_emb`` mid-word).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from html import unescape
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DEFER_SEARCH_INDEX", "drop_math_assets", "has_math", "noscript_fallbacks", "palette_script",
+__all__ = ["DEFER_SEARCH_INDEX", "code_break_points", "drop_math_assets", "has_math", "noscript_fallbacks", "palette_script",
            "prune_search_index", "prune_search_text"]
 
 _KATEX_TAG = re.compile(r'<link[^>]*href="[^"]*assets/katex/katex\.min\.css"[^>]*>'
@@ -148,3 +151,23 @@ def prune_search_index(path: Path) -> tuple[int, int]:
     after = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     path.write_bytes(after)
     return len(before), len(after)
+
+
+_PRE_BLOCK = re.compile(r"(<pre\b.*?</pre>)", re.DOTALL)
+_INLINE_CODE = re.compile(r"<code>([^<]{12,})</code>")
+_BREAK = re.compile(r"(?<=[A-Za-z0-9]_)(?=[A-Za-z0-9])|(?<=[a-z0-9]\.)(?=[A-Za-z_])|(?<=[a-zA-Z])(?=[A-Z][a-z])")
+
+
+def code_break_points(html: str) -> str:
+    """Inline code (outside ``<pre>``) of 12 characters or more with ``<wbr>`` where its name
+    may break: after ``_`` or ``.`` between words, and between the words of a CamelCase name.
+
+    >>> code_break_points("<p><code>apply_rotary_pos_emb</code> and <code>GPTNeoXRotaryEmbedding</code></p>")
+    '<p><code>apply_<wbr>rotary_<wbr>pos_<wbr>emb</code> and <code>GPT<wbr>NeoX<wbr>Rotary<wbr>Embedding</code></p>'
+    >>> code_break_points("<pre><code>apply_rotary_pos_emb</code></pre>")
+    '<pre><code>apply_rotary_pos_emb</code></pre>'
+    """
+    parts = _PRE_BLOCK.split(html)
+    for index in range(0, len(parts), 2):  # the odd parts are <pre> blocks
+        parts[index] = _INLINE_CODE.sub(lambda m: f"<code>{_BREAK.sub('<wbr>', m[1])}</code>", parts[index])
+    return "".join(parts)
