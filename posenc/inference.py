@@ -36,6 +36,7 @@ from posenc._checks import (
     check_tensor,
     is_integer,
 )
+from posenc.spans import AttentionSpan
 
 __all__ = ["KEY_POSITIONS", "MAX_PACKED_LENGTH", "KVCache", "StepPlan", "packed_attention_mask", "packed_positions",
            "plan_step", "positions_from_mask"]
@@ -183,6 +184,9 @@ class KVCache:
         self.seen = 0
         self._next = torch.zeros(0, dtype=torch.long)
         self._owner: weakref.ref[object] | None = None
+        # Per layer, which entries it holds (indices into positions/valid/order), once a layer's
+        # own span (`posenc.spans`) has dropped some; None while every layer holds every entry.
+        self._held: list[Tensor] | None = None
 
     def __len__(self) -> int:
         """The number of entries kept (per row and layer)."""
@@ -191,6 +195,15 @@ class KVCache:
     def __repr__(self) -> str:
         return (f"KVCache(entries={len(self)}, seen={self.seen}, window={self.window}, sinks={self.sinks}, "
                 f"key_positions={self.key_positions!r})")
+
+    def entries(self, layer: int) -> Tensor | None:
+        """Which entries layer ``layer`` holds (indices into ``positions``, ``valid``, ``order``), or None: all.
+
+        A layer with a sliding window or a chunk of its own drops the entries its later queries
+        cannot see (see `commit`), so its keys are fewer than the cache's entries.
+        """
+        layer = check_int("layer", layer, minimum=0, maximum=len(self.keys))  # len: the layer update adds next
+        return None if self._held is None or layer == len(self._held) else self._held[layer].clone()
 
     def next_positions(self) -> Tensor:
         """``[batch]``: one past the largest position of each row's real tokens fed so far (0 if none).
@@ -237,32 +250,41 @@ class KVCache:
             self.values.append(v)
         return k, v
 
-    def commit(self, step: StepPlan, *, owner: object) -> None:
+    def commit(self, step: StepPlan, *, owner: object, spans: Sequence[AttentionSpan | None] | None = None) -> None:
         """After every layer's `update`: record the entries of ``step``, then drop what the window hides.
 
         ``step`` is the `plan_step` of this call; ``owner`` the model that ran it (a later call by
-        another model is refused).
+        another model is refused). ``spans``: each layer's own window or chunk
+        (`posenc.spans.AttentionSpan`, None for a layer that sees every key); a layer then drops
+        the entries no later query of it can see (later queries must not go back in position).
         """
         if not isinstance(step, StepPlan):
             raise TypeError(f"step must be the StepPlan of this call (from plan_step), got {type(step).__name__}")
-        if len(self.keys) and step.key_positions.shape[1] != self.keys[0].shape[-2]:
-            raise ValueError(f"step plans {step.key_positions.shape[1]} entries but the cache's layers hold "
-                             f"{self.keys[0].shape[-2]}: call update on every layer before commit")
+        new = step.query_positions.shape[1]
+        held = [self._held_after(layer, step) for layer in range(len(self.keys))]
+        for layer, columns in enumerate(held):
+            if self.keys[layer].shape[-2] != columns.numel():
+                raise ValueError(f"step plans {columns.numel()} entries but the cache's layers hold "
+                                 f"{self.keys[layer].shape[-2]} (layer {layer}): call update on every layer "
+                                 "before commit")
+        checked = self._check_spans(spans)
         try:
             self._owner = weakref.ref(owner)
         except TypeError:
             raise TypeError(f"owner must be the model that ran the step, got {type(owner).__name__}") from None
         self.positions, self.valid, self.order = step.key_positions, step.key_valid, step.key_order
-        self.seen += step.query_positions.shape[1]
+        self.seen += new
         latest = torch.zeros(self.positions.shape[0], dtype=torch.long)
         if self.positions.shape[1]:
             latest = self.positions.masked_fill(~self.valid, -1).amax(dim=-1) + 1
         self._next = latest if self._next.shape != latest.shape else torch.maximum(self._next, latest)
+        if self._held is not None or any(span is not None for span in checked):
+            self._evict_per_layer(held, checked)
+            return
         if self.window is None:
             return
         # The next token (order == seen) sees keys with seen - order < window, and the sinks.
-        keep = (self.order < self.sinks) | (self.order > self.seen - self.window)
-        index = keep.nonzero().squeeze(-1)
+        index = self._window_keeps().nonzero().squeeze(-1)
         self.order = self.order[index]
         self.positions, self.valid = self.positions[:, index], self.valid[:, index]
         device_index = [index.to(k.device) for k in self.keys[:1]]
@@ -271,6 +293,54 @@ class KVCache:
             self.values = [v.index_select(-2, device_index[0]) for v in self.values]
         if self.key_positions == "in-cache":  # the kept entries are renumbered 0, 1, 2, ...
             self.positions = positions_from_mask(self.valid)
+
+    def _window_keeps(self) -> Tensor:
+        """``[entries]``: what the cache-wide window (and its sinks) keeps for the next token."""
+        if self.window is None:
+            return torch.ones(self.order.shape, dtype=torch.bool)
+        return (self.order < self.sinks) | (self.order > self.seen - self.window)
+
+    def _held_after(self, layer: int, step: StepPlan) -> Tensor:
+        """The entries of ``step`` (indices into its keys) that layer ``layer`` holds after its update."""
+        total, new = step.key_positions.shape[1], step.query_positions.shape[1]
+        if self._held is None:
+            return torch.arange(total)
+        return torch.cat((self._held[layer], torch.arange(total - new, total)))
+
+    def _check_spans(self, spans: object) -> list[AttentionSpan | None]:
+        if spans is None:
+            return [None] * len(self.keys)
+        if isinstance(spans, (str, bytes)) or not isinstance(spans, Sequence) or len(spans) != len(self.keys):
+            raise TypeError(f"spans must be a sequence of one AttentionSpan or None per layer ({len(self.keys)}), "
+                            f"got {spans!r:.60}")
+        for span in spans:
+            if span is not None and not isinstance(span, AttentionSpan):
+                raise TypeError(f"spans must hold posenc.spans.AttentionSpan or None, got {type(span).__name__}")
+        if any(span is not None for span in spans) and self.key_positions == "in-cache":
+            raise ValueError("per-layer windows or chunks (spans) need KVCache(key_positions='original'): "
+                             "renumbering the entries would move them in and out of a layer's span")
+        return list(spans)
+
+    # --8<-- [start:evict]
+    def _evict_per_layer(self, held: list[Tensor], spans: list[AttentionSpan | None]) -> None:
+        """Each layer keeps what the cache's window keeps and, with a span, what its later queries can see."""
+        window = self._window_keeps()  # [entries]
+        kept = []
+        for layer, columns in enumerate(held):
+            keep = window[columns]  # [held]
+            span = spans[layer]
+            if span is not None:  # seen by some row's next query (later ones see less)
+                keep = keep & (span._keeps(self.positions[:, columns], self._next) & self.valid[:, columns]).any(0)
+            index = keep.nonzero().squeeze(-1)
+            self.keys[layer] = self.keys[layer].index_select(-2, index.to(self.keys[layer].device))
+            self.values[layer] = self.values[layer].index_select(-2, index.to(self.values[layer].device))
+            kept.append(columns[index])
+        union = torch.unique(torch.cat(kept)) if kept else torch.zeros(0, dtype=torch.long)  # sorted
+        self.positions, self.valid, self.order = self.positions[:, union], self.valid[:, union], self.order[union]
+        self._held = [torch.searchsorted(union, columns) for columns in kept]
+        if all(columns.numel() == union.numel() for columns in self._held):
+            self._held = None  # every layer holds every entry again
+    # --8<-- [end:evict]
 
 
 @dataclass(frozen=True)

@@ -19,12 +19,13 @@ from posenc._bias import pair_shape
 from posenc._checks import (MAX_POSITION_ID, check_choice, check_elements, check_int, check_position_ids,
                             check_size_int, check_token_ids)
 from posenc.alibi import AlibiBias
-from posenc.attention import KeyValueHook, LogitHook, QueryKeyTransform, Rotation, SelfAttention
+from posenc.attention import KeyValueHook, LogitHook, QueryKeyTransform, Rotation, ScoreHook, SelfAttention
 from posenc.embedding import EMBEDDING_KINDS, PositionalEmbedding
 from posenc.fire import FireBias
 from posenc.inference import KVCache, StepPlan, plan_step, positions_from_mask
 from posenc.kerple import KerpleBias
-from posenc.layer_plan import LAYER_POSITION_METHODS, LayerPlan, rotation_key
+from posenc.layer_hooks import call_inputs, layer_hooks
+from posenc.layer_plan import LAYER_POSITION_METHODS, LayerPlan
 from posenc.layer_plan import layer_plans as _plans  # the keyword layer_plans= would shadow it
 from posenc.methods import COPE_MAX_POSITION, METHODS, POSITION_METHODS, RANDOMIZED_METHODS, Method, xpos_centre
 from posenc.randomized import randomized_positions
@@ -42,18 +43,18 @@ class _Block(nn.Module):
     ``x + attention(norm(x))``, then ``x + mlp(norm(x))``.
     """
 
-    def __init__(self, dim: int, num_heads: int, hidden: int) -> None:
+    def __init__(self, dim: int, num_heads: int, hidden: int, *, sinks: bool = False) -> None:
         super().__init__()
         self.attention_norm = nn.LayerNorm(dim)
-        self.attention = SelfAttention(dim, num_heads)
+        self.attention = SelfAttention(dim, num_heads, sinks=sinks)
         self.mlp_norm = nn.LayerNorm(dim)
         self.mlp = nn.Sequential(nn.Linear(dim, hidden), nn.GELU(), nn.Linear(hidden, dim))
 
     def forward(self, x: Tensor, *, bias: Tensor | None, rotary: QueryKeyTransform | None,
                 mask: Tensor | None = None, kv_hook: KeyValueHook | None = None,
-                logit_hook: LogitHook | None = None) -> tuple[Tensor, Tensor]:
+                logit_hook: LogitHook | None = None, scores: ScoreHook | None = None) -> tuple[Tensor, Tensor]:
         attended, weights = self.attention(self.attention_norm(x), bias=bias, rotary=rotary, causal=mask is None,
-                                           mask=mask, kv_hook=kv_hook, logit_hook=logit_hook)
+                                           mask=mask, kv_hook=kv_hook, logit_hook=logit_hook, scores=scores)
         x = x + attended
         return x + self.mlp(self.mlp_norm(x)), weights
 # --8<-- [end:block]
@@ -141,8 +142,8 @@ class TinyTransformer(nn.Module):
         self.layer_plans = _plans(self.position, self.num_layers, layer_plans=layer_plans,
                                   layer_positions=layer_positions, layer_rope_bases=layer_rope_bases)
         self._build_method()
-        self.blocks = nn.ModuleList(_Block(self.dim, self.num_heads, mlp_ratio * self.dim)
-                                    for _ in range(self.num_layers))
+        self.blocks = nn.ModuleList(_Block(self.dim, self.num_heads, mlp_ratio * self.dim, sinks=plan.sinks)
+                                    for plan in self.layer_plans)
         self.final_norm = nn.LayerNorm(self.dim)
         self.head = nn.Linear(self.dim, self.vocab_size, bias=False)
 
@@ -161,9 +162,11 @@ class TinyTransformer(nn.Module):
                 setattr(self, other.attribute, nn.ModuleList() if other.place == "logits" else None)
         if build and method.attribute and method.place != "embedding":
             setattr(self, method.attribute, build(self))
-        bases = sorted({plan.rope_base for plan in self.layer_plans if plan.rope_base is not None})
-        self.layer_rotaries = nn.ModuleDict({rotation_key(base): RotaryEmbedding(self.head_dim, base=base)
-                                             for base in bases})
+        rotations = {plan.rotation_key: plan for plan in self.layer_plans if plan.rotation_key is not None}
+        self.layer_rotaries = nn.ModuleDict({key: RotaryEmbedding(
+            self.head_dim, base=10000.0 if plan.rope_base is None else plan.rope_base,
+            scaling=None if plan.rope_scaling is None else plan.rope_scaling.to_dict())
+            for key, plan in sorted(rotations.items(), key=lambda item: (item[1].rope_base or 10000.0, item[0]))})
 
     @property
     def method(self) -> Method:
@@ -200,15 +203,14 @@ class TinyTransformer(nn.Module):
                          attention_mask=attention_mask)
         x = self._embed(tokens, step, default=positions is None and cache is None)  # [batch, seq, dim]
         bias = self._step_bias(step, x)  # [batch or 1, heads, seq, k_len], or None
-        q_pos, k_pos = step.query_positions.to(x.device), step.key_positions.to(x.device)  # queries, all keys
+        call = call_inputs(step, bias=bias, cache=cache, device=x.device, plans=self.layer_plans)
         maps = []
-        for layer, block in enumerate(self.blocks):  # the same bias in each layer that uses it
-            rotate, kv_hook = self._layer_hooks(layer, q_pos, k_pos, cache)
-            x, weights = block(x, bias=bias if self.layer_plans[layer].uses_position else None, rotary=rotate,
-                               mask=step.mask, kv_hook=kv_hook, logit_hook=self._logit_hook(layer))
+        for layer, (plan, block) in enumerate(zip(self.layer_plans, self.blocks)):  # each layer by its plan
+            hooks = layer_hooks(plan, layer, call, rotation=self._rotation(layer), logit_hook=self._logit_hook(layer))
+            x, weights = block(x, **hooks)
             maps.append(weights)
         if cache is not None:
-            cache.commit(step, owner=self)
+            cache.commit(step, owner=self, spans=[plan.span for plan in self.layer_plans])
         return self.head(self.final_norm(x)), maps  # [batch, seq, vocab]
     # --8<-- [end:forward]
 
@@ -273,7 +275,7 @@ class TinyTransformer(nn.Module):
     def _logit_hook(self, layer: int) -> LogitHook | None:
         """CoPE's module of this layer (None for every other method)."""
         hooks = self._at("logits")
-        return hooks[layer] if hooks is not None and self.layer_plans[layer].uses_position else None
+        return None if hooks is None else hooks[layer]
 
     def position_bias(self, query_positions: Tensor, key_positions: Tensor) -> Tensor | None:
         """The logit bias ``[batch, heads, q_len, k_len]``, or ``None``.
@@ -295,28 +297,6 @@ class TinyTransformer(nn.Module):
         positions = torch.arange(seq_len)[None]
         bias = self.position_bias(positions, positions)
         return None if bias is None else bias[0]
-
-    # --8<-- [start:layer-hooks]
-    def _layer_hooks(self, layer: int, q_pos: Tensor, k_pos: Tensor,
-                     cache: KVCache | None) -> tuple[QueryKeyTransform | None, KeyValueHook | None]:
-        """The rotary hook and the cache hook of one layer (queries at ``q_pos``, every key at ``k_pos``)."""
-        rotation = self._rotation(layer)  # RoPE or xPos of this layer, or None
-        in_cache = cache is not None and cache.key_positions == "in-cache"
-        rotate: QueryKeyTransform | None = None
-        if rotation is not None and not in_cache:  # keys are cached already rotated
-            def rotate(q: Tensor, k: Tensor) -> tuple[Tensor, Tensor]:
-                return rotation.rotate_queries(q, q_pos), rotation.rotate_keys(k, q_pos)
-        if cache is None:
-            return rotate, None
-
-        def kv_hook(q: Tensor, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-            k_all, v_all = cache.update(layer, k, v)  # cached entries first, then this call's
-            if in_cache and rotation is not None:  # every key turned by its index in the cache
-                q, k_all = rotation.rotate_queries(q, q_pos), rotation.rotate_keys(k_all, k_pos)
-            return q, k_all, v_all
-
-        return rotate, kv_hook
-    # --8<-- [end:layer-hooks]
 
     @torch.no_grad()
     def generate(self, tokens: Tensor, max_new_tokens: int, *, attention_mask: Tensor | None = None,

@@ -54,6 +54,8 @@ RECORDS = {
     "posenc.rope_config.LayerRope",
     "posenc.inference.StepPlan",
     "posenc.methods.Method",
+    "posenc.designs.Design",
+    "posenc.layer_hooks.CallInputs",
     "posenc.methods.Sizes",
     # Interfaces (typing.Protocol): the calls a method answers, implemented (and walked) by the
     # method classes themselves.
@@ -148,6 +150,12 @@ def _step_plan() -> Any:
                      device=torch.device("cpu"))
 
 
+def _call_inputs() -> Any:
+    from posenc.layer_hooks import call_inputs
+    from posenc.layer_plan import LayerPlan
+    return call_inputs(_step_plan(), bias=None, cache=None, device=torch.device("cpu"), plans=[LayerPlan("rope")])
+
+
 def _updated_cache() -> Any:
     cache = _kv_cache()
     cache.update(0, torch.randn(1, 2, 3, 4), torch.randn(1, 2, 3, 4))
@@ -217,7 +225,8 @@ EXAMPLES: dict[str, Example] = {
     "posenc.inference.KVCache": ex(window=4, sinks=1, key_positions="original"),
     "posenc.inference.KVCache.next_positions": ex(_kv_cache),
     "posenc.inference.KVCache.update": ex(_kv_cache, layer=0, k=_t(1, 2, 3, 4), v=_t(1, 2, 3, 4)),
-    "posenc.inference.KVCache.commit": ex(_updated_cache, step=_step_plan, owner=lambda: _OWNER),
+    "posenc.inference.KVCache.commit": ex(_updated_cache, step=_step_plan, owner=lambda: _OWNER, spans=lambda: [None]),
+    "posenc.inference.KVCache.entries": ex(_updated_cache, layer=0),
     "posenc.inference.plan_step": ex(cache=None, owner=lambda: object(), num_layers=1, batch=1, q_len=3,
                                      positions=None, attention_mask=None, device=lambda: torch.device("cpu")),
     # kerple
@@ -235,8 +244,28 @@ EXAMPLES: dict[str, Example] = {
     "posenc.learned.LearnedPositionalEmbedding.rows": ex(
         _lazy("posenc.learned.LearnedPositionalEmbedding", 8, 4), positions=_ints(0, 3, 7)),
     # layer_plan
-    "posenc.layer_plan.LayerPlan": ex(position="rope", rope_base=500.0),
-    "posenc.layer_plan.rotation_key": ex(base=500.0),
+    "posenc.layer_plan.LayerPlan": ex(position="rope", rope_base=500.0, rope_scaling=lambda: {"type": "linear",
+                                      "factor": 2.0}, window=4, chunk=None, temperature=None, sinks=True,
+                                      qk_norm=True, pair_offsets=None),
+    "posenc.layer_plan.rotation_key": ex(base=500.0, scaling=lambda: {"type": "linear", "factor": 2.0}),
+    # layer_hooks, spans, designs (engineer H)
+    "posenc.layer_hooks.call_inputs": ex(step=_step_plan, bias=None, cache=None, device=lambda: torch.device("cpu"),
+                                         plans=lambda: [_lazy("posenc.layer_plan.LayerPlan", "rope", window=2)()]),
+    "posenc.layer_hooks.layer_hooks": ex(plan=_lazy("posenc.layer_plan.LayerPlan", "rope", chunk=2, qk_norm=True),
+                                         layer=0, call=_call_inputs, rotation=_lazy("posenc.rope.RotaryEmbedding", 4),
+                                         logit_hook=None),
+    "posenc.layer_hooks.l2_norm": ex(x=_t(2, 3, 4), eps=1e-6),
+    "posenc.layer_hooks.scale_queries": ex(q=_t(1, 2, 3, 4), factors=lambda: torch.rand(1, 3) + 1),
+    "posenc.spans.AttentionSpan": ex(window=None, chunk=3),
+    "posenc.spans.AttentionSpan.mask": ex(_lazy("posenc.spans.AttentionSpan", 3), query_positions=_ints(4, 5),
+                                          key_positions=_ints(0, 1, 2, 3, 4, 5)),
+    "posenc.spans.AttentionSpan.keeps": ex(_lazy("posenc.spans.AttentionSpan", None, 4),
+                                           key_positions=lambda: torch.tensor([[0, 3, 4, 5]]),
+                                           next_positions=_ints(6)),
+    "posenc.spans.span_mask": ex(query_positions=_ints(0, 1, 2, 3), key_positions=_ints(0, 1, 2, 3), window=2,
+                                 chunk=None, causal=True),
+    "posenc.designs.design_plans": ex(design="irope", num_layers=4, window=None, chunk=8, every=4, beta=0.1,
+                                      temperature_length=16),
     "posenc.layer_plan.layer_plans": ex(position="rope", num_layers=2, layer_plans=None,
                                         layer_positions=["rope", "none"], layer_rope_bases=[100.0, 1e4]),
     # model
