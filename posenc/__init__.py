@@ -57,6 +57,11 @@ _EXPORTS: dict[str, str] = {
     "randomized_positions": "posenc.randomized",
     "window_spans": "posenc.windowing",
     "attention_temperature": "posenc.temperature",
+    "LatentAttention": "posenc.latent",
+    "LatentCache": "posenc.latent",
+    "span_mask": "posenc.spans",
+    "AttentionSpan": "posenc.spans",
+    "design_plans": "posenc.designs",
     "QueryTemperature": "posenc.temperature",
     "apply_in_windows": "posenc.windowing",
 }
@@ -84,7 +89,9 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from posenc.embedding import PositionalEmbedding
     from posenc.fire import FireBias
     from posenc.inference import KVCache, packed_attention_mask, packed_positions, positions_from_mask
+    from posenc.designs import design_plans
     from posenc.kerple import KerpleBias
+    from posenc.latent import LatentAttention, LatentCache
     from posenc.layer_plan import LayerPlan
     from posenc.learned import LearnedPositionalEmbedding
     from posenc.model import TinyTransformer
@@ -104,6 +111,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     )
     from posenc.rope_nd import apply_rope_nd, mrope_positions
     from posenc.sinusoidal import SinusoidalPositionalEncoding, offset_matrix, sinusoidal_encoding
+    from posenc.spans import AttentionSpan, span_mask
     from posenc.temperature import QueryTemperature, attention_temperature
     from posenc.vision import LearnedPositionalEmbedding2D, TinyViT, sinusoidal_encoding_2d
     from posenc.windowing import apply_in_windows, window_spans

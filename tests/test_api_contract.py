@@ -40,7 +40,7 @@ MEMORY_HEADROOM = 2 << 30  # bytes of address space a single call may add
 
 #: Parameters that are activations: NaN or inf in them may be carried through (the contract's
 #: one exception), so a NaN in the result is not a failure when they hold one.
-ACTIVATIONS = {"x", "q", "k", "v", "logits", "images", "weight", "values"}
+ACTIVATIONS = {"x", "q", "k", "v", "logits", "images", "weight", "values", "latent", "rope_key"}
 
 #: Callables (or "callable:parameter") owned by other engineers that still break the contract.
 #: Temporarily left out so that this file is green; each is reported to the coordinator, who
@@ -150,6 +150,16 @@ def _step_plan() -> Any:
                      device=torch.device("cpu"))
 
 
+_LATENT = {"kv_lora_rank": 4, "qk_nope_head_dim": 6, "qk_rope_head_dim": 4, "v_head_dim": 5}
+
+
+def _latent_cache() -> Any:
+    from posenc.latent import LatentCache
+    cache = LatentCache()
+    cache.append(torch.randn(2, 2, 4), torch.randn(2, 2, 4))
+    return cache
+
+
 def _call_inputs() -> Any:
     from posenc.layer_hooks import call_inputs
     from posenc.layer_plan import LayerPlan
@@ -248,6 +258,18 @@ EXAMPLES: dict[str, Example] = {
                                       "factor": 2.0}, window=4, chunk=None, temperature=None, sinks=True,
                                       qk_norm=True, pair_offsets=None),
     "posenc.layer_plan.rotation_key": ex(base=500.0, scaling=lambda: {"type": "linear", "factor": 2.0}),
+    # latent (engineer H)
+    "posenc.latent.LatentAttention": ex(dim=16, num_heads=2, kv_lora_rank=4, qk_nope_head_dim=6, qk_rope_head_dim=4,
+                                        v_head_dim=5, q_lora_rank=6, rope_base=10000.0, rope_scaling=None,
+                                        layout="interleaved", softmax_scale=1.2, bias=True, eps=1e-6),
+    "posenc.latent.LatentAttention.forward": ex(_lazy("posenc.latent.LatentAttention", 16, 2, **_LATENT), x=_t(2, 5, 16),
+                                                positions=_ints(3, 4, 5, 6, 7), cache=None,
+                                                mask=lambda: torch.ones(5, 5, dtype=torch.bool), absorb=True),
+    "posenc.latent.LatentCache": ex(),
+    "posenc.latent.LatentCache.append": ex(_latent_cache, latent=_t(2, 3, 4), rope_key=_t(2, 3, 4)),
+    "posenc.latent.latent_cache_widths": ex(config=lambda: {"num_attention_heads": 2, **_LATENT}),
+    "posenc.latent.latent_key_logits": ex(q=_t(2, 3, 8), latent=_t(5, 4), w_uk=_t(2, 8, 4), q_positions=_ints(2, 3, 4),
+                                          k_positions=_ints(0, 1, 2, 3, 4), absorb=True, base=10000.0),
     # layer_hooks, spans, designs (engineer H)
     "posenc.layer_hooks.call_inputs": ex(step=_step_plan, bias=None, cache=None, device=lambda: torch.device("cpu"),
                                          plans=lambda: [_lazy("posenc.layer_plan.LayerPlan", "rope", window=2)()]),
