@@ -140,7 +140,8 @@ def fit_to_width(fig: Figure) -> None:
                     before = entry.get_text()
                     _wrap_to(entry, lambda e: e.width <= room, renderer)
                     changed |= entry.get_text() != before
-        fig.canvas.draw()  # legends first: a squeezed axes would wrap titles needlessly
+        if changed:  # legends first: a squeezed axes would wrap titles needlessly
+            fig.canvas.draw()
         for text in _wrappable_texts(fig):
             before = text.get_text()
             if round(text.get_rotation()) % 180 == 90:  # a vertical label: fit the height
