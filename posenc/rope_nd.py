@@ -206,7 +206,37 @@ def _check_segment(index: int, segment: object, merge: int) -> tuple[int, int, i
     return (t, h, w)
 
 
-def mrope_positions(segments: Sequence[int | tuple[int, int, int]], *, spatial_merge_size: int = 2) -> Tensor:
+def _check_time(segments: list[int | tuple[int, int, int]], tokens_per_second: object,
+                second_per_grid_ts: object) -> list[float]:
+    """The temporal step of each grid segment: 1 (Qwen2-VL, images), or tokens_per_second * seconds (videos)."""
+    grids = [s for s in segments if not isinstance(s, int)]
+    videos = sum(1 for g in grids if g[0] > 1)
+    if tokens_per_second is None:
+        if second_per_grid_ts is not None:
+            raise ValueError("second_per_grid_ts needs tokens_per_second (Qwen2.5-VL's vision_config.tokens_per_second)")
+        return [1.0] * len(grids)
+    rate = check_float("tokens_per_second", tokens_per_second, positive=True, maximum=1e6)
+    seconds = [1.0] * videos  # transformers' default: one second per temporal patch
+    if second_per_grid_ts is not None:
+        if isinstance(second_per_grid_ts, Tensor):
+            second_per_grid_ts = second_per_grid_ts.tolist() if second_per_grid_ts.ndim == 1 else second_per_grid_ts
+        if isinstance(second_per_grid_ts, (str, bytes)) or not isinstance(second_per_grid_ts, Sequence):
+            raise TypeError(f"second_per_grid_ts must be a list of seconds, one per video, "
+                            f"got {type(second_per_grid_ts).__name__}")
+        if len(second_per_grid_ts) != videos:
+            raise ValueError(f"second_per_grid_ts must have one entry per video (a grid with t > 1; segments have "
+                             f"{videos}), got {len(second_per_grid_ts)}")
+        seconds = [check_float(f"second_per_grid_ts[{i}]", v, minimum=0.0, maximum=1e6)
+                   for i, v in enumerate(second_per_grid_ts)]
+    steps, video = [], iter(seconds)
+    for t, _, _ in grids:
+        steps.append(rate * next(video) if t > 1 else 1.0)  # an image (t = 1) has one frame: no step to scale
+    return steps
+
+
+def mrope_positions(segments: Sequence[int | tuple[int, int, int]], *, spatial_merge_size: int = 2,
+                    tokens_per_second: float | None = None,
+                    second_per_grid_ts: Sequence[float] | Tensor | None = None) -> Tensor:
     """Qwen2-VL's (time, height, width) position ids of a sequence of text and images, ``[3, seq]``.
 
     Args:
@@ -214,19 +244,32 @@ def mrope_positions(segments: Sequence[int | tuple[int, int, int]], *, spatial_m
             (t = 1) or a video, its grid in patches before merging (transformers' ``image_grid_thw``).
         spatial_merge_size: the vision encoder merges ``m x m`` neighbouring patches into one
             token (2 in Qwen2-VL), so a grid gives ``t * (h/m) * (w/m)`` tokens.
+        tokens_per_second: Qwen2.5-VL's time-aligned temporal ids (its ``vision_config.tokens_per_second``):
+            frame i of a video gets the temporal id ``s + floor(i * tokens_per_second *
+            second_per_grid_ts[v])``, so the temporal ids of every video count absolute time at
+            the same rate, whatever its frame rate. None: Qwen2-VL, ``s + i``.
+        second_per_grid_ts: with ``tokens_per_second``, the seconds each temporal patch of each video
+            covers (``temporal_patch_size / fps``), one entry per video, in order; a video is a grid
+            with ``t > 1`` (a video of one temporal patch gets the ids of an image: leave its
+            entry out). Default: 1 second each, as transformers.
 
     A text token gets the same id on all three axes, one more than the token before it. A visual
     block starting at id ``s`` gives its token at (frame i, row r, column c) the ids
-    ``(s + i, s + r, s + c)``; the text after it continues at ``s + max(h, w) / m``, as
-    transformers' ``Qwen2VLModel.get_rope_index`` (version 5) does. (Earlier versions continue at
-    one past the largest id of the block on any axis; the two agree whenever
-    ``t <= max(h, w) / m``, so for every image.)
+    ``(s + i, s + r, s + c)`` (the temporal id time-aligned as above); the text after it continues
+    at ``s + max(h, w) / m``, as transformers' ``Qwen2VLModel.get_rope_index`` and
+    ``Qwen2_5_VLModel.get_rope_index`` (version 5, ``models/qwen2_5_vl/modeling_qwen2_5_vl.py:876-1034``)
+    do. (Earlier versions continue at one past the largest id of the block on any axis; the two
+    agree whenever ``t <= max(h, w) / m``, so for every image.) The temporal step is computed in
+    float64; transformers multiplies in float32, which can differ when a product should be an
+    exact integer but is not representable (e.g. a step of 2/3).
 
     Examples:
         >>> mrope_positions([2, (1, 4, 6), 1])
         tensor([[0, 1, 2, 2, 2, 2, 2, 2, 5],
                 [0, 1, 2, 2, 2, 3, 3, 3, 5],
                 [0, 1, 2, 3, 4, 2, 3, 4, 5]])
+        >>> mrope_positions([1, (3, 2, 2), 1], tokens_per_second=2, second_per_grid_ts=[1.5])[0]
+        tensor([0, 1, 4, 7, 2])
     """
     merge = check_int("spatial_merge_size", spatial_merge_size, minimum=1, maximum=MAX_GRID_CELLS)
     if isinstance(segments, (str, bytes)) or not isinstance(segments, Sequence):
@@ -238,20 +281,27 @@ def mrope_positions(segments: Sequence[int | tuple[int, int, int]], *, spatial_m
     total = sum(s if isinstance(s, int) else s[0] * (s[1] // merge) * (s[2] // merge) for s in checked)
     if total > MAX_GRID_CELLS:
         raise ValueError(f"segments describe {total} tokens, more than the {MAX_GRID_CELLS} allowed")
-    return _mrope_ids(checked, merge)
+    steps = _check_time(checked, tokens_per_second, second_per_grid_ts)
+    if any(s[0] * step > MAX_GRID_CELLS for s, step in zip([s for s in checked if not isinstance(s, int)], steps)):
+        raise ValueError(f"the temporal ids would pass {MAX_GRID_CELLS} (tokens_per_second x second_per_grid_ts "
+                         f"x frames)")
+    return _mrope_ids(checked, merge, steps)
 
 
 # --8<-- [start:mrope-positions]
-def _mrope_ids(segments: Sequence[int | tuple[int, int, int]], merge: int) -> Tensor:
-    """The ``[3, seq]`` (time, height, width) ids of text runs (ints) and grids ``(t, h, w)``."""
-    blocks, start = [], 0
+def _mrope_ids(segments: Sequence[int | tuple[int, int, int]], merge: int, steps: Sequence[float]) -> Tensor:
+    """The ``[3, seq]`` (time, height, width) ids of text runs (ints) and grids ``(t, h, w)``, the
+    temporal id of frame i ``floor(i * step)`` after the grid's start."""
+    blocks, start, step = [], 0, iter(steps)
     for segment in segments:
         if isinstance(segment, int):  # text: one id, repeated on the three axes
             blocks.append((start + torch.arange(segment)).expand(3, -1))
             start += segment
         else:  # a grid: its (time, row, column) offset by the current start
             t, h, w = segment[0], segment[1] // merge, segment[2] // merge
-            blocks.append(start + grid_positions(t, h, w).T)
+            ids = grid_positions(t, h, w).T  # [3, t*h*w]: (frame, row, column)
+            frame_ids = torch.floor(torch.arange(t, dtype=torch.float64) * next(step)).long()  # time-aligned
+            blocks.append(start + torch.stack((frame_ids[ids[0]], ids[1], ids[2])))
             start += max(h, w)
     return torch.cat(blocks, dim=1)
 # --8<-- [end:mrope-positions]

@@ -7,6 +7,7 @@ axis times its frequency), and transformers' Qwen2-VL / Qwen3-VL code, run live 
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import pytest
 import torch
@@ -296,3 +297,103 @@ def test_per_axis_matches_qwen2_vl_vision_encoder() -> None:
     base = float(config.rope_parameters["rope_theta"])
     got = apply_rope_nd(q.transpose(0, 1), rows_cols, sections=[8, 8], base=base, frequencies="per_axis")
     torch.testing.assert_close(got.transpose(0, 1), q_hf, rtol=1e-4, atol=1e-4)
+
+
+# ---------------------------------------------------------------- Qwen2.5-VL: time-aligned temporal ids
+
+
+@pytest.fixture(scope="module")
+def qwen2_5_vl_model() -> object:
+    """A Qwen2.5-VL model of a few thousand parameters, built in memory (nothing downloaded)."""
+    from transformers import Qwen2_5_VLConfig
+    from transformers.models.qwen2_5_vl.modeling_qwen2_5_vl import Qwen2_5_VLModel
+
+    config = Qwen2_5_VLConfig(
+        text_config={"hidden_size": 16, "intermediate_size": 16, "num_hidden_layers": 1, "num_attention_heads": 2,
+                     "num_key_value_heads": 1, "vocab_size": 32, "bos_token_id": None, "eos_token_id": None,
+                     "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [1, 1, 2]}},
+        vision_config={"depth": 1, "hidden_size": 8, "out_hidden_size": 16, "intermediate_size": 8, "num_heads": 2,
+                       "spatial_merge_size": 2, "patch_size": 2, "in_channels": 1, "tokens_per_second": 4,
+                       "fullatt_block_indexes": [0], "window_size": 8},
+        bos_token_id=None, eos_token_id=None,
+    )
+    torch.manual_seed(0)
+    return Qwen2_5_VLModel(config)
+
+
+def _rope_index_inputs(segments: list[object]) -> tuple[torch.Tensor, list[list[int]], list[list[int]]]:
+    kinds: list[int] = []
+    images, videos = [], []
+    for segment in segments:
+        if isinstance(segment, int):
+            kinds += [0] * segment
+        else:
+            t, h, w = segment  # type: ignore[misc]
+            kind = 1 if t == 1 else 2
+            kinds += [kind] * (t * (h // 2) * (w // 2))
+            (images if kind == 1 else videos).append([t, h, w])
+    return torch.tensor([kinds]), images, videos
+
+
+@pytest.mark.parametrize(("segments", "seconds"), [
+    ([3, (1, 4, 6), 2], None),                                # text + image: no time to align
+    ([2, (4, 4, 4), 3], [1.0]),                               # text + video, 1 s per temporal patch
+    ([2, (4, 4, 4), 3], None),                                # the default: 1 s each
+    ([1, (1, 2, 10), 2, (6, 4, 2), 1, (3, 6, 6), 2], [0.5, 1.5]),   # image, two videos at other rates
+    ([2, (5, 2, 2), 1, (1, 4, 4), 1, (2, 4, 4), 3], [0.25, 2.0]),   # a slow video, an image, a short video
+])
+def test_time_aligned_mrope_positions_match_qwen2_5_vl(qwen2_5_vl_model: object, segments: list[object],
+                                                        seconds: list[float] | None) -> None:
+    type_ids, images, videos = _rope_index_inputs(segments)
+    want, _ = qwen2_5_vl_model.get_rope_index(  # type: ignore[attr-defined]
+        torch.zeros_like(type_ids), type_ids, image_grid_thw=torch.tensor(images) if images else None,
+        video_grid_thw=torch.tensor(videos) if videos else None, second_per_grid_ts=seconds)
+    got = mrope_positions(segments, tokens_per_second=4, second_per_grid_ts=seconds)  # type: ignore[arg-type]
+    assert torch.equal(got, want[:, 0])
+    if videos:  # Qwen2-VL's ids (one step per frame) are not these
+        assert not torch.equal(mrope_positions(segments), want[:, 0])  # type: ignore[arg-type]
+
+
+def _time_aligned_loop(segments: list[object], rate: float, seconds: list[float]) -> list[list[int]]:
+    """The ids of Qwen2.5-VL's rule written out token by token, in exact rational arithmetic."""
+    ids: list[list[int]] = [[], [], []]
+    start, video = 0, iter(seconds)
+    for segment in segments:
+        if isinstance(segment, int):
+            for i in range(segment):
+                for axis in range(3):
+                    ids[axis].append(start + i)
+            start += segment
+            continue
+        t, h, w = segment  # type: ignore[misc]
+        step = Fraction(rate) * Fraction(next(video)) if t > 1 else Fraction(1)
+        for i in range(t):
+            for r in range(h // 2):
+                for c in range(w // 2):
+                    ids[0].append(start + int(i * step))  # floor: i * step >= 0
+                    ids[1].append(start + r)
+                    ids[2].append(start + c)
+        start += max(h, w) // 2
+    return ids
+
+
+@pytest.mark.parametrize("rate", [1, Fraction(5, 2), 4, 3])
+def test_time_aligned_ids_match_the_exact_loop(rate: float) -> None:
+    # 1/3 s per temporal patch (temporal_patch_size 2 at 6 fps): i * rate / 3 hits integers exactly
+    segments: list[object] = [3, (6, 4, 2), 2, (1, 2, 2), (3, 2, 4), 1, (9, 2, 2)]
+    seconds = [Fraction(1, 3), Fraction(3, 4), Fraction(2, 3)]
+    assert mrope_positions(segments, tokens_per_second=rate,  # type: ignore[arg-type]
+                           second_per_grid_ts=seconds).tolist() == _time_aligned_loop(segments, rate, seconds)
+
+
+@pytest.mark.parametrize(("kwargs", "error", "match"), [
+    ({"second_per_grid_ts": [1.0]}, ValueError, "second_per_grid_ts needs tokens_per_second"),
+    ({"tokens_per_second": 0}, ValueError, "tokens_per_second"),
+    ({"tokens_per_second": 2, "second_per_grid_ts": [1.0, 2.0]}, ValueError, "one entry per video"),
+    ({"tokens_per_second": 2, "second_per_grid_ts": [-1.0]}, ValueError, r"second_per_grid_ts\[0\]"),
+    ({"tokens_per_second": 2, "second_per_grid_ts": "1"}, TypeError, "second_per_grid_ts"),
+    ({"tokens_per_second": 2, "second_per_grid_ts": [1e300]}, ValueError, "second_per_grid_ts"),
+])
+def test_time_aligned_bad_input(kwargs: dict[str, object], error: type[Exception], match: str) -> None:
+    with pytest.raises(error, match=match):
+        mrope_positions([2, (3, 4, 4)], **kwargs)  # type: ignore[arg-type]
