@@ -36,6 +36,7 @@ from posenc._checks import (
     check_tensor,
     is_integer,
 )
+from posenc._cache_layers import check_layer_spans, evict_per_layer, held_after
 from posenc.spans import AttentionSpan
 
 __all__ = ["KEY_POSITIONS", "MAX_PACKED_LENGTH", "KVCache", "StepPlan", "packed_attention_mask", "packed_positions",
@@ -302,45 +303,16 @@ class KVCache:
 
     def _held_after(self, layer: int, step: StepPlan) -> Tensor:
         """The entries of ``step`` (indices into its keys) that layer ``layer`` holds after its update."""
-        total, new = step.key_positions.shape[1], step.query_positions.shape[1]
-        if self._held is None:
-            return torch.arange(total)
-        return torch.cat((self._held[layer], torch.arange(total - new, total)))
+        return held_after(self._held, layer, step.key_positions.shape[1], step.query_positions.shape[1])
 
     def _check_spans(self, spans: object) -> list[AttentionSpan | None]:
-        if spans is None:
-            return [None] * len(self.keys)
-        if isinstance(spans, (str, bytes)) or not isinstance(spans, Sequence) or len(spans) != len(self.keys):
-            raise TypeError(f"spans must be a sequence of one AttentionSpan or None per layer ({len(self.keys)}), "
-                            f"got {spans!r:.60}")
-        for span in spans:
-            if span is not None and not isinstance(span, AttentionSpan):
-                raise TypeError(f"spans must hold posenc.spans.AttentionSpan or None, got {type(span).__name__}")
-        if any(span is not None for span in spans) and self.key_positions == "in-cache":
-            raise ValueError("per-layer windows or chunks (spans) need KVCache(key_positions='original'): "
-                             "renumbering the entries would move them in and out of a layer's span")
-        return list(spans)
+        return check_layer_spans(spans, len(self.keys), in_cache=self.key_positions == "in-cache")
 
-    # --8<-- [start:evict]
     def _evict_per_layer(self, held: list[Tensor], spans: list[AttentionSpan | None]) -> None:
         """Each layer keeps what the cache's window keeps and, with a span, what its later queries can see."""
-        window = self._window_keeps()  # [entries]
-        kept = []
-        for layer, columns in enumerate(held):
-            keep = window[columns]  # [held]
-            span = spans[layer]
-            if span is not None:  # seen by some row's next query (later ones see less)
-                keep = keep & (span._keeps(self.positions[:, columns], self._next) & self.valid[:, columns]).any(0)
-            index = keep.nonzero().squeeze(-1)
-            self.keys[layer] = self.keys[layer].index_select(-2, index.to(self.keys[layer].device))
-            self.values[layer] = self.values[layer].index_select(-2, index.to(self.values[layer].device))
-            kept.append(columns[index])
-        union = torch.unique(torch.cat(kept)) if kept else torch.zeros(0, dtype=torch.long)  # sorted
+        self.keys, self.values, union, self._held = evict_per_layer(
+            self.keys, self.values, held, spans, self._window_keeps(), self.positions, self.valid, self._next)
         self.positions, self.valid, self.order = self.positions[:, union], self.valid[:, union], self.order[union]
-        self._held = [torch.searchsorted(union, columns) for columns in kept]
-        if all(columns.numel() == union.numel() for columns in self._held):
-            self._held = None  # every layer holds every entry again
-    # --8<-- [end:evict]
 
 
 @dataclass(frozen=True)

@@ -295,3 +295,28 @@ def test_spans_suit_any_method_but_refuse_what_a_cache_cannot_keep() -> None:
         alibi(ids, cache=cache)
         with pytest.raises(ValueError, match="positions go backwards"):
             alibi(ids[:, :2], positions=torch.tensor([[9, 3]]), cache=cache)
+
+
+@pytest.mark.parametrize("method", ["rerope", "self-extend", "dual-chunk", "string"])
+def test_a_plan_of_pair_offsets_is_the_remapped_model_of_the_training_free_study(method: str) -> None:
+    # What experiments/_remapped.py does by walking a model's modules, done by its plans: the same
+    # weights loaded into a model whose RoPE layers take the method's offsets and query scale.
+    from dataclasses import replace
+
+    from posenc.experiments._remapped import REMAPS, remapped
+
+    trained = make([LayerPlan("rope"), LayerPlan("none"), LayerPlan("rope")], seed=6)
+    length, train_length = 24, 8
+    remap = REMAPS[method]
+    offsets, scale = remap.offsets(length, train_length), remap.query_scale(length, train_length)
+    plans = [plan if not plan.uses_position else replace(plan, pair_offsets=offsets, temperature=scale)
+             for plan in trained.layer_plans]
+    planned = make(plans)
+    planned.load_state_dict(trained.state_dict())
+    ids = tokens(2, length, 7)
+    with torch.no_grad():
+        want = remapped(trained, method, length, train_length)(ids)
+        torch.testing.assert_close(planned(ids), want, rtol=0, atol=1e-4)
+        cache = KVCache()  # and decoding with a cache, which the wrapper cannot do
+        stepped = torch.cat([planned(ids[:, i:i + 4], cache=cache) for i in range(0, length, 4)], dim=1)
+    torch.testing.assert_close(stepped, want, rtol=0, atol=1e-4)
