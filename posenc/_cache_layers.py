@@ -26,8 +26,8 @@ def held_after(held: list[Tensor] | None, layer: int, total: int, new: int) -> T
 
 def check_layer_spans(spans: object, num_layers: int, *, in_cache: bool) -> list[AttentionSpan | None]:
     """``spans``: None, or one `AttentionSpan` or None per layer."""
-    if spans is None:
-        return [None] * num_layers
+    if spans is None or (type(spans) is list and len(spans) == num_layers and not any(spans)):
+        return [None] * num_layers  # no layer has a span of its own (the common case, checked fast)
     if isinstance(spans, (str, bytes)) or not isinstance(spans, Sequence) or len(spans) != num_layers:
         raise TypeError(f"spans must be a sequence of one AttentionSpan or None per layer ({num_layers}), "
                         f"got {spans!r:.60}")

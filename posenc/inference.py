@@ -203,7 +203,8 @@ class KVCache:
         A layer with a sliding window or a chunk of its own drops the entries its later queries
         cannot see (see `commit`), so its keys are fewer than the cache's entries.
         """
-        layer = check_int("layer", layer, minimum=0, maximum=len(self.keys))  # len: the layer update adds next
+        if type(layer) is not int or not 0 <= layer <= len(self.keys):  # len: the layer update adds next
+            layer = check_int("layer", layer, minimum=0, maximum=len(self.keys))
         return None if self._held is None or layer == len(self._held) else self._held[layer].clone()
 
     def next_positions(self) -> Tensor:
@@ -262,13 +263,15 @@ class KVCache:
         if not isinstance(step, StepPlan):
             raise TypeError(f"step must be the StepPlan of this call (from plan_step), got {type(step).__name__}")
         new = step.query_positions.shape[1]
-        held = [self._held_after(layer, step) for layer in range(len(self.keys))]
-        for layer, columns in enumerate(held):
-            if self.keys[layer].shape[-2] != columns.numel():
-                raise ValueError(f"step plans {columns.numel()} entries but the cache's layers hold "
-                                 f"{self.keys[layer].shape[-2]} (layer {layer}): call update on every layer "
-                                 "before commit")
         checked = self._check_spans(spans)
+        per_layer = self._held is not None or any(span is not None for span in checked)
+        total = step.key_positions.shape[1]
+        held = [self._held_after(layer, step) for layer in range(len(self.keys))] if per_layer else []
+        for layer, keys in enumerate(self.keys):
+            planned = held[layer].numel() if per_layer else total
+            if keys.shape[-2] != planned:
+                raise ValueError(f"step plans {planned} entries but the cache's layers hold {keys.shape[-2]} "
+                                 f"(layer {layer}): call update on every layer before commit")
         try:
             self._owner = weakref.ref(owner)
         except TypeError:
@@ -279,7 +282,7 @@ class KVCache:
         if self.positions.shape[1]:
             latest = self.positions.masked_fill(~self.valid, -1).amax(dim=-1) + 1
         self._next = latest if self._next.shape != latest.shape else torch.maximum(self._next, latest)
-        if self._held is not None or any(span is not None for span in checked):
+        if per_layer:
             self._evict_per_layer(held, checked)
             return
         if self.window is None:

@@ -202,11 +202,12 @@ def _mask(span: AttentionSpan | None, call: CallInputs, columns: Tensor | None) 
 def _check_layer(plan: object, layer: object, call: object, rotation: object, logit_hook: object) -> None:
     if not isinstance(plan, LayerPlan):
         raise TypeError(f"plan must be a posenc.layer_plan.LayerPlan, got {type(plan).__name__}")
-    check_int("layer", layer, minimum=0, maximum=MAX_SIZE)
+    if type(layer) is not int or not 0 <= layer <= MAX_SIZE:  # checked fast: once per layer and call
+        check_int("layer", layer, minimum=0, maximum=MAX_SIZE)
     if not isinstance(call, CallInputs):
         raise TypeError(f"call must be the CallInputs of this call (call_inputs), got {type(call).__name__}")
-    if rotation is not None and not all(callable(getattr(rotation, name, None))
-                                        for name in ("rotate_queries", "rotate_keys")):
+    if rotation is not None and not (callable(getattr(rotation, "rotate_queries", None))
+                                     and callable(getattr(rotation, "rotate_keys", None))):
         raise TypeError(f"rotation must be a Rotation (rotate_queries, rotate_keys) or None, "
                         f"got {type(rotation).__name__}")
     if logit_hook is not None and not callable(logit_hook):

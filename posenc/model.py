@@ -141,6 +141,7 @@ class TinyTransformer(nn.Module):
         self.randomized_max_len = self._check_randomized(randomized_max_len)
         self.layer_plans = _plans(self.position, self.num_layers, layer_plans=layer_plans,
                                   layer_positions=layer_positions, layer_rope_bases=layer_rope_bases)
+        self._spans = [plan.span for plan in self.layer_plans]  # each layer's window or chunk, for the cache
         self._build_method()
         self.blocks = nn.ModuleList(_Block(self.dim, self.num_heads, mlp_ratio * self.dim, sinks=plan.sinks)
                                     for plan in self.layer_plans)
@@ -210,7 +211,7 @@ class TinyTransformer(nn.Module):
             x, weights = block(x, **hooks)
             maps.append(weights)
         if cache is not None:
-            cache.commit(step, owner=self, spans=[plan.span for plan in self.layer_plans])
+            cache.commit(step, owner=self, spans=self._spans)
         return self.head(self.final_norm(x)), maps  # [batch, seq, vocab]
     # --8<-- [end:forward]
 
