@@ -59,7 +59,8 @@ def test_chart_library_defines_every_d3_name_the_widgets_use(tmp_path: Path) -> 
     """The site serves only some D3 modules: each ``d3.NAME`` in the widgets must be among them."""
     import posenc_site
 
-    used = sorted(set(re.findall(r"\bd3\.([A-Za-z]\w*)", (ROOT / "docs/javascripts/explorer/widgets.js").read_text())))
+    scripts = "".join(path.read_text() for path in sorted((ROOT / "docs/javascripts/explorer").glob("*.js")))
+    used = sorted(set(re.findall(r"\bd3\.([A-Za-z]\w*)", scripts)))
     assert len(used) > 10
     library = tmp_path / "d3.js"
     library.write_text(posenc_site.chart_library())

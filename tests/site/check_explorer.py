@@ -7,7 +7,7 @@ Run on a built site (``make check-site`` builds it first)::
 It builds nothing. It serves ``--site-dir`` on 127.0.0.1 (the server of ``check_site.py``), opens
 the Explore page in Debian's ``/usr/bin/chromium`` through Playwright, and checks:
 
-1. **Parity**: ``window.posencExplorer`` holds exactly the five functions of the issue. Each is
+1. **Parity**: ``window.posencExplorer`` holds exactly the functions of ``FUNCTIONS``. Each is
    called over a grid of parameters (one ``page.evaluate`` per function) and compared with posenc
    in float64, in this process: relative error below 1e-9 (for the sinusoidal table, whose entries
    lie in [-1, 1], the error is taken relative to max(|value|, 1)); T5 buckets equal, except for
@@ -17,8 +17,12 @@ the Explore page in Debian's ``/usr/bin/chromium`` through Playwright, and check
    rounded one: see the T5 section of docs/relative.md): there either bucket next to the boundary
    is accepted, and such offsets are counted. ``ropeInverseFrequencies`` and
    ``ropeAttentionScaling`` are called for every scaling type posenc accepts, enumerated from posenc
-   (``SCALING_TYPES`` and its table of required and optional keys): a type the JavaScript lacks
-   fails unless it is listed in ``PENDING_SCALING_TYPES``. Bad input must throw in both.
+   (``SCALING_TYPES`` and its table of required and optional keys), with and without a rotary
+   width: a type the JavaScript lacks fails unless it is listed in ``PENDING_SCALING_TYPES``. Their
+   arguments reach the page as JSON text read by the port of Python's JSON decoder (so that a float
+   stays a float), and bad input must be refused by both with the same exception class and the same
+   message. The config functions (``ropeReadConfig``, ``ropeFromConfig``, ``ropeWarnings``) are
+   checked by ``check_inspector.py`` on the zoo, every model type and every kind of bad input.
 2. **Keyboard**: every visible control of every widget is focused and moved with the keyboard
    (arrow keys for sliders and lists, Space for a checkbox, Enter for a button); the drawing, the
    live readout (``aria-live``) and, for sliders and lists, the announced value must change. Every
@@ -32,13 +36,18 @@ the Explore page in Debian's ``/usr/bin/chromium`` through Playwright, and check
 4. **Progressive enhancement**: without JavaScript, and when printing (``beforeprint`` and print
    media), each placeholder shows its static figure and no widget.
 5. Console errors, page errors, failed requests and requests to other hosts fail.
-6. **Screenshots** of the page at 1280 and 390 px wide, light and dark, under ``--screenshots``.
+6. **The config inspector** (``check_inspector.py``): its numbers, warnings and messages against
+   posenc for every zoo config and each kind of bad input, the last good result kept, its
+   keyboard use and the links of its findings.
+7. **Screenshots** of the page at 1280 and 390 px wide, light and dark, and of the inspector at
+   1280 px (light) and 390 px (dark), under ``--screenshots``.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import math
 import statistics
 import sys
@@ -53,12 +62,16 @@ from posenc import rope as posenc_rope
 from posenc.alibi import alibi_slopes
 from posenc.sinusoidal import sinusoidal_encoding
 from posenc.relative import t5_relative_position_bucket
+from tests.site import check_inspector
 from tests.site.check_site import AXE, AXE_RUN, BLOCKING_IMPACTS, _launch, base_path, serve
 
 PAGE = "explore/"
-FUNCTIONS = ["alibiSlopes", "ropeAttentionScaling", "ropeInverseFrequencies", "sinusoidalEncoding",
-             "t5RelativePositionBucket"]
-WIDGETS = ["sinusoidal", "rope-scaling", "rope-rotation", "alibi", "t5-buckets"]
+FUNCTIONS = sorted(["alibiSlopes", "parseJSON", "ropeAttentionScaling", "ropeFromConfig", "ropeInverseFrequencies",
+                    "ropeQueryTemperature", "ropeReadConfig", "ropeWarnings", "sinusoidalEncoding",
+                    "t5RelativePositionBucket"])
+WIDGETS = ["sinusoidal", "rope-scaling", "rope-rotation", "alibi", "t5-buckets", "rope-inspector"]
+# Widgets with their own check (check_inspector.py) rather than the generic keyboard walk.
+OWN_CHECK = {"rope-inspector"}
 TOLERANCE = 1e-9
 UPDATE_BUDGET_MS = 50.0
 # Scaling types posenc accepts that the JavaScript does not have yet (reported, not failed).
@@ -77,18 +90,9 @@ SCALING_VALUES: dict[str, list[Any]] = {
     "mscale": [1.0, 0.707],
     "mscale_all_dim": [0.5, 1.0],
     "partial_rotary_factor": [0.5, 0.0, 0.3, 1.0],
+    "max_position_embeddings": [8192, 131072],
     "short_factor": [lambda pairs: [1.0 + 0.05 * i for i in range(pairs)]],
     "long_factor": [lambda pairs: [1.0 + 0.5 * i for i in range(pairs)]],
-}
-
-
-# Keys the rope-scaling widget always sends for a type (widgets.js, scalingFor), so every dict of
-# the grid has them: posenc takes LongRoPE's factor from max_position_embeddings when it is absent,
-# and p-RoPE's partial_rotary_factor defaults to 1; the widget's sliders always set both.
-ALWAYS_SET: dict[str, tuple[str, ...]] = {"longrope": ("factor",), "proportional": ("partial_rotary_factor",)}
-# Keys posenc accepts that the widget never sends, with the reason they need no parity test.
-NOT_IN_WIDGET: dict[str, str] = {
-    "max_position_embeddings": "LongRoPE reads it only when factor is absent, and the widget always sets factor",
 }
 
 
@@ -197,10 +201,8 @@ def posenc_scaling_types() -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]
 
 def scaling_dicts(kind: str, required: tuple[str, ...], optional: tuple[str, ...], pairs: int) -> list[dict[str, Any]]:
     """A small grid of scaling dicts for one type: each required key over its values (others at
-    their first value), each optional key added alone, then all optional keys together. Keys of
-    `ALWAYS_SET` count as required; keys of `NOT_IN_WIDGET` are left out."""
-    required = (*required, *(key for key in ALWAYS_SET.get(kind, ()) if key not in required))
-    optional = tuple(key for key in optional if key not in required and key not in NOT_IN_WIDGET)
+    their first value), each optional key added alone, then all optional keys together (a dict
+    posenc refuses, such as LongRoPE without a factor, must be refused alike)."""
     missing = [key for key in (*required, *optional) if key not in SCALING_VALUES]
     if missing:
         raise KeyError(f"no test values for the keys {missing} of scaling type {kind!r}: add them to SCALING_VALUES")
@@ -235,12 +237,43 @@ def _posenc_or_error(function: Any, *args: Any, **kwargs: Any) -> tuple[bool, An
         return False, error
 
 
+CALL_TYPED = """([name, texts]) => texts.map((text) => {
+  const args = window.posencExplorer.parseJSON(text);
+  try { return {ok: true, value: window.posencExplorer[name](...args)}; }
+  catch (error) { return {ok: false, error: `${error.name}: ${error.message}`}; }
+})"""
+
+
+def _call_typed(page: Any, name: str, calls: list[list[Any]]) -> list[dict[str, Any]]:
+    """Call with arguments sent as JSON text, read in the page by the port of Python's JSON decoder:
+    4096.0 stays a float and 4096 an int, as posenc sees them."""
+    return list(page.evaluate(CALL_TYPED, [name, [json.dumps(args) for args in calls]]))
+
+
+def _same_outcome(check: Checker, where: str, result: dict[str, Any], function: Any, *args: Any, **kwargs: Any) -> Any:
+    """posenc's value if both accept; a failure unless both refuse with the same class and message."""
+    ok, expected = _posenc_or_error(function, *args, **kwargs)
+    if not ok:
+        message = f"{type(expected).__name__}: {expected}"
+        if result["ok"]:
+            check.fail(where, f"JavaScript accepted what posenc refuses ({message})")
+        elif result["error"] != message:
+            check.fail(where, f"JavaScript says {result['error']!r}, posenc {message!r}")
+        else:
+            check.count("bad inputs refused with posenc's message")
+        return None
+    if not result["ok"]:
+        check.fail(where, result["error"])
+        return None
+    return expected
+
+
 def check_rope(page: Any, check: Checker) -> None:
     types = posenc_scaling_types()
     print(f"  posenc scaling types: {', '.join(types)}"
           + (f" (pending in the JavaScript: {', '.join(sorted(PENDING_SCALING_TYPES & set(types)))})"
              if PENDING_SCALING_TYPES & set(types) else ""))
-    grid: list[tuple[int, float, dict[str, Any] | None, int | None]] = []
+    grid: list[tuple[int, float, dict[str, Any] | None, int | None, int | None]] = []
     scalings: list[dict[str, Any] | None] = [None]
     for dim in (2, 4, 8, 64, 128):
         for_dim: list[dict[str, Any] | None] = [None]
@@ -254,39 +287,59 @@ def check_rope(page: Any, check: Checker) -> None:
                 return
         if dim == 8:
             scalings = for_dim
-        grid += [(dim, b, s, n) for b in (10000.0, 500000.0) for s in for_dim for n in (None, 1024, 20000)]
-    results = _call(page, "ropeInverseFrequencies", [list(args) for args in grid])
+        grid += [(dim, b, s, n, None) for b in (10000.0, 500000.0) for s in for_dim for n in (None, 1024, 20000)]
+        if dim >= 8:  # partial rotary: the lists of LongRoPE then have one entry per pair of the full width
+            grid += [(dim, 10000.0, s, n, dim // 2) for s in for_dim for n in (None, 20000)]
+    results = _call_typed(page, "ropeInverseFrequencies", [list(args) for args in grid])
     supported: set[str] = set()
-    for (dim, base, scaling, seq_len), result in zip(grid, results):
-        where = f"ropeInverseFrequencies({dim}, {base}, {_short(scaling)}, {seq_len})"
-        ok, expected = _posenc_or_error(rope_inverse_frequencies, dim, base=base, scaling=scaling, seq_len=seq_len)
-        if not ok:
-            if result["ok"]:
-                check.fail(where, f"JavaScript accepted what posenc refuses ({expected})")
-            continue
-        if not result["ok"]:
-            check.fail(where, result["error"])
+    for (dim, base, scaling, seq_len, rotary_dim), result in zip(grid, results):
+        where = f"ropeInverseFrequencies({dim}, {base}, {_short(scaling)}, {seq_len}, {rotary_dim})"
+        expected = _same_outcome(check, where, result, rope_inverse_frequencies, dim, base=base, scaling=scaling,
+                                 seq_len=seq_len, rotary_dim=rotary_dim)
+        if expected is None:
             continue
         supported.add(scaling["type"] if scaling else "none")
         _compare_lists(check, where, result["value"], expected.tolist())
-        check.count("ropeInverseFrequencies values", dim // 2)
+        check.count("ropeInverseFrequencies values", len(expected))
     for kind in types:
         if kind not in supported and kind not in PENDING_SCALING_TYPES:
             check.fail("ropeInverseFrequencies", f"scaling type {kind!r} of posenc is not supported by the JavaScript")
-    results = _call(page, "ropeAttentionScaling", [[s] for s in scalings])
+    results = _call_typed(page, "ropeAttentionScaling", [[s] for s in scalings])
     for scaling, result in zip(scalings, results):
         where = f"ropeAttentionScaling({_short(scaling)})"
-        expected = rope_attention_scaling(scaling)
-        if not result["ok"]:
-            check.fail(where, result["error"])
-        elif not _relative_error(result["value"], expected) < TOLERANCE:
+        expected = _same_outcome(check, where, result, rope_attention_scaling, scaling)
+        if expected is not None and not _relative_error(result["value"], expected) < TOLERANCE:
             check.fail(where, f"{result['value']} != posenc's {expected}")
         check.count("ropeAttentionScaling values")
-    bad: list[list[Any]] = [[8, 10000, {"type": "nope", "factor": 2}, None], [7, 10000, None, None],
-           [8, 10000, {"type": "linear", "factor": 2, "typo": 1}, None], [8, 10000, {"type": "linear"}, None]]
-    for args, result in zip(bad, _call(page, "ropeInverseFrequencies", bad)):
-        if result["ok"]:
-            check.fail(f"ropeInverseFrequencies{tuple(args)}", "accepted bad input")
+    # bad input: the same class and the same message as posenc
+    bad: list[list[Any]] = [
+        [8, 10000.0, {"type": "nope", "factor": 2.0}, None, None], [7, 10000.0, None, None, None],
+        [8, 10000.0, {"type": "linear", "factor": 2.0, "typo": 1}, None, None], [8, 10000.0, {"type": "linear"}, None, None],
+        [8, 1.0, None, None, None], [8, -3.0, None, None, None], [8, "10000", None, None, None], [8.0, 10000.0, None, None, None],
+        [2**17, 10000.0, None, None, None], [8, 10000.0, None, 0, None], [8, 10000.0, None, 2**60, None],
+        [8, 10000.0, None, None, 10], [8, 10000.0, None, None, 3],
+        [8, 10000.0, {"type": "proportional", "partial_rotary_factor": 0.5}, None, 4],
+        [2, 10000.0, {"type": "ntk", "factor": 2.0}, None, None],
+        [8, 10000.0, {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4096.0}, None, None],
+        [8, 10000.0, {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4096, "beta_fast": 1.0,
+                      "beta_slow": 2.0}, None, None],
+        [8, 10000.0, {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4096, "truncate": 1}, None, None],
+        [8, 10000.0, {"type": "llama3", "factor": 8.0, "low_freq_factor": 4.0, "high_freq_factor": 1.0,
+                      "original_max_position_embeddings": 8192}, None, None],
+        [8, 10000.0, {"type": "longrope", "original_max_position_embeddings": 4096, "short_factor": [1.0] * 4,
+                      "long_factor": [1.0] * 3, "factor": 2.0}, None, None],
+        [8, 10000.0, {"type": "longrope", "original_max_position_embeddings": 4096, "short_factor": [1.0] * 4,
+                      "long_factor": [1.0] * 4}, None, None],
+        [8, 10000.0, {"type": "linear", "factor": float("nan")}, None, None],
+        [8, 10000.0, {"factor": 2.0}, None, None], [8, 10000.0, [1, 2], None, None],
+    ]
+    for args, result in zip(bad, _call_typed(page, "ropeInverseFrequencies", bad)):
+        _same_outcome(check, f"ropeInverseFrequencies{tuple(map(_short_arg, args))}", result, rope_inverse_frequencies,
+                      args[0], base=args[1], scaling=args[2], seq_len=args[3], rotary_dim=args[4])
+
+
+def _short_arg(value: Any) -> Any:
+    return _short(value) if isinstance(value, dict) else value
 
 
 def check_alibi(page: Any, check: Checker) -> None:
@@ -373,7 +426,7 @@ def check_parity(page: Any, check: Checker) -> None:
     names = sorted(page.evaluate("() => Object.keys(window.posencExplorer)"))
     if names != FUNCTIONS:
         check.fail("window.posencExplorer", f"exposes {names}, expected exactly {FUNCTIONS}")
-    for step in (check_sinusoidal, check_rope, check_alibi, check_t5):
+    for step in (check_sinusoidal, check_rope, check_alibi, check_t5, check_inspector.check_api):
         step(page, check)
 
 
@@ -458,6 +511,8 @@ def check_keyboard(page: Any, check: Checker) -> dict[str, list[float]]:
             if missing:
                 check.fail(widget, f"the scaling type list lacks {sorted(missing)}")
             continue
+        if widget in OWN_CHECK:
+            continue
         for control in page.evaluate(CONTROLS, widget):
             exercise(page, widget, control, check, times)
     for widget, times in timings.items():
@@ -519,9 +574,17 @@ def open_page(browser: Any, url: str, origin: str, check: Checker, width: int, s
     page.on("pageerror", lambda error: check.fail("page error", str(error)))
     page.on("requestfailed", lambda request: check.fail("failed request", f"{request.url}: {request.failure}"))
     page.on("response", response)
+    requested: list[str] = []
+    page.on("request", lambda request: requested.append(request.url))
     page.goto(url, wait_until="networkidle", timeout=60_000)
+    # the inspector's scripts and data (explorer.js, group "config") wait until it comes near
+    early = [u for u in requested if u.endswith(("rope-data.js", "inspector.js", "rope_params.js"))]
+    if early:
+        check.fail("first view", f"the inspector's files load before it comes near: {early}")
+    page.locator(".posenc-explorer[data-widget='rope-inspector']").scroll_into_view_if_needed()
     page.wait_for_function(f"() => document.querySelectorAll('.posenc-explorer[data-upgraded]').length === {len(WIDGETS)}",
                            timeout=15_000)
+    page.evaluate("() => window.scrollTo(0, 0)")
     return context, page
 
 
@@ -529,15 +592,20 @@ FALLBACKS = """() => [...document.querySelectorAll('.posenc-explorer')].map((hos
   const figure = host.querySelector('figure.posenc-figure');
   const widget = host.querySelector('.posenc-explorer__widget');
   const shown = (e) => e !== null && getComputedStyle(e).display !== 'none' && e.getClientRects().length > 0;
+  const text = [...host.children].find((e) => e.tagName === 'P');
   return {name: host.dataset.widget, figure: shown(figure) && figure.querySelectorAll('img').length === 2,
-          widget: shown(widget)};
+          text: shown(text || null) && text.textContent.includes('python -m posenc.inspect'), widget: shown(widget)};
 })"""
+# Widgets whose fallback is a paragraph (the command that does the same), not a static figure.
+TEXT_FALLBACK = {"rope-inspector"}
 
 
 def check_fallbacks(page: Any, check: Checker, when: str, want_widget: bool) -> None:
     """Each placeholder shows its static figure and not the widget (without scripts, in print)."""
     for host in page.evaluate(FALLBACKS):
-        if not host["figure"]:
+        if host["name"] in TEXT_FALLBACK and not host["text"]:
+            check.fail(f"{when}: {host['name']}", "the fallback text (the command line) is not shown")
+        elif host["name"] not in TEXT_FALLBACK and not host["figure"]:
             check.fail(f"{when}: {host['name']}", "the static figure is not shown")
         if host["widget"] != want_widget:
             check.fail(f"{when}: {host['name']}", "the widget is shown" if host["widget"] else "the widget is missing")
@@ -551,7 +619,7 @@ def check_print(page: Any, check: Checker) -> None:
     check_fallbacks(page, check, "print", want_widget=False)
     page.emulate_media(media="screen")
     page.evaluate("() => window.dispatchEvent(new Event('afterprint'))")
-    if page.evaluate("() => document.querySelectorAll('.posenc-explorer figure').length"):
+    if page.evaluate("() => document.querySelectorAll('.posenc-explorer figure, .posenc-explorer > p').length"):
         check.fail("print", "the static figures stay in the page after printing")
 
 
@@ -593,6 +661,8 @@ def main(argv: list[str] | None = None) -> int:
             check_parity(page, check)
             print("keyboard:", flush=True)
             timings = check_keyboard(page, check)
+            print("config inspector (the widget against posenc):", flush=True)
+            timings["rope-inspector"] = check_inspector.check_widget(page, check, site_dir)
             for widget, times in timings.items():
                 updates = times[1:] or [0.0]
                 print(f"  {widget:<14} first drawing {times[0]:5.1f} ms; {len(times) - 1:3} keyboard updates: median "
@@ -618,7 +688,9 @@ def main(argv: list[str] | None = None) -> int:
                         shot = args.screenshots / f"explore-{width}px-{variant}.png"
                         page.screenshot(path=str(shot), full_page=True, animations="disabled")
                         context.close()
-                print(f"screenshots: {args.screenshots}/explore-{{1280,390}}px-{{light,dark}}.png")
+                check_inspector.screenshots(browser, url, origin, check, args.screenshots, open_page)
+                print(f"screenshots: {args.screenshots}/explore-{{1280,390}}px-{{light,dark}}.png, "
+                      "inspector-1280px-light.png, inspector-390px-dark.png")
         finally:
             browser.close()
     counts = ", ".join(f"{what}: {n}" for what, n in check.counts.items())

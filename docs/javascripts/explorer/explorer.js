@@ -1,43 +1,65 @@
 // Loads the interactive explorer on pages that contain a placeholder
 //   <div class="posenc-explorer" data-widget="NAME"> static figure (the no-script fallback) </div>
-// and only there: formulas.js (the pure formulas, window.posencExplorer), D3 (served from the site,
-// copied from node_modules by hooks/posenc_site.py), then widgets.js, which upgrades the placeholders.
-// Widget names: sinusoidal, rope-scaling, rope-rotation, alibi, t5-buckets.
+// and only there, when a placeholder comes within a screen of the viewport. Two groups of scripts,
+// each run in the order given:
+//   core: pyvalues.js (Python's values and posenc's checks), rope_scaling.js (posenc's RoPE scaling
+//     rules), formulas.js (the pure formulas, window.posencExplorer), D3 (served from the site, copied
+//     from node_modules by hooks/posenc_site.py), widgets.js, which upgrades the placeholders;
+//   config, for the config inspector only (its placeholder near): pyjson.js (Python's JSON decoder),
+//     rope_params.js and rope_config.js (posenc's read_config and inspect's warnings), the model-type
+//     table and the zoo (assets/posenc/rope-data.js, written by hooks/rope_data.py), inspector.js.
+// Widget names: sinusoidal, rope-scaling, rope-rotation, alibi, t5-buckets; rope-inspector.
 (function () {
   "use strict";
   const here = document.currentScript ? document.currentScript.src : document.baseURI;
-  const scripts = ["formulas.js", "../../assets/d3/d3.min.js", "widgets.js"].map((path) => new URL(path, here).href);
-  let loaded = null;
+  const url = (path) => new URL(path, here).href;
+  const GROUPS = {
+    core: ["pyvalues.js", "rope_scaling.js", "formulas.js", "../../assets/d3/d3.min.js", "widgets.js"],
+    config: ["pyjson.js", "rope_params.js", "rope_config.js", "../../assets/posenc/rope-data.js", "inspector.js"],
+  };
+  const CONFIG_WIDGETS = ["rope-inspector"];
+  const loading = {};
 
-  function load(url) {
+  // Fetched side by side, run in the order given (async = false).
+  function load(src) {
     return new Promise((resolve, reject) => {
       const script = document.createElement("script");
-      script.src = url;
+      script.src = src;
+      script.async = false;
       script.onload = resolve;
-      script.onerror = () => reject(new Error(`posenc explorer: could not load ${url}`));
+      script.onerror = () => reject(new Error(`posenc explorer: could not load ${src}`));
       document.head.append(script);
     });
   }
 
-  function upgradeAll() {
-    const placeholders = document.querySelectorAll(".posenc-explorer:not([data-upgraded])");
-    if (placeholders.length === 0) return;
-    loaded = loaded || scripts.reduce((previous, url) => previous.then(() => load(url)), Promise.resolve());
-    loaded
-      .then(() => window.posencExplorerWidgets.upgrade(placeholders))
+  function loadGroup(name) {
+    const before = name === "config" ? loadGroup("core") : Promise.resolve();
+    loading[name] = loading[name] || before.then(() => Promise.all(GROUPS[name].map((path) => load(url(path)))));
+    return loading[name];
+  }
+
+  // Upgrade every placeholder whose scripts are there (widgets.js skips the names it does not know yet).
+  function upgrade(group) {
+    loadGroup(group)
+      .then(() => window.posencExplorerWidgets.upgrade(document.querySelectorAll(".posenc-explorer:not([data-upgraded])")))
       .catch((error) => console.error(error));
   }
 
-  // The scripts (about 200 kB with D3) load when a placeholder comes within a screen of the
+  // The core scripts (about 200 kB with D3) load when a placeholder comes within a screen of the
   // viewport, not with the page: a first view of a page whose widget is further down skips them.
+  // The inspector's (about 200 kB more, most of it the table of model types) wait for the inspector.
   function whenNear() {
     const placeholders = document.querySelectorAll(".posenc-explorer:not([data-upgraded])");
     if (placeholders.length === 0) return;
-    if (typeof IntersectionObserver === "undefined") return upgradeAll();
+    const needs = (host) => (CONFIG_WIDGETS.includes(host.dataset.widget) ? "config" : "core");
+    if (typeof IntersectionObserver === "undefined") {
+      new Set([...placeholders].map(needs)).forEach(upgrade);
+      return;
+    }
     const observer = new IntersectionObserver((entries) => {
-      if (entries.some((entry) => entry.isIntersecting)) {
-        observer.disconnect();
-        upgradeAll();
+      for (const entry of entries.filter((e) => e.isIntersecting)) {
+        observer.unobserve(entry.target);
+        upgrade(needs(entry.target));
       }
     }, { rootMargin: "0px 0px 100% 0px" });
     placeholders.forEach((placeholder) => observer.observe(placeholder));

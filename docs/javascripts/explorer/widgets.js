@@ -723,5 +723,8 @@
     }
   });
 
-  window.posencExplorerWidgets = { upgrade, widgets: Object.keys(WIDGETS) };
+  // More widgets (inspector.js, loaded after this file) register here and share the scaffolding.
+  const register = (name, make) => { WIDGETS[name] = make; };
+  const helpers = { FONT, palette, fmt, minus, frame, svgPlot, plotWidth, styleAxis, axisLabel, timed, superscript };
+  window.posencExplorerWidgets = { upgrade, register, helpers, get widgets() { return Object.keys(WIDGETS); } };
 })();

@@ -1,0 +1,438 @@
+// The config inspector: paste or open a model's config.json (or start from posenc's zoo of published
+// configs) and see, per kind of layer, what it does with positions, read by the ports of posenc's
+// read_config, rope_inverse_frequencies, rope_attention_scaling and inspect's warnings (rope_config.js
+// and friends). Everything runs in the page. Bad input gets one message and the last good result stays.
+// The last result is kept on the widget element (posencInspector) for tests/site/check_explorer.py.
+(function () {
+  "use strict";
+  const W = window.posencExplorerWidgets;
+  const { FONT, palette, fmt, minus, frame, svgPlot, plotWidth, styleAxis, axisLabel, timed, superscript } = W.helpers;
+  const P = window.posencPython;
+  const C = window.posencRopeConfig;
+  const S = window.posencRopeScaling;
+  const J = window.posencJSON;
+  const d3 = window.d3;
+  const ZOO = window.posencRopeData.zoo;
+  const DEFAULT = "llama-3.1-8b";
+  const MAX_FILE_BYTES = 4 << 20;
+  let counter = 0;
+
+  // ---- what each finding means, and where the chapter explains it ----------------------------------
+  const link = (page, anchor) => `../${page}/#${anchor}`;
+  const MEANINGS = [
+    [/^static YaRN/, "Short inputs are rotated with the stretched frequencies too, so their slow pairs no longer turn as they did before the extension.",
+      link("context-extension", "yarn")],
+    [/the base .* is too small/, "Past one turn of the slowest pair, positions far apart get the same angles: rotation alone cannot tell them apart.",
+      link("rope-today", "the-base-is-a-design-choice")],
+    [/^--length/, "The config declares fewer positions: past them the model runs outside the context it was trained or extended for.",
+      link("context-extension", "why-rope-models-do-not-simply-work-past-their-training-length")],
+    [/depend on the sequence length/, "Keys cached at one length were rotated with other frequencies than the queries that read them later.",
+      link("inference", "dynamic-ntk")],
+    [/^the config has no/, "The layout is the config class's default; weights converted for the other pairing give wrong results without an error.",
+      link("pitfalls", "rope-layout-mismatch")],
+    [/^M-RoPE/, "Text positions are the same on all three axes, so text rotates as ordinary RoPE.",
+      link("positions-2d", "m-rope-text-and-images-in-one-position-space")],
+    [/./, "transformers' code for this model type does something posenc does not read from the config; check the model's attention code.",
+      link("rope-today", "reading-a-models-config")],
+  ];
+  const FACTS = {
+    nope: ["These layers get no positions from RoPE: order reaches them only through the other layers and the causal mask.",
+      link("rope-today", "layer-patterns-nope-local-and-global")],
+    unknown: ["posenc does not know what this kind of layer does with positions.", link("rope-today", "layer-patterns-nope-local-and-global")],
+    window: ["These layers attend only to the most recent tokens, so their context is the window, not the whole input.",
+      link("inference", "windows-and-sinks")],
+    partial: ["Only part of each head rotates; the other features carry no position.", link("rope-today", "partial-rotary-only-some-features-turn")],
+    proportional: ["p-RoPE: the slowest pairs do not turn at all.", link("rope-today", "p-rope-the-slowest-pairs-do-not-turn-at-all")],
+    attention: ["cos and sin are multiplied by this factor, so the attention logits by its square.", link("rope-today", "yarns-attention-factor-in-full")],
+    softmax: ["DeepSeek's attention also multiplies the softmax scale 1/sqrt(d) by this factor.", link("rope-today", "yarns-attention-factor-in-full")],
+    temperature: ["The queries are scaled after the rotation by a factor that grows with the position.", link("glossary", "query-temperature")],
+    sinks: ["Each head has a learned sink logit that can take attention away from every token.", link("inference", "windows-and-sinks")],
+  };
+
+  // ---- reading ------------------------------------------------------------------------------
+  function parseLength(text) {
+    const trimmed = text.trim();
+    if (!trimmed) return null;
+    if (!/^[+-]?\d+$/.test(trimmed)) throw P.valueError(`argument --length: invalid int value: ${P.repr(text)}`);
+    return P.normalInt(BigInt(trimmed));
+  }
+
+  /** Everything the widget shows, from the text, or an error with posenc's message. */
+  function read(text, layout, lengthText) {
+    const length = parseLength(lengthText);
+    let config;
+    try {
+      config = J.parseJSON(text);
+    } catch (error) {
+      if (error.jsonError) throw P.valueError(`not JSON (${error.message})`);
+      throw error;
+    }
+    if (!P.isMapping(config)) throw P.typeError(`the text must hold a JSON object (a config.json), got a ${P.typeName(config)}`);
+    const rope = C.readConfig(config, layout || null);
+    const warnings = C.warningsFor(rope, length, config);
+    const layers = {};
+    for (const [name, layer] of Object.entries(rope.layers)) {
+      if (!layer.rotates) continue;
+      const kwargs = C.rotaryKwargs(layer);
+      const theta = S.ropeInverseFrequencies(kwargs.dim, kwargs.base, kwargs.scaling, length, kwargs.rotary_dim);
+      const unscaled = S.ropeInverseFrequencies(kwargs.dim, kwargs.base, null, null, kwargs.rotary_dim);
+      layers[name] = { kwargs, theta, unscaled, attention_factor: S.ropeAttentionScaling(kwargs.scaling),
+        wavelengths: theta.map((t) => (t > 0 ? (2 * Math.PI) / t : Infinity)) };
+    }
+    return { rope, warnings, layers, length, config };
+  }
+
+  // ---- words ----------------------------------------------------------------------------------
+  const count = (n, word) => `${n.toLocaleString("en-US")} ${word}${n === 1 ? "" : "s"}`;
+  const num = (v) => (P.isInt(v) ? Number(v).toLocaleString("en-US") : fmt(+v, 6));
+  const isInteger = (v) => Number.isInteger(+v) && Math.abs(+v) < 1e15;
+  const base = (v) => (isInteger(v) ? Number(v).toLocaleString("en-US") : fmt(+v, 6));
+
+  function scalingWords(scaling) {
+    if (!scaling) return "none";
+    const names = { original_max_position_embeddings: "trained context", max_position_embeddings: "extended context" };
+    const parts = Object.entries(scaling).filter(([k, v]) => k !== "type" && k !== "factor" && !Array.isArray(v))
+      .map(([k, v]) => `${names[k] || k} ${typeof v === "boolean" ? v : num(v)}`);
+    const lists = Object.entries(scaling).filter(([, v]) => Array.isArray(v)).map(([k, v]) => `${k}: ${v.length} numbers`);
+    const factor = scaling.factor !== undefined && scaling.factor !== null ? `, factor ${num(scaling.factor)}` : "";
+    return `${scaling.type}${factor}` + (parts.length || lists.length ? ` (${[...parts, ...lists].join(", ")})` : "");
+  }
+
+  function temperatureWords(t, position) {
+    if (!t) return "none";
+    const at = position === null ? "" : `; at position ${num(position)}: \u00d7${C.queryTemperature(t, position).toFixed(4)}`;
+    if (t.rule === "llama_4_scaling_beta") {
+      return `1 + ${P.formatGeneral(t.beta)} ln(1 + floor(p / ${num(t.length)})), after the rotation (Ministral's llama_4_scaling_beta)${at}`;
+    }
+    return `${P.formatGeneral(t.attn_scale)} ln(1 + floor((p + 1) / ${num(t.floor_scale)})) + 1 (Llama 4's temperature tuning of NoPE layers)${at}`;
+  }
+
+  function windowWords(name, layer) {
+    if (layer.window === null) return "none: every earlier token";
+    return name.startsWith("chunked") ? `chunks of ${num(layer.window)} tokens` : `the last ${num(layer.window)} tokens`;
+  }
+
+  /** inspect's comparison of the slowest pair with each context, and the pairs that turn within it. */
+  function contexts(result, layer) {
+    const { rope, length } = result;
+    return [["trained", rope.original_max_position_embeddings], ["declared", rope.max_position_embeddings],
+      ["window", layer.window], ["chosen length", length]].filter(([, n]) => P.truthy(n)).map(([label, n]) => [label, Number(n)]);
+  }
+
+  const within = (label, n) => (label === "window" ? `window of ${num(n)}` : label === "chosen length" ?
+    `chosen length ${num(n)}` : `${label} context`);
+
+  // ---- drawing --------------------------------------------------------------------------------
+  const el = (tag, className, text) => {
+    const node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined) node.textContent = text;
+    return node;
+  };
+
+  function chart(box, holder, name, layer, data, result) {
+    const H = 270;
+    const colours = palette();
+    const svg = d3.select(holder).append("svg").attr("class", "posenc-explorer__plot").attr("role", "img").attr("height", H);
+    const width = plotWidth(box);
+    svg.attr("width", width);
+    const pairs = data.wavelengths.length;
+    const m = { left: 58, right: 14, top: width < 640 ? 58 : 40, bottom: 40 }; // the legend takes two rows when narrow
+    const lines = contexts(result, layer);
+    const reach = Number([layer.window, result.length, result.rope.max_position_embeddings].find(P.truthy) ?? 0);
+    const finite = data.wavelengths.filter(Number.isFinite);
+    const top = Math.max(d3.max(finite) || 1, d3.max(data.unscaled.map((t) => (2 * Math.PI) / t)), ...lines.map(([, n]) => n)) * 3;
+    const x = d3.scaleLinear().domain(pairs > 1 ? [0, pairs - 1] : [-0.5, 0.5]).range([m.left, width - m.right]);
+    const y = d3.scaleLog().domain([1, top]).range([H - m.bottom, m.top]);
+    const decades = d3.range(0, Math.floor(Math.log10(top)) + 1).map((e) => Math.pow(10, e));
+    const step = Math.ceil(decades.length / 6);
+    svg.append("g").selectAll("line").data(decades).join("line").attr("x1", m.left).attr("x2", width - m.right)
+      .attr("y1", y).attr("y2", y).attr("stroke", colours.grid);
+    styleAxis(svg.append("g").attr("transform", `translate(0,${H - m.bottom})`)
+      .call(d3.axisBottom(x).ticks(Math.min(8, pairs, width / 70)).tickFormat(d3.format("d"))), colours);
+    styleAxis(svg.append("g").attr("transform", `translate(${m.left},0)`)
+      .call(d3.axisLeft(y).tickValues(decades.filter((_, k) => k % step === 0)).tickFormat((v) => `10${superscript(Math.log10(v))}`)), colours);
+    axisLabel(svg, colours, "pair index i", (m.left + width - m.right) / 2, H - 6);
+    axisLabel(svg, colours, "wavelength (positions)", 14, (m.top + H - m.bottom) / 2, true);
+    const dashes = { trained: "6 4", declared: "2 3", window: "9 3 2 3", "chosen length": "1 4" };
+    // labels at the left, where the wavelengths are short; a label that would touch the one below goes right
+    let below = Infinity;
+    [...lines].sort((a, b) => a[1] - b[1]).forEach(([label, n]) => {
+      svg.append("line").attr("x1", m.left).attr("x2", width - m.right).attr("y1", y(n)).attr("y2", y(n))
+        .attr("stroke", colours.muted).attr("stroke-dasharray", dashes[label]).attr("stroke-width", 1.5);
+      const right = below - y(n) < FONT + 3;
+      svg.append("text").attr("x", right ? width - m.right - 4 : m.left + 4).attr("y", y(n) - 4)
+        .attr("text-anchor", right ? "end" : "start").attr("fill", colours.fg).attr("font-size", FONT).text(`${label} ${num(n)}`);
+      if (!right) below = y(n);
+    });
+    const path = d3.line().defined(Number.isFinite).x((_, i) => x(i)).y((v) => y(v));
+    const scaled = layer.scaling !== null;
+    if (scaled) {
+      svg.append("path").datum(data.unscaled.map((t) => (2 * Math.PI) / t)).attr("fill", "none").attr("stroke", colours.muted)
+        .attr("stroke-width", 1.5).attr("stroke-dasharray", "5 3").attr("d", path);
+    }
+    svg.append("path").datum(data.wavelengths).attr("fill", "none").attr("stroke", colours.cycle[0]).attr("stroke-width", 2).attr("d", path);
+    const never = data.wavelengths.map((w, i) => [w, i]).filter(([w]) => Number.isFinite(w) && reach && w > reach);
+    const still = data.wavelengths.map((w, i) => [w, i]).filter(([w]) => !Number.isFinite(w));
+    svg.append("g").selectAll("circle").data(never).join("circle").attr("cx", ([, i]) => x(i)).attr("cy", ([w]) => y(w))
+      .attr("r", 3.2).attr("fill", "none").attr("stroke", colours.cycle[1]).attr("stroke-width", 1.5);
+    svg.append("g").selectAll("text").data(still).join("text").attr("x", ([, i]) => x(i)).attr("y", m.top + 4)
+      .attr("text-anchor", "middle").attr("fill", colours.cycle[1]).attr("font-size", FONT).text("\u00d7");
+    const legend = [["this config", colours.cycle[0], null, "line"]];
+    if (scaled) legend.push(["without scaling", colours.muted, "5 3", "line"]);
+    if (never.length) legend.push([`never turns within ${num(reach)}`, colours.cycle[1], null, "circle"]);
+    if (still.length) legend.push(["never turns (\u03b8 = 0)", colours.cycle[1], null, "cross"]);
+    let lx = m.left, ly = 14;
+    legend.forEach(([text, colour, dash, kind]) => {
+      const g = svg.append("g");
+      if (kind === "line") g.append("line").attr("x2", 20).attr("stroke", colour).attr("stroke-width", 2).attr("stroke-dasharray", dash);
+      else if (kind === "circle") g.append("circle").attr("cx", 10).attr("r", 3.2).attr("fill", "none").attr("stroke", colour).attr("stroke-width", 1.5);
+      else g.append("text").attr("x", 10).attr("y", 4).attr("text-anchor", "middle").attr("fill", colour).attr("font-size", FONT).text("\u00d7");
+      const label = g.append("text").attr("x", 25).attr("y", 4).attr("fill", colours.fg).attr("font-size", FONT).text(text);
+      const used = 25 + label.node().getComputedTextLength() + 16;
+      if (lx + used > width - m.right && lx > m.left) { // on to the next row
+        lx = m.left;
+        ly += 17;
+      }
+      g.attr("transform", `translate(${lx},${ly})`);
+      lx += used;
+    });
+    svg.attr("aria-label", minus(`Log-scale plot of the wavelength of each of the ${pairs} rotation pairs of the ${name} layers` +
+      (scaled ? `, with and without ${layer.scaling.type} scaling` : "") +
+      (lines.length ? `, against the ${lines.map(([l, n]) => `${l} context ${num(n)}`).join(", ")}` : "") +
+      `; ${never.length} pairs never complete a turn within ${num(reach)} positions` +
+      (still.length ? `, ${still.length} never turn at all.` : ".")));
+  }
+
+  function fact(list, [meaning, href], label) {
+    const item = el("li", "posenc-inspector__fact");
+    item.append(el("strong", null, `${label}: `), document.createTextNode(`${meaning} `));
+    const a = el("a", null, "Read more");
+    a.href = href;
+    a.setAttribute("aria-label", `Read more: ${label}`);
+    item.append(a);
+    list.append(item);
+  }
+
+  function layerSection(box, parent, name, layer, result) {
+    const section = el("section", "posenc-inspector__layer");
+    parent.append(section);
+    const heading = el("h3", null, `${name}${layer.layers.length ? ` (${count(layer.layers.length, "layer")})` : ""}`);
+    section.append(heading);
+    const rows = [["Rotates", layer.rotates ? "yes" : layer.rotates === false ? `no (NoPE)${layer.note ? `; ${layer.note}` : ""}` : `unknown; ${layer.note}`]];
+    const data = result.layers[name];
+    if (layer.rotates) {
+      rows.push(["Layout", layer.layout === "half" ? "half: features i and i + d/2 form a pair" : "interleaved: features 2i and 2i + 1 form a pair"],
+        ["Rotated width", `${num(layer.rotary_dim)} of ${num(layer.dim)} features (${count(data.theta.length, "pair")})`],
+        ["Base", base(layer.base)], ["Scaling", scalingWords(layer.scaling)],
+        ["Attention factor", `${data.attention_factor.toFixed(4)} on cos and sin`]);
+      if (layer.softmax_scale !== 1) rows.push(["Softmax scale", `\u00d7${layer.softmax_scale.toFixed(4)} on 1/sqrt(head_dim)`]);
+    }
+    const position = result.length !== null ? Number(result.length) - 1
+      : result.rope.max_position_embeddings !== null ? Number(result.rope.max_position_embeddings) - 1 : null;
+    rows.push(["Temperature", temperatureWords(layer.temperature, position)], ["Window", windowWords(name, layer)]);
+    const list = el("dl", "posenc-inspector__settings");
+    for (const [term, value] of rows) list.append(el("dt", null, term), el("dd", null, minus(value)));
+    section.append(list);
+    if (layer.rotates) {
+      const holder = el("div", "posenc-explorer__plots");
+      section.append(holder);
+      box.plots = holder; // plotWidth reads it
+      chart(box, holder, name, layer, data, result);
+      const finite = data.wavelengths.filter(Number.isFinite);
+      const lines = contexts(result, layer);
+      const slowest = finite.length ? Math.max(...finite) : null;
+      const words = slowest === null ? "No pair turns." : `Slowest pair: one turn per ${fmt(slowest, 3)} positions` +
+        (lines.length ? ` (${lines.map(([l, n]) => `${fmt(slowest / n, 3)}\u00d7 the ${l} ${num(n)}`).join(", ")}). ` : ". ") +
+        lines.map(([l, n]) => `Pairs completing a turn within the ${within(l, n)}: ${finite.filter((w) => w <= n).length} of ${finite.length}.`).join(" ");
+      section.append(el("p", "posenc-inspector__caption", minus(words)));
+    }
+  }
+
+  function findings(result) {
+    const list = el("ul", "posenc-inspector__findings");
+    for (const warning of result.warnings) {
+      const item = el("li", "posenc-inspector__warning");
+      const [, meaning, href] = MEANINGS.find(([pattern]) => pattern.test(warning));
+      item.append(el("strong", null, "Warning: "), el("span", "posenc-inspector__posenc", warning), el("br"),
+        document.createTextNode(`What this means: ${meaning} `));
+      const a = el("a", null, "Read more");
+      a.href = href;
+      a.setAttribute("aria-label", `Read more about: ${warning.slice(0, 60)}`);
+      item.append(a);
+      list.append(item);
+    }
+    for (const [name, layer] of Object.entries(result.rope.layers)) {
+      if (layer.rotates === false) fact(list, FACTS.nope, `${name}: no rotation`);
+      if (layer.rotates === null) fact(list, FACTS.unknown, `${name}: unknown layer type`);
+      if (layer.window !== null) fact(list, FACTS.window, `${name}: window of ${num(layer.window)} tokens`);
+      if (layer.temperature) fact(list, FACTS.temperature, `${name}: query temperature`);
+      if (!layer.rotates) continue;
+      if (layer.scaling && layer.scaling.type === "proportional") fact(list, FACTS.proportional, `${name}: p-RoPE`);
+      else if (!P.equal(layer.rotary_dim, layer.dim)) fact(list, FACTS.partial, `${name}: ${num(layer.rotary_dim)} of ${num(layer.dim)} features rotate`);
+      if (layer.attention_factor !== 1) fact(list, FACTS.attention, `${name}: attention factor ${layer.attention_factor.toFixed(4)}`);
+      if (layer.softmax_scale !== 1) fact(list, FACTS.softmax, `${name}: softmax scale \u00d7${layer.softmax_scale.toFixed(4)}`);
+    }
+    if (result.rope.sinks) fact(list, FACTS.sinks, "attention sinks");
+    return list;
+  }
+
+  // ---- the widget -----------------------------------------------------------------------------
+  function control(parent, labelText, input, hint) {
+    const id = `posenc-inspector-${++counter}`;
+    const row = el("div", "posenc-explorer__control posenc-inspector__control");
+    const label = el("label", null, labelText);
+    label.htmlFor = id;
+    input.id = id;
+    row.append(label, input);
+    if (hint) {
+      const note = el("span", "posenc-explorer__note", hint);
+      note.id = `${id}-hint`;
+      input.setAttribute("aria-describedby", note.id);
+      row.append(note);
+    }
+    parent.append(row);
+    return input;
+  }
+
+  function inspector(host) {
+    const box = frame(host, "RoPE config inspector");
+    box.root.classList.add("posenc-inspector");
+    const privacy = el("p", "posenc-explorer__note posenc-inspector__privacy",
+      "Everything runs in this page: the config you paste or open is read here, by JavaScript, and is not sent anywhere.");
+    box.root.prepend(privacy);
+    const zoo = el("select");
+    const own = el("option", null, "your own config (pasted or opened)");
+    own.value = "";
+    zoo.append(own);
+    const families = new Map();
+    for (const entry of ZOO) {
+      if (!families.has(entry.family)) families.set(entry.family, []);
+      families.get(entry.family).push(entry);
+    }
+    for (const [family, entries] of families) {
+      const group = el("optgroup");
+      group.label = family;
+      for (const entry of entries) {
+        const option = el("option", null, entry.name);
+        option.value = entry.name;
+        group.append(option);
+      }
+      zoo.append(group);
+    }
+    control(box.controls, "Start from a published config", zoo);
+    const file = el("input");
+    file.type = "file";
+    file.accept = ".json,application/json";
+    control(box.controls, "Open a config.json", file);
+    const layout = el("select");
+    for (const [value, text] of [["", "as the model type says"], ["half", "half"], ["interleaved", "interleaved"]]) {
+      const option = el("option", null, text);
+      option.value = value;
+      layout.append(option);
+    }
+    control(box.controls, "Layout", layout, "needed only where the model type does not say");
+    const length = el("input");
+    Object.assign(length, { type: "text", inputMode: "numeric", autocomplete: "off", placeholder: "none" });
+    control(box.controls, "Sequence length", length, "optional, as --length");
+    const textarea = el("textarea", "posenc-inspector__text");
+    Object.assign(textarea, { rows: 14, spellcheck: false, autocomplete: "off" });
+    textarea.setAttribute("autocapitalize", "off");
+    const textRow = control(box.controls, "config.json", textarea);
+    textRow.parentElement.classList.add("posenc-inspector__control--text");
+    const problem = el("p", "posenc-inspector__problem");
+    problem.setAttribute("role", "alert");
+    problem.hidden = true;
+    box.readout.before(problem);
+    const results = el("div", "posenc-inspector__results");
+    box.plots.replaceWith(results);
+    const state = { result: null, shown: null, error: null, source: null, fileName: null };
+    box.root.posencInspector = state;
+
+    function update() {
+      try {
+        state.result = read(textarea.value, layout.value, length.value);
+        state.shown = zoo.value || state.fileName || "your config";
+        state.error = null;
+        problem.hidden = true;
+        problem.textContent = "";
+        render();
+        const r = state.result;
+        const kinds = Object.keys(r.rope.layers).length;
+        const layers = Object.entries(r.rope.layers).map(([n, l]) => `${n} ${l.rotates ? `rotates ${num(l.rotary_dim)} of ` +
+          `${num(l.dim)} features, base ${base(l.base)}` : "does not rotate"}`);
+        box.readout.textContent = minus(`Read ${state.shown}: model type ${r.rope.model_type}, ` +
+          `${kinds === 1 ? "one kind of layer" : `${kinds} kinds of layer`}${r.rope.sinks ? ", attention sinks" : ""}` +
+          (r.rope.max_position_embeddings !== null ? `; declared context ${num(r.rope.max_position_embeddings)}` : "") +
+          (r.rope.original_max_position_embeddings !== null ? `, trained ${num(r.rope.original_max_position_embeddings)}` : "") +
+          `. ${layers.join("; ")}. ${r.warnings.length ? count(r.warnings.length, "warning") : "No warnings"}.`);
+      } catch (error) {
+        if (!(error instanceof P.PyError)) throw error;
+        state.error = error.message;
+        const hint = /layout is needed/.test(error.message) ? " Choose the layout in the menu above." : "";
+        problem.textContent = `Not read: ${error.message}.${hint}` + (state.result ? ` Still showing ${state.shown}.` : "");
+        problem.hidden = false;
+        results.classList.toggle("posenc-inspector__results--stale", state.result !== null);
+      }
+    }
+
+    function render() {
+      results.classList.remove("posenc-inspector__results--stale");
+      results.replaceChildren();
+      const r = state.result;
+      if (!r) return;
+      for (const [name, layer] of Object.entries(r.rope.layers)) layerSection(box, results, name, layer, r);
+      const found = findings(r);
+      if (found.children.length) {
+        results.append(el("h3", null, "Findings"), found);
+      }
+    }
+
+    let pending = null;
+    const later = () => {
+      clearTimeout(pending);
+      pending = setTimeout(() => redraw(), 300);
+    };
+    const redraw = timed(box, () => (state.source === textarea.value + layout.value + length.value ? render() : reread()));
+    function reread() {
+      state.source = textarea.value + layout.value + length.value;
+      update();
+    }
+    function choose(name) {
+      const entry = ZOO.find((e) => e.name === name);
+      if (!entry) return;
+      textarea.value = entry.text;
+      redraw();
+    }
+    zoo.addEventListener("change", () => {
+      state.fileName = null;
+      choose(zoo.value);
+    });
+    textarea.addEventListener("input", () => {
+      zoo.value = "";
+      state.fileName = null;
+      later();
+    });
+    layout.addEventListener("change", () => redraw());
+    length.addEventListener("input", later);
+    file.addEventListener("change", async () => {
+      const chosen = file.files && file.files[0];
+      if (!chosen) return;
+      if (chosen.size > MAX_FILE_BYTES) {
+        problem.textContent = `Not read: ${chosen.name} holds ${(chosen.size / 1e6).toFixed(1)} MB; a config.json is a few kB.`;
+        problem.hidden = false;
+        return;
+      }
+      const text = (await chosen.text()).replace(/\r\n?/g, "\n"); // as Python's open() reads it
+      zoo.value = "";
+      textarea.value = text;
+      state.fileName = chosen.name;
+      redraw();
+    });
+    zoo.value = DEFAULT;
+    textarea.value = (ZOO.find((e) => e.name === DEFAULT) || ZOO[0]).text;
+    return redraw;
+  }
+
+  W.register("rope-inspector", inspector);
+})();

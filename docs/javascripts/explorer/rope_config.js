@@ -1,0 +1,263 @@
+// A model's RoPE read from its config.json: a port of posenc/rope_config.py (read_config,
+// from_config, query_temperature) and of the warnings of posenc/inspect.py (warnings_for).
+// Results have posenc's field names; None is null. A ConfigRope is
+//   {model_type, layers: {name: LayerRope}, pattern, max_position_embeddings,
+//    original_max_position_embeddings, notes, sinks}
+// and a LayerRope {layer_type, rotates, dim, rotary_dim, layout, base, scaling, attention_factor,
+//   temperature, softmax_scale, window, layers, note}.
+(function (global) {
+  "use strict";
+  const P = global.posencPython;
+  const S = global.posencRopeScaling;
+  const R = global.posencRopeParams;
+  const { valueError, typeError, repr, get } = P;
+  const LAYOUTS = ["half", "interleaved"];
+
+  function layerRope(layerType, rotates, more = {}) {
+    return { layer_type: layerType, rotates, dim: null, rotary_dim: null, layout: null, base: null, scaling: null,
+      attention_factor: 1.0, temperature: null, softmax_scale: 1.0, window: null, layers: [], note: null, ...more };
+  }
+
+  /** LayerRope.rotary_kwargs(): the keyword arguments of RotaryEmbedding for these layers. */
+  function rotaryKwargs(layer) {
+    if (!layer.rotates || layer.dim === null) {
+      throw valueError(`layers of type ${repr(layer.layer_type)} use no RoPE${P.truthy(layer.note) ? ` (${layer.note})` : ""}`);
+    }
+    return { dim: layer.dim, base: layer.base, layout: layer.layout, scaling: layer.scaling,
+      rotary_dim: P.equal(layer.rotary_dim, layer.dim) ? null : layer.rotary_dim };
+  }
+
+  /** query_temperature(temperature, position): the factor on the query at `position` (0-based). */
+  function queryTemperature(temperature, position) {
+    position = P.checkInt("position", position, { minimum: 0, maximum: R.MAX_LENGTH });
+    if (P.isNone(temperature)) return 1.0;
+    if (!P.isMapping(temperature)) {
+      throw typeError(`temperature must be a dict (LayerRope.temperature) or None, got ${P.typeName(temperature)}`);
+    }
+    const rule = P.checkChoice("temperature['rule']", get(temperature, "rule"), ["llama_4_scaling_beta", "llama4_nope_tuning"]);
+    if (rule === "llama_4_scaling_beta") {
+      const beta = P.checkFloat("temperature['beta']", get(temperature, "beta"), { minimum: 0.0 });
+      const length = P.checkInt("temperature['length']", get(temperature, "length"), { minimum: 1, maximum: R.MAX_LENGTH });
+      return 1.0 + beta * Math.log(1 + quotient(position, length));
+    }
+    const scale = P.checkFloat("temperature['attn_scale']", get(temperature, "attn_scale"), { minimum: 0.0 });
+    const floor = P.checkInt("temperature['floor_scale']", get(temperature, "floor_scale"), { minimum: 1, maximum: R.MAX_LENGTH });
+    return scale * Math.log1p(quotient(position + 1, floor)) + 1.0;
+  }
+
+  // Python's a // b of two non-negative ints, exact past 2^53 / b
+  const quotient = (a, b) => Number(BigInt(a) / BigInt(b));
+
+  // ---- the layers -----------------------------------------------------------------------------
+  function layerPlan(config, found, params) {
+    let layers = R.tableGet(found, config, "num_hidden_layers");
+    layers = layers !== null ? P.checkInt("config['num_hidden_layers']", layers, { minimum: 1, maximum: 2 ** 20 }) : 0;
+    let types = R.tableGet(found, config, "layer_types");
+    if (types !== null) {
+      if (!P.isList(types) || !types.every((t) => typeof t === "string")) {
+        throw typeError(`config['layer_types'] must be a list of strings, got ${P.reprCut(types, 80)}`);
+      }
+      types = [...types];
+    } else if (P.truthy(get(found, "layer_types_computed"))) {
+      types = [];
+    } else if (layers && P.has(found, "layer_pattern")) {
+      types = R.everyK(found.layer_pattern, config, layers);
+    } else {
+      const named = [...params.keys()].filter((k) => k !== null);
+      const kinds = named.length ? named : ["full_attention"];
+      types = kinds.length === 1 ? new Array(layers).fill(kinds[0]) : [];
+    }
+    let flags = types.map(() => true);
+    if ((get(found, "rope_condition") || []).includes("no_rope_layers")) {
+      let given = get(config, "no_rope_layers");
+      if (given === null && P.has(found, "nope_pattern") && types.length) given = R.everyK(found.nope_pattern, config, types.length);
+      if (given !== null) {
+        if (!P.isList(given) || given.length !== types.length) {
+          throw valueError(`config['no_rope_layers'] must be a list of ${types.length} flags (1: the layer rotates, ` +
+            `0: NoPE), got ${P.reprCut(given, 80)}`);
+        }
+        flags = given.map(P.truthy);
+      }
+    }
+    return [types, flags];
+  }
+
+  function rotatesOf(config, found, layerType) {
+    const conditions = get(found, "rope_condition") || [];
+    if (R.NOT_ATTENTION_LAYER_TYPES.includes(layerType)) {
+      return [false, `${layerType} layers are not softmax attention and have no positions`];
+    }
+    if (conditions.includes("sliding_only") && layerType !== "sliding_attention") {
+      return [false, "only the sliding-window layers of this model type rotate (NoPE)"];
+    }
+    if (conditions.includes("sliding_or_no_window") && layerType !== "sliding_attention" &&
+        R.field(found, config, "sliding_window") !== null) {
+      return [false, "with a sliding window, only the sliding-window layers of this model type rotate (NoPE)"];
+    }
+    if (!R.ATTENTION_LAYER_TYPES.includes(layerType)) return [null, `posenc does not know what layers of type ${repr(layerType)} do`];
+    return [true, null];
+  }
+
+  function windowOf(config, found, layerType) {
+    const key = { sliding_attention: "sliding_window", chunked_attention: "attention_chunk_size" }[layerType];
+    const value = key ? R.field(found, config, key) : null;
+    return P.isInt(value) ? value : null;
+  }
+
+  function layerOf(config, found, name, params, rotates, note, layout, layers) {
+    const window = windowOf(config, found, name);
+    if (rotates && params === null) [rotates, note] = [false, `config['rope_parameters'][${repr(name)}] is None (NoPE)`];
+    if (!rotates || params === null) {
+      return layerRope(name, rotates, { temperature: R.temperatureOf(config, found, params, false), window, layers, note });
+    }
+    const dim = R.headDim(config, found, name);
+    const width = params.rope_type === "proportional" ? dim : R.rotaryWidth(config, found, params, dim);
+    const base = P.checkFloat("rope_theta", params.rope_theta, { positive: true });
+    const scaling = R.scalingOf(config, found, params);
+    return layerRope(name, true, { dim, rotary_dim: width, layout, base, scaling,
+      attention_factor: S.ropeAttentionScaling(scaling), temperature: R.temperatureOf(config, found, params, true),
+      softmax_scale: R.softmaxScale(found, params), window, layers, note });
+  }
+
+  /** read_config(config, layout=layout): what every kind of layer does with positions. */
+  function readConfig(config, layout = null) {
+    config = R.asMapping(config);
+    const given = P.isNone(layout) ? null : P.checkChoice("layout", layout, LAYOUTS);
+    const [modelType, text] = R.textPart(config);
+    const found = (modelType !== null ? R.entry(modelType) : null) || {};
+    if (get(found, "rope") === false) {
+      throw valueError(`model type ${repr(modelType)} uses no rotary position embedding (transformers' code for it ` +
+        "has no RoPE): from_config reads RoPE settings only");
+    }
+    if ((get(found, "rope_condition") || []).includes("no_alibi") && get(text, "alibi") === true) {
+      throw valueError(`config['alibi'] is true: this ${P.str(modelType)} model uses ALiBi, not RoPE`);
+    }
+    const chosen = R.layoutFor(text, found, modelType, given);
+    const declared = R.tableGet(found, text, "layer_types");
+    const params = R.parameters(text, found, iterate(P.truthy(declared) ? declared : []).filter((t) => typeof t === "string"));
+    const [types, flags] = layerPlan(text, found, params);
+    let kinds = new Map();
+    types.forEach((layerType, index) => {
+      const name = flags[index] ? layerType : `${layerType}:nope`;
+      if (!kinds.has(name)) kinds.set(name, []);
+      kinds.get(name).push(index);
+    });
+    if (!kinds.size) {
+      const named = [...params.keys()].filter((k) => k !== null);
+      kinds = new Map((named.length ? named : ["full_attention"]).map((k) => [k, []]));
+    }
+    const strip = (name) => (name.endsWith(":nope") ? name.slice(0, -5) : name);
+    // a layer type whose layers all skip RoPE keeps its own name
+    kinds = new Map([...kinds].map(([name, indices]) => [!kinds.has(strip(name)) ? strip(name) : name, indices]));
+    const layers = {};
+    for (const [name, indices] of kinds) {
+      const layerType = strip(name);
+      let [rotates, note] = rotatesOf(text, found, layerType);
+      if (name.endsWith(":nope") || (indices.length && !flags[indices[0]])) {
+        [rotates, note] = [false, "no RoPE at these layers (config['no_rope_layers'])"];
+      }
+      if (rotates && !params.has(layerType) && !params.has(null)) {
+        throw valueError(`config['rope_parameters'] has no entry for layer type ${repr(layerType)} (it has ` +
+          `${[...params.keys()].map(repr).join(", ")})`);
+      }
+      const kindParams = params.has(layerType) ? params.get(layerType) : params.has(null) ? params.get(null) : null;
+      P.setKey(layers, name, layerOf(text, found, name, kindParams, rotates, note, chosen, indices));
+    }
+    const originals = Object.values(layers).filter((l) => P.truthy(l.scaling) && P.has(l.scaling, "original_max_position_embeddings")
+      && l.scaling.type !== "dynamic").map((l) => l.scaling.original_max_position_embeddings);
+    const notes = [...(get(found, "notes") || [])];
+    if ([...params.values()].some((p) => P.isMapping(p) && P.has(p, "mrope_section"))) {
+      notes.push("M-RoPE (mrope_section): a text token has the same position on all three axes, so text rotates as " +
+        "the 1-D RoPE given here; image and video tokens get 3-D positions");
+    }
+    const pattern = [];
+    for (const [name, indices] of kinds) for (const i of indices) pattern[i] = name;
+    return { model_type: modelType, layers, pattern: pattern.filter((n) => n !== undefined),
+      max_position_embeddings: R.contextLength(text, found),
+      original_max_position_embeddings: originals.length ? originals[0] : null, notes,
+      sinks: P.truthy(get(found, "attention_sinks")) };
+  }
+
+  /** Python's iteration over a value (a string gives its characters, a dict its keys). */
+  function iterate(value) {
+    if (P.isList(value)) return value;
+    if (typeof value === "string") return P.codePoints(value);
+    if (P.isMapping(value)) return P.keys(value);
+    throw typeError(`'${P.typeName(value)}' object is not iterable`);
+  }
+
+  /** from_config(config, layer_type, layout=layout): the keyword arguments of RotaryEmbedding. */
+  function fromConfig(config, layerType = null, layout = null) {
+    if (!P.isNone(layerType) && typeof layerType !== "string") {
+      throw typeError(`layer_type must be a string or None, got ${P.typeName(layerType)}`);
+    }
+    const { layers } = readConfig(config, layout);
+    const names = Object.keys(layers);
+    if (!P.isNone(layerType)) {
+      if (!names.includes(layerType)) {
+        throw valueError(`layer_type must be one of ${names.map(repr).join(", ")} (the layer types of this config), ` +
+          `got ${repr(layerType)}`);
+      }
+      return rotaryKwargs(layers[layerType]);
+    }
+    const rotating = new Map();
+    for (const layer of Object.values(layers)) if (layer.rotates) rotating.set(reprKwargs(rotaryKwargs(layer)), layer);
+    if (rotating.size === 1) return rotaryKwargs([...rotating.values()][0]);
+    if (!rotating.size) {
+      throw valueError("no layer of this config uses RoPE: " + names.map((n) => `${n}: ${P.str(layers[n].note)}`).join("; "));
+    }
+    throw valueError(`this config has more than one RoPE: pass layer_type, one of ${P.sortedStrings(names).map(repr).join(", ")}, ` +
+      "got layer_type=None");
+  }
+
+  // repr() of the kwargs, as posenc compares them (base is a float)
+  const reprKwargs = (k) => `${k.dim}|${P.reprFloat(k.base)}|${k.layout}|${repr(k.scaling)}|${repr(k.rotary_dim)}`;
+
+  // ---- posenc/inspect.py: the wavelengths and the warnings ------------------------------------------
+  /** Positions per full turn of each rotating pair (pairs that never turn are left out). */
+  function wavelengths(layer, length) {
+    const theta = S.ropeInverseFrequencies(P.truthy(layer.dim) ? layer.dim : 2, P.truthy(layer.base) ? layer.base : 10000.0,
+      layer.scaling, length, rotaryKwargs(layer).rotary_dim);
+    return theta.filter((t) => t > 0).map((t) => (2 * Math.PI) / t);
+  }
+
+  const fmt = (value) => (value < 1e7 ? P.formatFixed(value, 0, true) : P.formatGeneral(value, 3));
+
+  /** warnings_for(rope, length, config): the warnings of `python -m posenc.inspect`. */
+  function warningsFor(rope, length = null, config = null) {
+    if (!P.isNone(length)) length = P.checkInt("length", length, { minimum: 1, maximum: 2 ** 53 });
+    else length = null;
+    const found = [];
+    const rotating = Object.values(rope.layers).filter((layer) => layer.rotates);
+    if (rotating.some((l) => P.truthy(l.scaling) && l.scaling.type === "yarn")) {
+      found.push("static YaRN: the frequencies are stretched at every length, short inputs included (as in Qwen3's " +
+        "long-context config); add the scaling only for long inputs");
+    }
+    for (const layer of rotating) {
+      const context = [layer.window, length, rope.max_position_embeddings].find(P.truthy) ?? null;
+      const waves = wavelengths(layer, length);
+      if (P.truthy(context) && waves.length && Math.max(...waves) < context) {
+        found.push(`${layer.layer_type}: the base ${P.formatGeneral(layer.base)} is too small for ${P.formatInt(context)} ` +
+          `positions: even the slowest pair turns every ${fmt(Math.max(...waves))}, so every angle repeats within the context`);
+      }
+    }
+    if (length && rope.max_position_embeddings && length > rope.max_position_embeddings) {
+      found.push(`--length ${P.formatInt(length)} is past the ${P.formatInt(rope.max_position_embeddings)} positions the ` +
+        "config declares");
+    }
+    if (rotating.some((l) => P.truthy(l.scaling) && ["dynamic", "longrope"].includes(l.scaling.type))) {
+      found.push("the frequencies depend on the sequence length (dynamic NTK or LongRoPE): a KV cache rotated at one " +
+        "length does not match queries rotated at another");
+    }
+    const spec = P.truthy(rope.model_type) ? get(R.entry(rope.model_type) || {}, "layout") : null;
+    if (P.isMapping(spec) && config !== null && get(config, spec.key) === null) {
+      const chosen = spec.default ? spec.true : spec.false;
+      found.push(`the config has no ${repr(spec.key)}: transformers' default (${String(spec.default).toLowerCase()}) ` +
+        `pairs the features ${P.str(chosen)}; a checkpoint converted for the other layout rotates wrongly without any error`);
+    }
+    return found.concat(rope.notes);
+  }
+
+  global.posencRopeConfig = Object.freeze({ LAYOUTS, readConfig, fromConfig, rotaryKwargs, queryTemperature, wavelengths,
+    warningsFor });
+})(typeof window !== "undefined" ? window : globalThis);

@@ -1,0 +1,48 @@
+"""Serve posenc's RoPE data to the explorer's config inspector (docs/javascripts/explorer/).
+
+The inspector's JavaScript port of ``posenc.rope_config`` reads the same table of model types
+(``posenc/rope_model_types.json``) and the same zoo of published configs (``posenc/zoo/*.json``)
+that posenc reads: this hook writes them, unchanged, into ``assets/posenc/rope-data.js`` at build
+time, as JSON text (the port parses it with its copy of Python's JSON decoder, so that ``8.0``
+stays a float and ``8`` an int, as posenc sees them). Nothing is retyped in JavaScript.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.structure.files import File, Files
+
+__all__ = ["DATA_FILE", "on_files", "rope_data_script", "zoo_entries"]
+
+ROOT = Path(__file__).resolve().parents[1]
+TABLE = ROOT / "posenc" / "rope_model_types.json"
+ZOO = ROOT / "posenc" / "zoo"
+DATA_FILE = "assets/posenc/rope-data.js"
+
+
+def zoo_entries() -> list[dict[str, str]]:
+    """The zoo's configs, by family then name: ``{"name", "family", "text"}`` (the file's own text)."""
+    entries = []
+    for path in sorted(ZOO.glob("*.json")):
+        text = path.read_text(encoding="utf-8")
+        notes = json.loads(text)
+        entries.append({"name": str(notes.get("_name", path.stem)), "family": str(notes.get("_family", path.stem)),
+                        "text": text})
+    return sorted(entries, key=lambda e: (e["family"].lower(), e["name"]))
+
+
+def rope_data_script() -> str:
+    """The script that defines ``window.posencRopeData = {table, zoo}`` (JSON text in string literals)."""
+    table = json.dumps(json.loads(TABLE.read_text(encoding="utf-8")), separators=(",", ":"))
+    data: dict[str, Any] = {"table": table, "zoo": zoo_entries()}
+    return ("// Generated at build time by hooks/rope_data.py from posenc/rope_model_types.json and posenc/zoo/*.json.\n"
+            f"window.posencRopeData = {json.dumps(data, separators=(',', ':'))};\n")
+
+
+def on_files(files: Files, config: MkDocsConfig) -> Files:
+    files.append(File.generated(config, DATA_FILE, content=rope_data_script()))
+    return files

@@ -1,0 +1,422 @@
+"""The config inspector of the Explore page against posenc, in Chromium (run by check_explorer.py).
+
+What "the same" means here:
+
+* **Values**: every field of ``read_config`` (per layer type: rotates, dim, rotary_dim, layout,
+  base, scaling, attention_factor, temperature, softmax_scale, window, layers, note; and the
+  model's pattern, contexts, notes, sinks), ``from_config`` per layer type, and for each rotating
+  layer ``rope_inverse_frequencies`` and ``rope_attention_scaling`` of its settings. Strings,
+  bools, None and the order of every dict's keys are equal; numbers agree to 1e-9 relative.
+* **Warnings**: the list of ``posenc.inspect.warnings_for`` strings, equal character for character.
+* **Errors**: for bad input, the JavaScript throws an Error whose ``name`` is the Python exception's
+  class and whose ``message`` is ``str(exception)``, identical text. Text that is not JSON gives
+  ``json.loads``' message (line, column and character as Python counts them); in the widget it
+  reads ``not JSON (<that message>)``, as ``python -m posenc.inspect`` prints it.
+
+The inputs go to the page as JSON text, read there by the port of Python's JSON decoder, so that
+``8.0`` reaches the JavaScript as a float and ``8`` as an int, as posenc sees them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import random
+import statistics
+from pathlib import Path
+from typing import Any
+
+from posenc import _rope_table
+from posenc.inspect import warnings_for
+from posenc.rope_config import from_config, read_config
+from posenc.rope_scaling import rope_attention_scaling, rope_inverse_frequencies
+
+ROOT = Path(__file__).resolve().parents[2]
+ZOO = sorted((ROOT / "posenc" / "zoo").glob("*.json"))
+TOLERANCE = 1e-9
+WIDGET = ".posenc-explorer[data-widget='rope-inspector']"
+
+# One bad input of each kind the issue names, with what posenc should name in its message (where
+# the API and the widget differ, "API|widget": read_config refuses a list as the config, the widget
+# and python -m posenc.inspect first refuse JSON that is not an object).
+BAD_INPUTS: list[tuple[str, str, str]] = [
+    ("not JSON: a missing comma", '{"model_type": "llama" "hidden_size": 4096}', "Expecting ',' delimiter"),
+    ("not JSON: a trailing comma", '{"model_type": "llama",}', "Expecting property name"),
+    ("not JSON: cut short", '{"model_type": "ll', "Unterminated string"),
+    ("not JSON: empty", "", "Expecting value"),
+    ("not an object", "[1, 2, 3]", "got list|got a list"),
+    ("no attention settings", '{"model_type": "llama"}', "'hidden_size' and 'num_attention_heads'"),
+    ("no model type", '{"hidden_size": 4096, "num_attention_heads": 32}', "layout is needed"),
+    ("unknown key", '{"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, '
+     '"rope_scaling": {"rope_type": "linear", "factor": 2.0, "fator": 3}}', "unknown key 'fator'"),
+    ("unknown rope type", '{"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, '
+     '"rope_scaling": {"rope_type": "super", "factor": 2.0}}', "rope_type must be one of"),
+    ("negative base", '{"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "rope_theta": -5.0}',
+     "rope_theta must be > 0"),
+    ("factor below 1", '{"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, '
+     '"rope_scaling": {"rope_type": "linear", "factor": 0.5}}', "scaling['factor'] must be >= 1.0"),
+    ("infinite base", '{"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "rope_theta": 1e400}',
+     "rope_theta must be finite"),
+    ("NaN base", '{"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "rope_theta": NaN}',
+     "rope_theta must be finite"),
+    ("a float count", '{"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "num_hidden_layers": 32.0}',
+     "must be an integer, got float 32.0"),
+    ("an absurd context", '{"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, '
+     '"max_position_embeddings": 1000000000000000000000000000000000000000}', "an integer of 130 bits"),
+    ("an odd rotated width", '{"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, '
+     '"partial_rotary_factor": 0.34}', "rotated width must be a positive even integer, got 43"),
+    ("a partial factor above 1", '{"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, '
+     '"partial_rotary_factor": 2.0}', "partial_rotary_factor must be <= 1.0"),
+    ("a text factor", '{"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, '
+     '"rope_scaling": {"rope_type": "linear", "factor": "8"}}', "must be a real number, got str '8'"),
+    ("two places disagree", '{"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, '
+     '"rope_scaling": {"rope_type": "linear", "factor": 2.0}, "rope_parameters": {"rope_type": "linear", "factor": 4.0}}',
+     "config is inconsistent"),
+    ("a huge head", '{"model_type": "llama", "head_dim": 100000, "hidden_size": 4096, "num_attention_heads": 32}',
+     "dim must be a positive even integer <= 65536"),
+]
+
+
+# ----------------------------------------------------------------------------------------------
+# posenc's side
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _error(error: Exception) -> str:
+    # json.JSONDecodeError is a ValueError; the port raises a ValueError with its message
+    return f"{'ValueError' if isinstance(error, json.JSONDecodeError) else type(error).__name__}: {error}"
+
+
+def posenc_reading(text: str, layout: str | None, length: int | None, widget: bool = False) -> dict[str, Any]:
+    """What posenc makes of a config's text: read_config, warnings, from_config, frequencies. The
+    widget (like ``python -m posenc.inspect``) first refuses JSON that is not an object."""
+    try:
+        config = json.loads(text)
+        if widget and not isinstance(config, dict):
+            raise TypeError(f"the text must hold a JSON object (a config.json), got a {type(config).__name__}")
+        rope = read_config(config, layout=layout)
+        out: dict[str, Any] = {"rope": _plain(rope), "warnings": warnings_for(rope, length, config), "layers": {}}
+        for name, layer in rope.layers.items():
+            if not layer.rotates:
+                continue
+            kwargs = from_config(config, name, layout=layout)
+            theta = rope_inverse_frequencies(kwargs["dim"], base=kwargs["base"], scaling=kwargs["scaling"],
+                                             seq_len=length, rotary_dim=kwargs["rotary_dim"])
+            out["layers"][name] = {"kwargs": _plain(kwargs), "theta": theta.tolist(),
+                                   "attention_factor": rope_attention_scaling(kwargs["scaling"])}
+        try:
+            out["from_config"] = _plain(from_config(config, layout=layout))
+        except (ValueError, TypeError) as error:
+            out["from_config"] = _error(error)
+        return {"ok": True, "value": out}
+    except (ValueError, TypeError, OverflowError) as error:
+        return {"ok": False, "error": _error(error)}
+
+
+# ----------------------------------------------------------------------------------------------
+# the page's side
+
+API_READING = """([cases]) => cases.map(([text, layout, length]) => {
+  const F = window.posencExplorer;
+  try {
+    const config = F.parseJSON(text);
+    const rope = F.ropeReadConfig(config, {layout});
+    const out = {rope, warnings: F.ropeWarnings(rope, length, config), layers: {}};
+    for (const [name, layer] of Object.entries(rope.layers)) {
+      if (!layer.rotates) continue;
+      const kwargs = F.ropeFromConfig(config, name, {layout});
+      out.layers[name] = {kwargs, theta: F.ropeInverseFrequencies(kwargs.dim, kwargs.base, kwargs.scaling, length, kwargs.rotary_dim),
+                          attention_factor: F.ropeAttentionScaling(kwargs.scaling)};
+    }
+    try { out.from_config = F.ropeFromConfig(config, null, {layout}); } catch (e) { out.from_config = `${e.name}: ${e.message}`; }
+    return JSON.stringify({ok: true, value: out}, (k, v) => (typeof v === "bigint" ? Number(v) : v));
+  } catch (error) {
+    return JSON.stringify({ok: false, error: `${error.name}: ${error.message}`});
+  }
+})"""
+
+WIDGET_STATE = """() => {
+  const root = document.querySelector("%s .posenc-explorer__widget");
+  const state = root.posencInspector;
+  const r = state.result;
+  const problem = root.querySelector(".posenc-inspector__problem");
+  return JSON.stringify({
+    error: state.error, problem: problem.hidden ? null : problem.textContent, ms: Number(root.dataset.updateMs),
+    readout: root.querySelector(".posenc-explorer__readout").textContent,
+    drawing: [...root.querySelectorAll("svg.posenc-explorer__plot")].map((s) => s.outerHTML).join(""),
+    results: root.querySelector(".posenc-inspector__results").innerHTML,
+    value: r && {rope: r.rope, warnings: r.warnings, layers: Object.fromEntries(Object.entries(r.layers).map(([n, l]) =>
+      [n, {kwargs: l.kwargs, theta: l.theta, attention_factor: l.attention_factor}]))},
+    links: [...root.querySelectorAll(".posenc-inspector__findings a")].map((a) => a.getAttribute("href")),
+  }, (k, v) => (typeof v === "bigint" ? Number(v) : v));
+}""" % WIDGET
+
+
+def compare(ours: Any, theirs: Any, path: str = "") -> list[str]:
+    """Differences between the JavaScript's value and posenc's (see the module docstring)."""
+    if isinstance(theirs, bool) or theirs is None or isinstance(theirs, str):
+        return [] if ours == theirs and type(ours) is type(theirs) else [f"{path}: JavaScript {ours!r:.120}, posenc {theirs!r:.120}"]
+    if isinstance(theirs, (int, float)):
+        if isinstance(ours, bool) or not isinstance(ours, (int, float)):
+            return [f"{path}: JavaScript {ours!r:.80}, posenc {theirs!r}"]
+        if ours == theirs or (math.isnan(theirs) and math.isnan(ours)):
+            return []
+        return [] if abs(ours - theirs) <= TOLERANCE * abs(theirs) else [f"{path}: JavaScript {ours!r}, posenc {theirs!r}"]
+    if isinstance(theirs, list):
+        if not isinstance(ours, list) or len(ours) != len(theirs):
+            return [f"{path}: JavaScript {ours!r:.120}, posenc {theirs!r:.120}"]
+        return [d for i, (a, b) in enumerate(zip(ours, theirs)) for d in compare(a, b, f"{path}[{i}]")]
+    if isinstance(theirs, dict):
+        if not isinstance(ours, dict) or list(ours) != list(theirs):
+            return [f"{path}: keys {list(ours) if isinstance(ours, dict) else ours!r:.120}, posenc {list(theirs)!r:.120}"]
+        return [d for key in theirs for d in compare(ours[key], theirs[key], f"{path}.{key}")]
+    return [f"{path}: cannot compare {theirs!r:.60}"]
+
+
+def mutations(count: int, seed: int = 24) -> list[str]:
+    """Zoo configs with one or two values replaced, removed or added (seeded): wrong types, NaN,
+    inf, huge and negative numbers, floats for ints, unknown keys."""
+    rng = random.Random(seed)
+    values = ["-1", "0", "0.5", "2.0", "1e400", "NaN", '"8"', "null", "true", "[]", "{}", "1" + "0" * 40, str(2**53 + 1),
+              "4096.0", "3", "7", "1.0", "[1, 2]", '{"rope_type": "yarn"}', '"yarn"', '["full_attention", "sliding_attention"]',
+              "1e-300", "65537"]
+    keys = ["fator", "rope_type", "type", "factor", "partial_rotary_factor", "rope_theta", "head_dim", "layer_types",
+            "no_rope_layers", "sliding_window", "original_max_position_embeddings"]
+    configs = [json.loads(path.read_text()) for path in ZOO]
+
+    def paths(obj: Any, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+        found = []
+        if isinstance(obj, dict):
+            for key, value in obj.items():
+                if not key.startswith("_"):
+                    found += [prefix + (key,), *paths(value, prefix + (key,))]
+        return found
+
+    def mutate(config: dict[str, Any]) -> dict[str, Any]:
+        config = json.loads(json.dumps(config))
+        path = rng.choice(paths(config))
+        parent = config
+        for key in path[:-1]:
+            parent = parent[key]
+        roll = rng.random()
+        if roll < 0.15:
+            del parent[path[-1]]
+        else:
+            parent[rng.choice(keys) if roll < 0.3 else path[-1]] = "@@"
+        return config
+
+    texts = []
+    for _ in range(count):
+        config = mutate(rng.choice(configs))
+        if rng.random() < 0.3:
+            config = mutate(config)
+        texts.append(json.dumps(config).replace('"@@"', rng.choice(values)))
+    return texts
+
+
+# ----------------------------------------------------------------------------------------------
+# the checks
+
+
+def _read_in_page(page: Any, cases: list[tuple[str, str | None, int | None]]) -> list[dict[str, Any]]:
+    return [json.loads(text) for text in page.evaluate(API_READING, [cases])]
+
+
+def _report(check: Any, where: str, ours: dict[str, Any], theirs: dict[str, Any]) -> bool:
+    differences = compare(ours, theirs)
+    if differences:
+        check.fail(where, "; ".join(differences[:3]) + (f" (and {len(differences) - 3} more)" if len(differences) > 3 else ""))
+    return not differences
+
+
+def check_api(page: Any, check: Any) -> None:
+    """ropeReadConfig, ropeFromConfig, ropeWarnings and the frequencies against posenc: every zoo
+    config (three layouts, three lengths), a generic config of every model type of the table,
+    every kind of bad input, and seeded mutations of the zoo."""
+    cases: list[tuple[str, str | None, int | None]] = []
+    for path in ZOO:
+        text = path.read_text()
+        cases += [(text, layout, length) for layout in (None, "half", "interleaved") for length in (None, 1000, 300000)]
+    zoo_cases = len(cases)
+    for model_type in _rope_table.model_types():
+        config = {"model_type": model_type, "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 6,
+                  "max_position_embeddings": 1024}
+        cases += [(json.dumps(config), None, None), (json.dumps(config), "half", 2048)]
+    types_cases = len(cases) - zoo_cases
+    cases += [(text, None, None) for _, text, _ in BAD_INPUTS]
+    cases += [(text, layout, length) for text, layout, length in
+              zip(mutations(600), [None, "half", None, "interleaved"] * 150, [None, None, 5000, 300000] * 150)]
+    results = _read_in_page(page, cases)
+    refused = agreed = 0
+    for index, ((text, layout, length), ours) in enumerate(zip(cases, results)):
+        theirs = posenc_reading(text, layout, length)
+        label = json.loads(text).get("_name", "") if ours["ok"] and text.startswith("{") else ""
+        where = f"config #{index} {label} (layout={layout}, length={length})"
+        if _report(check, where, ours, theirs):
+            agreed += 1
+            refused += not theirs["ok"]
+    check.count("configs read alike (values, warnings, or the same error)", agreed)
+    print(f"  configs: {zoo_cases} zoo readings, {types_cases} model types, {len(BAD_INPUTS)} bad inputs, 600 mutations; "
+          f"{agreed} of {len(cases)} read alike, {refused} of them refused with the same message")
+    for (kind, text, named), ours in zip(BAD_INPUTS, results[zoo_cases + types_cases:]):
+        named = named.split("|")[0]
+        if ours["ok"] or named not in ours["error"]:
+            check.fail(f"bad input: {kind}", f"expected a message naming {named!r}, got {ours!r:.200}")
+
+
+def _widget(page: Any) -> dict[str, Any]:
+    return dict(json.loads(page.evaluate(WIDGET_STATE)))
+
+
+def _settle(page: Any) -> None:
+    page.wait_for_timeout(420)  # the text area and the length field update 300 ms after the last key
+
+
+def _compare_widget(check: Any, where: str, state: dict[str, Any], theirs: dict[str, Any]) -> None:
+    if not theirs["ok"]:
+        if state["error"] is None or f"{state['error']}" not in theirs["error"]:
+            check.fail(where, f"the widget says {state['problem']!r:.160}, posenc {theirs['error']!r:.160}")
+        return
+    if state["error"] is not None:
+        check.fail(where, f"the widget refused what posenc reads: {state['error']!r:.160}")
+        return
+    expected = {"rope": theirs["value"]["rope"], "warnings": theirs["value"]["warnings"], "layers": theirs["value"]["layers"]}
+    _report(check, where, state["value"], expected)
+
+
+def check_widget(page: Any, check: Any, site_dir: Path) -> list[float]:
+    """The inspector widget: every zoo entry from its menu (and with a layout and a length where
+    posenc needs or uses one), each bad input typed into it, the keyboard, and the findings' links."""
+    host = page.locator(WIDGET)
+    host.scroll_into_view_if_needed()
+    select, layout, length, textarea = (host.locator(s) for s in ("select >> nth=0", "select >> nth=1",
+                                                                   "input[type=text]", "textarea"))
+    times = [_widget(page)["ms"]]
+    slowest_256: list[float] = []
+    links: set[str] = set()
+    for path in ZOO:
+        name = json.loads(path.read_text()).get("_name", path.stem)
+        select.select_option(name)
+        state = _widget(page)
+        times.append(state["ms"])
+        theirs = posenc_reading(path.read_text(), None, None, widget=True)
+        _compare_widget(check, f"inspector: {name}", state, theirs)
+        links.update(state["links"])
+        if state["value"] and any(layer["kwargs"]["dim"] == 256 for layer in state["value"]["layers"].values()):
+            slowest_256.append(state["ms"])
+        if not theirs["ok"] and "layout is needed" in theirs["error"]:
+            layout.select_option("half")
+            _compare_widget(check, f"inspector: {name} (layout half)", _widget(page), posenc_reading(path.read_text(), "half", None, True))
+            layout.select_option("")
+        check.count("zoo configs read by the inspector")
+    for name, value in (("phi-3.5-mini-instruct", "300000"), ("gemma-2-9b", "5000"), ("qwen3-1.7b-yarn", "40000")):
+        select.select_option(name)
+        length.fill(value)
+        _settle(page)
+        state = _widget(page)
+        times.append(state["ms"])
+        _compare_widget(check, f"inspector: {name} at length {value}", state,
+                        posenc_reading((ROOT / "posenc" / "zoo" / f"{name}.json").read_text(), None, int(value), True))
+        length.fill("")
+        _settle(page)
+    # each kind of bad input: one message, posenc's, and the last good result stays
+    select.select_option("gemma-2-9b")
+    good = _widget(page)
+    for kind, text, named in [*BAD_INPUTS, ("length 0", "", "length must be an integer >= 1")]:
+        if kind == "length 0":
+            textarea.fill((ROOT / "posenc" / "zoo" / "gemma-2-9b.json").read_text())
+            length.fill("0")
+        else:
+            textarea.fill(text)
+        _settle(page)
+        state = _widget(page)
+        named = named.split("|")[-1]
+        expected = "length must be an integer >= 1, got 0" if kind == "length 0" else \
+            posenc_reading(text, None, None, widget=True).get("error", "").split(": ", 1)[-1]
+        if state["problem"] is None or named not in state["problem"] or expected not in state["problem"]:
+            check.fail(f"inspector, bad input: {kind}", f"shows {state['problem']!r:.200}; posenc says {expected!r:.200}")
+        if state["results"] != good["results"] or state["readout"] != good["readout"]:
+            check.fail(f"inspector, bad input: {kind}", "the last good result did not stay in place")
+        check.count("bad inputs refused by the inspector")
+        length.fill("")
+    _check_links(check, site_dir, links)
+    _check_keyboard(page, check, host, times)
+    if slowest_256:
+        print(f"  inspector, 256-wide heads: {len(slowest_256)} updates, max {max(slowest_256):.1f} ms (budget 50 ms)")
+    return times
+
+
+def _check_links(check: Any, site_dir: Path, links: set[str]) -> None:
+    """Every "Read more" link of a finding leads to a page of the site and a heading on it."""
+    for href in sorted(links):
+        page, _, anchor = href.partition("#")
+        target = (site_dir / "explore" / page / "index.html").resolve()
+        if not target.is_file():
+            check.fail("inspector link", f"{href}: no page {target}")
+        elif f'id="{anchor}"' not in target.read_text(encoding="utf-8"):
+            check.fail("inspector link", f"{href}: no id {anchor!r} on the page")
+        check.count("inspector links checked")
+
+
+def _check_keyboard(page: Any, check: Any, host: Any, times: list[float]) -> None:
+    """Tab reaches every control; the menus move with the arrow keys, the text fields take typing."""
+    select = host.locator("select >> nth=0")
+    select.select_option("llama-3.1-8b")
+    before = _widget(page)
+    # the layout menu: "half" is what llama already uses, "interleaved" is refused (posenc's message)
+    for selector, keys in (("select >> nth=0", ["ArrowDown"]), ("select >> nth=1", ["ArrowDown", "ArrowDown"]),
+                           ("select >> nth=1", ["ArrowUp", "ArrowUp"]), ("input[type=text]", list("20000")),
+                           ("textarea", ["Control+End", "Backspace"])):
+        control = host.locator(selector)
+        control.focus()
+        if not control.evaluate("(e) => document.activeElement === e"):
+            check.fail(f"inspector keyboard: {selector}", "cannot be focused")
+            continue
+        for key in keys:
+            page.keyboard.press(key)
+        _settle(page)
+        after = _widget(page)
+        times.append(after["ms"])
+        changed = after["readout"] != before["readout"] or after["problem"] != before["problem"] or after["drawing"] != before["drawing"]
+        if not changed:
+            check.fail(f"inspector keyboard: {selector}", "pressing keys changed neither the drawing nor the message")
+        before = after
+        check.count("inspector controls used with the keyboard")
+    file_input = host.locator("input[type=file]")
+    file_input.focus()
+    if not file_input.evaluate("(e) => document.activeElement === e"):
+        check.fail("inspector keyboard: file picker", "cannot be focused")
+    path = ROOT / "posenc" / "zoo" / "qwen3-1.7b-yarn.json"
+    file_input.set_input_files(files=[{"name": "config.json", "mimeType": "application/json",
+                                       "buffer": path.read_text().replace("\n", "\r\n").encode()}])
+    _settle(page)
+    state = _widget(page)
+    _compare_widget(check, "inspector: an opened file (CRLF lines)", state, posenc_reading(path.read_text(), None, None, True))
+    live = page.evaluate(f"() => document.querySelector(\"{WIDGET} .posenc-explorer__readout\").getAttribute('aria-live')")
+    if live != "polite" or "config.json" not in state["readout"]:
+        check.fail("inspector readout", f"aria-live {live!r}, readout {state['readout']!r:.120}")
+
+
+def timing_line(times: list[float]) -> str:
+    updates = times[1:] or [0.0]
+    return (f"  {'rope-inspector':<14} first drawing {times[0]:5.1f} ms; {len(times) - 1:3} keyboard updates: median "
+            f"{statistics.median(updates):5.1f} ms, max {max(updates):5.1f} ms (budget 50 ms)")
+
+
+def screenshots(browser: Any, url: str, origin: str, check: Any, folder: Path, open_page: Any) -> None:
+    """The inspector alone at 1280 px (light) and 390 px (dark), the page header hidden."""
+    for width, scheme in ((1280, "light"), (390, "dark")):
+        context, page = open_page(browser, url, origin, check, width, scheme)
+        page.add_style_tag(content=".md-header, .md-tabs { visibility: hidden; }")
+        page.locator(WIDGET).screenshot(path=str(folder / f"inspector-{width}px-{scheme}.png"), animations="disabled")
+        context.close()
