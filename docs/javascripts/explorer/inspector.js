@@ -204,7 +204,7 @@
       (still.length ? `, ${still.length} never turn at all.` : ".")));
   }
 
-  function fact(list, [meaning, href], label) {
+  function factItem(list, [meaning, href], label) {
     const item = el("li", "posenc-inspector__fact");
     item.append(el("strong", null, `${label}: `), document.createTextNode(`${meaning} `));
     const a = el("a", null, "Read more");
@@ -262,25 +262,32 @@
       item.append(a);
       list.append(item);
     }
+    const facts = new Map(); // one line per fact, naming every kind of layer it holds for
+    const fact = (what, detail, name) => {
+      const key = `${detail}\u0000${FACTS[what][1]}`;
+      if (!facts.has(key)) facts.set(key, { what, detail, names: [] });
+      facts.get(key).names.push(name);
+    };
     for (const [name, layer] of Object.entries(result.rope.layers)) {
-      if (layer.rotates === false) fact(list, FACTS.nope, `${name}: no rotation`);
-      if (layer.rotates === null) fact(list, FACTS.unknown, `${name}: unknown layer type`);
-      if (layer.window !== null) fact(list, FACTS.window, `${name}: window of ${num(layer.window)} tokens`);
-      if (layer.temperature) fact(list, FACTS.temperature, `${name}: query temperature`);
+      if (layer.rotates === false) fact("nope", "no rotation", name);
+      if (layer.rotates === null) fact("unknown", "unknown layer type", name);
+      if (layer.window !== null) fact("window", `window of ${num(layer.window)} tokens`, name);
+      if (layer.temperature) fact("temperature", "query temperature", name);
       if (!layer.rotates) continue;
-      if (layer.scaling && layer.scaling.type === "proportional") fact(list, FACTS.proportional, `${name}: p-RoPE`);
-      else if (!P.equal(layer.rotary_dim, layer.dim)) fact(list, FACTS.partial, `${name}: ${num(layer.rotary_dim)} of ${num(layer.dim)} features rotate`);
-      if (layer.attention_factor !== 1) fact(list, FACTS.attention, `${name}: attention factor ${layer.attention_factor.toFixed(4)}`);
-      if (layer.softmax_scale !== 1) fact(list, FACTS.softmax, `${name}: softmax scale \u00d7${layer.softmax_scale.toFixed(4)}`);
+      if (layer.scaling && layer.scaling.type === "proportional") fact("proportional", "p-RoPE", name);
+      else if (!P.equal(layer.rotary_dim, layer.dim)) fact("partial", `${num(layer.rotary_dim)} of ${num(layer.dim)} features rotate`, name);
+      if (layer.attention_factor !== 1) fact("attention", `attention factor ${layer.attention_factor.toFixed(4)}`, name);
+      if (layer.softmax_scale !== 1) fact("softmax", `softmax scale \u00d7${layer.softmax_scale.toFixed(4)}`, name);
     }
-    if (result.rope.sinks) fact(list, FACTS.sinks, "attention sinks");
+    for (const { what, detail, names } of facts.values()) factItem(list, FACTS[what], `${names.join(", ")}: ${detail}`);
+    if (result.rope.sinks) factItem(list, FACTS.sinks, "attention sinks");
     return list;
   }
 
   // ---- the widget -----------------------------------------------------------------------------
-  function control(parent, labelText, input, hint) {
+  function control(parent, labelText, input, hint, wide = false) {
     const id = `posenc-inspector-${++counter}`;
-    const row = el("div", "posenc-explorer__control posenc-inspector__control");
+    const row = el("div", `posenc-explorer__control posenc-inspector__control${wide ? " posenc-inspector__control--wide" : ""}`);
     const label = el("label", null, labelText);
     label.htmlFor = id;
     input.id = id;
@@ -320,21 +327,21 @@
       }
       zoo.append(group);
     }
-    control(box.controls, "Start from a published config", zoo);
+    control(box.controls, "Start from a published config", zoo, null, true);
     const file = el("input");
     file.type = "file";
     file.accept = ".json,application/json";
-    control(box.controls, "Open a config.json", file);
+    control(box.controls, "Open a config.json", file, null, true);
     const layout = el("select");
-    for (const [value, text] of [["", "as the model type says"], ["half", "half"], ["interleaved", "interleaved"]]) {
+    for (const [value, text] of [["", "the model type's"], ["half", "half"], ["interleaved", "interleaved"]]) {
       const option = el("option", null, text);
       option.value = value;
       layout.append(option);
     }
-    control(box.controls, "Layout", layout, "needed only where the model type does not say");
+    control(box.controls, "Layout", layout, "if the model type does not say");
     const length = el("input");
     Object.assign(length, { type: "text", inputMode: "numeric", autocomplete: "off", placeholder: "none" });
-    control(box.controls, "Sequence length", length, "optional, as --length");
+    control(box.controls, "Sequence length", length, "optional (--length)");
     const textarea = el("textarea", "posenc-inspector__text");
     Object.assign(textarea, { rows: 14, spellcheck: false, autocomplete: "off" });
     textarea.setAttribute("autocapitalize", "off");
