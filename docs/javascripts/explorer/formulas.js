@@ -15,7 +15,8 @@
 //
 // Bad input throws a TypeError or RangeError naming the argument, the value and what is allowed;
 // the RoPE functions throw what posenc raises: an Error named ValueError or TypeError whose
-// message is posenc's, character for character.
+// message is posenc's, character for character. A config read by parseJSON keeps Python's types
+// ("8.0" a float, "8" an int); in one built in JavaScript, an integral number counts as an int.
 (function (global) {
   "use strict";
 
