@@ -225,6 +225,24 @@ def layer_hooks(plan: LayerPlan, layer: int, call: CallInputs, *, rotation: Rota
         call: the call's `CallInputs`.
         rotation: the layer's rotation (a `posenc.attention.Rotation`), or None.
         logit_hook: the method's logit hook of this layer (CoPE), or None.
+
+    Examples:
+        >>> from posenc.attention import SelfAttention
+        >>> from posenc.inference import plan_step
+        >>> from posenc.rope import RotaryEmbedding
+        >>> attention, plan = SelfAttention(8, 2), LayerPlan("rope", chunk=2, qk_norm=True)
+        >>> step = plan_step(None, owner=attention, num_layers=1, batch=1, q_len=4, positions=None,
+        ...                  attention_mask=None, device=torch.device("cpu"))
+        >>> call = call_inputs(step, bias=None, cache=None, device=torch.device("cpu"), plans=[plan])
+        >>> hooks = layer_hooks(plan, 0, call, rotation=RotaryEmbedding(4), logit_hook=None)
+        >>> hooks["mask"][0, 0].int()                    # the chunks of two positions
+        tensor([[1, 0, 0, 0],
+                [1, 1, 0, 0],
+                [0, 0, 1, 0],
+                [0, 0, 1, 1]], dtype=torch.int32)
+        >>> out, weights = attention(torch.randn(1, 4, 8), causal=False, **hooks)
+        >>> weights[0, 0, 2, :2].tolist()                 # query 2 sees nothing of the first chunk
+        [0.0, 0.0]
     """
     _check_layer(plan, layer, call, rotation, logit_hook)
     return _hooks(plan, layer, call, rotation, logit_hook)
