@@ -62,6 +62,9 @@ _EXPORTS: dict[str, str] = {
     "span_mask": "posenc.spans",
     "AttentionSpan": "posenc.spans",
     "design_plans": "posenc.designs",
+    "transformer_xl_scores": "posenc.relative_terms",
+    "deberta_relative_index": "posenc.relative_terms",
+    "deberta_scores": "posenc.relative_terms",
     "QueryTemperature": "posenc.temperature",
     "apply_in_windows": "posenc.windowing",
 }
@@ -102,6 +105,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         relative_positions,
         t5_relative_position_bucket,
     )
+    from posenc.relative_terms import deberta_relative_index, deberta_scores, transformer_xl_scores
     from posenc.rope import (
         RotaryEmbedding,
         apply_rope,
