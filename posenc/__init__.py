@@ -89,10 +89,10 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from posenc.alibi import AlibiBias, alibi_bias, alibi_slopes
     from posenc.attention import SelfAttention, scaled_dot_product_attention
     from posenc.cope import CoPE, contextual_positions
+    from posenc.designs import design_plans
     from posenc.embedding import PositionalEmbedding
     from posenc.fire import FireBias
     from posenc.inference import KVCache, packed_attention_mask, packed_positions, positions_from_mask
-    from posenc.designs import design_plans
     from posenc.kerple import KerpleBias
     from posenc.latent import LatentAttention, LatentCache
     from posenc.layer_plan import LayerPlan
