@@ -27,7 +27,7 @@ import re
 from html import escape
 from typing import Any
 
-__all__ = ["BETTER", "PHONE_CHARACTERS", "TABLE_LINE", "better_direction", "expand_tables", "render_table",
+__all__ = ["BETTER", "PHONE_CHARACTERS", "TABLE_LINE", "TWO_UP_CHARACTERS", "card_width", "better_direction", "expand_tables", "render_table",
            "table_html"]
 
 TABLE_LINE = re.compile(r"^\[\[table\s+(?P<target>posenc(?:\.\w+)*:\w+)\s*(?:\|\s*(?P<caption>.+?))?\s*\]\]\s*$", re.MULTILINE)
@@ -37,6 +37,9 @@ _PLACEHOLDER = {"-", "–", "n/a", "not fine-tuned"}  # cells that hold no numbe
 #: About how many characters of a table (0.64rem, tabular digits) fit the 358-px column of a
 #: 390-px phone; a table that needs more (`phone_width`) becomes one card per row there.
 PHONE_CHARACTERS = 48
+#: Cards whose widest line (a column's name and value) needs at most this many characters go two
+#: a row on a phone (each card about 170 px wide), half the scrolling of one a row.
+TWO_UP_CHARACTERS = 19
 
 #: Which way a column gets better, by table (``function name``) and column header: a list of
 #: (header pattern, "lower" or "higher"); the first pattern that matches decides. Columns that
@@ -119,6 +122,17 @@ def phone_width(header: list[str], cells: list[list[str]]) -> float:
     return round(total, 1)
 
 
+def card_width(header: list[str], cells: list[list[str]]) -> float:
+    """Characters the widest line of a card needs: a column's name beside its widest value.
+
+    >>> card_width(["method", "ppl@128"], [["rope", "12.98 (12.47–14.92)"]])
+    16.0
+    """
+    return round(max((len(title) + max(len(mean), 0.82 * len(spread or ""))
+                      for index, title in enumerate(header) if index
+                      for mean, spread in (_parts(row[index]) for row in cells)), default=0.0), 1)
+
+
 _LINK = re.compile(r"^\[(?P<text>[^\]]+)\]\((?P<url>https://[^\s()]+)\)$")
 
 
@@ -171,8 +185,9 @@ def table_html(header: list[str], rows: list[list[Any]], caption: str | None = N
         f'<tr><th scope="row">{_linked(row[0])}</th>'
         + "".join(_cell(row[i], header[i], numeric[i], r in best[i]) for i in range(1, len(header))) + "</tr>"
         for r, row in enumerate(cells))
-    layout = "compact" if phone_width(header, [[_shown(c) for c in row] for row in cells]) <= PHONE_CHARACTERS \
-        else "cards"
+    shown = [[_shown(c) for c in row] for row in cells]
+    layout = "compact" if phone_width(header, shown) <= PHONE_CHARACTERS else \
+        "cards posenc-table--two-up" if card_width(header, shown) <= TWO_UP_CHARACTERS else "cards"
     directions = {better_direction(name, h) for i, h in enumerate(header) if best[i]} - {None}
     key = ""
     if directions:
