@@ -76,7 +76,9 @@ class TinyTransformer(nn.Module):
             (default 512); CoPE's position embeddings per layer (default `COPE_MAX_POSITION`);
             xPos's fixed centre ``ceil(max_len / 2)`` (default 0). Ignored by the others.
         mlp_ratio: width of the feed-forward layer, a multiple of ``dim``.
-        layer_plans: one `posenc.layer_plan.LayerPlan` per layer (``position="rope"``), or the shorthands:
+        layer_plans: one `posenc.layer_plan.LayerPlan` per layer: its positions (per layer only for
+            ``position="rope"``) and, for any method, its window or chunk, learned sinks, q/k norm and
+            query temperature (`posenc.designs` builds today's patterns); or the shorthands:
         layer_positions: ``"rope"`` or ``"none"`` per layer (e.g. a NoPE layer after three RoPE ones).
         layer_rope_bases: the RoPE base of each layer (e.g. small in local layers, large in global ones).
         randomized_max_len: for ``"sinusoidal"``, ``"learned"`` and ``"rope"``: in training mode, a
