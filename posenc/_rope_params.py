@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from posenc import _rope_table as table
-from posenc._checks import check_int
+from posenc._checks import MAX_SIZE, check_int, is_integer
 from posenc._scaling_rules import _yarn_mscale
-from posenc.rope_scaling import _real, parse_scaling
+from posenc.rope_scaling import MAX_ROPE_DIM, _real, parse_scaling
 
 # rope_type -> the keys of rope_parameters it reads (besides rope_type/type, rope_theta, partial_rotary_factor).
 ROPE_TYPES: dict[str, tuple[str, ...]] = {
@@ -30,20 +30,41 @@ ROPE_TYPES: dict[str, tuple[str, ...]] = {
 }
 _COMMON = ("rope_type", "type", "rope_theta", "partial_rotary_factor")
 MAX_LENGTH = 2**53
+MAX_NESTING = 100  # levels of dicts and lists a config may nest (a config.json nests a few)
 _WITH_ORIGINAL = ("yarn", "longrope", "llama3")
 
 
 # ---------------------------------------------------------------- reading the config
 def _as_mapping(config: object) -> Mapping[str, Any]:
     if isinstance(config, Mapping):
-        return config
+        return _check_nesting(config)
     to_dict = getattr(config, "to_dict", None)
     if callable(to_dict):  # a transformers PreTrainedConfig
         result = to_dict()
         if isinstance(result, Mapping):
-            return result
+            return _check_nesting(result)
     raise TypeError(f"config must be a dict (a model's config.json) or a transformers config, "
                     f"got {type(config).__name__}")
+
+def _check_nesting(config: Mapping[str, Any]) -> Mapping[str, Any]:
+    if _too_deep(config):
+        raise ValueError(f"config nests more than {MAX_NESTING} levels deep (dicts and lists; a config.json "
+                         f"nests a few)")
+    return config
+
+def _too_deep(value: object) -> bool:
+    """Whether dicts and lists nest more than MAX_NESTING levels in ``value`` (a loop does): checked
+    before anything recursive (copying, comparing, printing a value) meets them, without recursing."""
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        value, depth = stack.pop()
+        children = value.values() if isinstance(value, Mapping) else value if isinstance(value, (list, tuple)) else ()
+        for child in children:
+            if isinstance(child, (Mapping, list, tuple)):
+                if depth + 1 > MAX_NESTING:
+                    return True
+                stack.append((child, depth + 1))
+    return False
 
 def _one(name: str, *sources: tuple[str, Mapping[str, Any]]) -> Any:
     """The value of key `name` in whichever sources have it (not None); they must agree."""
@@ -99,7 +120,11 @@ def _parameters(config: Mapping[str, Any], found: Mapping[str, Any],
     if raw is not None and _nested(raw, names):
         nested: dict[str | None, dict[str, Any] | None] = {k: v for k, v in raw.items()}
     elif default and _nested(default, names):  # a flat config of a per-layer-type model (Gemma 3 as published)
-        nested = {k: dict(v) for k, v in default.items()}
+        if raw and not found.get("flat_scaling_layer_types"):  # the class keeps it flat; its model then fails
+            raise ValueError(f"config['rope_parameters'] (or 'rope_scaling') must map each layer type to its "
+                             f"parameters for this model type ({', '.join(map(repr, default))}), got one set "
+                             f"{dict(raw)!r:.80}")
+        nested = {k: None if v is None else dict(v) for k, v in default.items()}  # None: a NoPE layer type (Beam)
         for layer_type in found.get("flat_scaling_layer_types", []) if raw else []:
             target = nested[layer_type] or {}
             target.update({k: v for k, v in (raw or {}).items() if k != "rope_theta"})
@@ -147,34 +172,47 @@ def _head_dim(config: Mapping[str, Any], found: Mapping[str, Any], layer_type: s
     overrides, types = config.get("per_layer_config"), table.get(found, config, "layer_types")
     if layer_type is not None and isinstance(overrides, Mapping) and isinstance(types, (list, tuple)):
         # Gemma 4: per_layer_config overrides head_dim for some layer indices ("05": {...})
-        by_index = {int(key): value for key, value in overrides.items() if str(key).isdigit()}
-        dims = {(by_index.get(i) or {}).get("head_dim") for i, kind in enumerate(types) if kind == layer_type}
+        by_index = {int(key): _override(key, value) for key, value in overrides.items()  # int keys: a config object
+                    if is_integer(key) or (isinstance(key, str) and key.isascii() and key.isdigit())}
+        dims = {by_index.get(i) for i, kind in enumerate(types) if kind == layer_type}
         if len(dims) > 1:
             raise ValueError(f"config is inconsistent: layers of type {layer_type!r} have different head_dim "
                              f"overrides in 'per_layer_config': {sorted(map(str, dims))}")
         if dims and (dim := dims.pop()) is not None:
-            return check_int("config['per_layer_config'][...]['head_dim']", dim, minimum=2)
+            return dim
     source = found.get("head_dim_from")  # DeepSeek's MLA: head_dim is qk_rope_head_dim, the part that turns
     if not found and config.get("qk_rope_head_dim") is not None:  # a model type transformers lacks: MLA's name
         source = {"key": "qk_rope_head_dim", "over_head_dim": True}
     given = table.get(found, config, "head_dim")
     if source and config.get(source["key"]) is not None and (source["over_head_dim"] or given is None):
-        return check_int(f"config[{source['key']!r}]", config[source["key"]], minimum=2)
+        return check_int(f"config[{source['key']!r}]", config[source["key"]], minimum=2, maximum=MAX_ROPE_DIM)
     head_dim = table.field(found, config, "head_dim")
     if head_dim is not None:
-        return check_int("config['head_dim']", head_dim, minimum=2)
+        return check_int("config['head_dim']", head_dim, minimum=2, maximum=MAX_ROPE_DIM)
     names = found.get("attribute_map", {})
     hidden_key = "hidden_size" if config.get("hidden_size") is not None else names.get("hidden_size", "n_embd")
     heads_key = ("num_attention_heads" if config.get("num_attention_heads") is not None
                  else names.get("num_attention_heads", "n_head"))  # GPT-J: n_embd, n_head
     if config.get(hidden_key) is None or config.get(heads_key) is None:
         raise ValueError("config needs 'head_dim', or 'hidden_size' and 'num_attention_heads'")
-    hidden = check_int(f"config[{hidden_key!r}]", config[hidden_key], minimum=1)
-    heads = check_int(f"config[{heads_key!r}]", config[heads_key], minimum=1)
+    hidden = check_int(f"config[{hidden_key!r}]", config[hidden_key], minimum=1, maximum=MAX_SIZE)
+    heads = check_int(f"config[{heads_key!r}]", config[heads_key], minimum=1, maximum=MAX_SIZE)
     if hidden % heads:
         raise ValueError(f"config[{hidden_key!r}] ({hidden}) must be a multiple of "
                          f"config[{heads_key!r}] ({heads}) when there is no 'head_dim'")
+    if hidden // heads > MAX_ROPE_DIM:
+        raise ValueError(f"config[{hidden_key!r}] / config[{heads_key!r}] (the head width, without 'head_dim') "
+                         f"must be <= {MAX_ROPE_DIM}, got {hidden} / {heads} = {hidden // heads}")
     return hidden // heads
+
+def _override(key: object, value: object) -> int | None:
+    """The head_dim one entry of Gemma 4's per_layer_config sets (None: it sets none)."""
+    if value is not None and not isinstance(value, Mapping):
+        raise TypeError(f"config['per_layer_config'][{key!r}] must be a dict of one layer's settings, "
+                        f"got {type(value).__name__}")
+    dim = None if value is None else value.get("head_dim")
+    name = f"config['per_layer_config'][{key!r}]['head_dim']"
+    return None if dim is None else check_int(name, dim, minimum=2, maximum=MAX_ROPE_DIM)
 
 def _rotary_width(config: Mapping[str, Any], found: Mapping[str, Any], params: Mapping[str, Any],
                   head_dim: int) -> int:
@@ -241,13 +279,15 @@ def _temperature(config: Mapping[str, Any], found: Mapping[str, Any], params: Ma
     """A factor on the queries after the rotation, by position (see `read_config`)."""
     rule = found.get("query_temperature")
     if rule == "llama_4_scaling_beta" and params is not None and params.get("llama_4_scaling_beta") is not None:
-        beta = _real("rope_parameters['llama_4_scaling_beta']", params["llama_4_scaling_beta"], minimum=0.0)
+        beta = _real("rope_parameters['llama_4_scaling_beta']", params["llama_4_scaling_beta"], minimum=0.0,
+                     maximum=1e6)
         length = check_int("rope_parameters['original_max_position_embeddings']",
                            params.get("original_max_position_embeddings"), minimum=1, maximum=MAX_LENGTH)
         return {"rule": "llama_4_scaling_beta", "beta": beta, "length": length}
     if rule == "llama4_nope_tuning" and not rotates and table.field(found, config, "attn_temperature_tuning"):
-        floor = check_int("config['floor_scale']", table.field(found, config, "floor_scale"), minimum=1)
-        scale = _real("config['attn_scale']", table.field(found, config, "attn_scale"), minimum=0.0)
+        floor = check_int("config['floor_scale']", table.field(found, config, "floor_scale"), minimum=1,
+                          maximum=MAX_LENGTH)
+        scale = _real("config['attn_scale']", table.field(found, config, "attn_scale"), minimum=0.0, maximum=1e6)
         return {"rule": "llama4_nope_tuning", "floor_scale": floor, "attn_scale": scale}
     return None
 

@@ -20,6 +20,7 @@ from typing import Any, NoReturn
 
 from posenc import _rope_table
 from posenc._checks import check_int
+from posenc._rope_params import _too_deep
 from posenc.rope_config import ConfigRope, LayerRope, query_temperature, read_config
 from posenc.rope_scaling import rope_inverse_frequencies
 
@@ -192,8 +193,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as stop:
         return int(stop.code or 0)
     try:
-        with open(args.config, encoding="utf-8") as file:
-            config = json.load(file)
+        config = _load(args.config)
         if not isinstance(config, dict):
             raise TypeError(f"{args.config} must hold a JSON object (a config.json), got a {type(config).__name__}")
         print(describe(config, args.layer_type, args.length))
@@ -203,6 +203,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     return 0
 
+
+def _load(path: str) -> Any:
+    """The JSON in ``path``. Nesting past what a config needs (read_config's limit) is refused as not
+    JSON, whether Python's decoder runs out of recursion first or not, with one message."""
+    with open(path, encoding="utf-8") as file:
+        text = file.read()
+    try:
+        value = json.loads(text)
+        deep = _too_deep(value)
+    except RecursionError:
+        deep = True
+    if deep:
+        raise ValueError(f"{path}: not JSON (nested too deeply)")
+    return value
 
 if __name__ == "__main__":
     sys.exit(main())

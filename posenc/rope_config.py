@@ -214,6 +214,12 @@ def _layer(config: Mapping[str, Any], found: Mapping[str, Any], model_type: str 
                      _softmax_scale(found, params), window, layers, note)
 
 
+def _null_is_nope(found: Mapping[str, Any]) -> bool:
+    # Beam: its config class sets rope_parameters[layer_type] = None for NoPE layer types, and its model
+    # passes those layers no position embeddings; other classes fill a None in or fail on it.
+    return any(value is None for value in (found.get("default_rope_parameters") or {}).values())
+
+
 def read_config(config: Mapping[str, Any], *, layout: str | None = None) -> ConfigRope:
     """What every kind of layer of a model does with positions, read from its config.
 
@@ -278,6 +284,10 @@ def read_config(config: Mapping[str, Any], *, layout: str | None = None) -> Conf
             raise ValueError(f"config['rope_parameters'] has no entry for layer type {layer_type!r} (it has "
                              f"{', '.join(map(repr, params))})")
         kind_params = params.get(layer_type, params.get(None))
+        if rotates and kind_params is None and found and not _null_is_nope(found):
+            raise ValueError(f"config['rope_parameters'][{layer_type!r}] is None, which transformers' code for model "
+                             f"type {model_type!r} does not run as layers without RoPE (only model types whose "
+                             f"config class marks NoPE layers with None do, such as 'beam'); give its parameters")
         result[name] = _layer(text, found, model_type, name, kind_params, rotates, note, given, tuple(indices))
     originals = [layer.scaling["original_max_position_embeddings"] for layer in result.values()
                  if layer.scaling and "original_max_position_embeddings" in layer.scaling and

@@ -44,22 +44,28 @@ def _factors(name: str, value: object) -> tuple[float, ...]:
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
         raise TypeError(f"{name} must be a list of positive numbers (one per rotated pair), "
                         f"got {type(value).__name__}")
-    return tuple(_real(f"{name}[{i}]", v, positive=True) for i, v in enumerate(value))
+    return tuple(_real(f"{name}[{i}]", v, positive=True, minimum=_SMALLEST, maximum=_LARGEST)
+                 for i, v in enumerate(value))
 
+
+# The range of a rule's real-valued settings: far beyond any model's (factors of a few hundred at
+# most), and narrow enough that no rule overflows (NTK's factor^(d/(d-2)), YaRN's log of
+# original / beta) or divides a frequency into infinity.
+_LARGEST, _SMALLEST = 1e6, 1e-6
 
 # key -> how its value is checked (and converted); the messages name it as scaling['key'].
 _FIELD_CHECKS: dict[str, Callable[[str, object], object]] = {
-    "factor": lambda name, v: _real(name, v, minimum=1.0),
+    "factor": lambda name, v: _real(name, v, minimum=1.0, maximum=_LARGEST),
     "original_max_position_embeddings": _length,
     "max_position_embeddings": _length,
-    "attention_factor": lambda name, v: _real(name, v, positive=True),
-    "beta_fast": lambda name, v: _real(name, v, positive=True),
-    "beta_slow": lambda name, v: _real(name, v, positive=True),
-    "mscale": lambda name, v: _real(name, v, minimum=0.0),
-    "mscale_all_dim": lambda name, v: _real(name, v, minimum=0.0),
+    "attention_factor": lambda name, v: _real(name, v, positive=True, maximum=_LARGEST),
+    "beta_fast": lambda name, v: _real(name, v, positive=True, minimum=_SMALLEST, maximum=_LARGEST),
+    "beta_slow": lambda name, v: _real(name, v, positive=True, minimum=_SMALLEST, maximum=_LARGEST),
+    "mscale": lambda name, v: _real(name, v, minimum=0.0, maximum=_LARGEST),
+    "mscale_all_dim": lambda name, v: _real(name, v, minimum=0.0, maximum=_LARGEST),
     "truncate": check_bool,
-    "low_freq_factor": lambda name, v: _real(name, v, positive=True),
-    "high_freq_factor": lambda name, v: _real(name, v, positive=True),
+    "low_freq_factor": lambda name, v: _real(name, v, positive=True, maximum=_LARGEST),
+    "high_freq_factor": lambda name, v: _real(name, v, positive=True, maximum=_LARGEST),
     "partial_rotary_factor": lambda name, v: _real(name, v, minimum=0.0, maximum=1.0),
     "short_factor": _factors,
     "long_factor": _factors,

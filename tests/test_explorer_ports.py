@@ -10,6 +10,7 @@ messages, numbers to 1e-9), and the data file hooks/rope_data.py serves.
 from __future__ import annotations
 
 import json
+import random
 import shutil
 import subprocess
 import sys
@@ -23,6 +24,7 @@ sys.path.insert(0, str(ROOT / "hooks"))
 import rope_data  # noqa: E402
 
 from tests.site.check_inspector import API_READING, BAD_INPUTS, ZOO, compare, posenc_reading  # noqa: E402
+from tests.test_rope_config_fuzz import CONFIGS, KEYS, NUMBERS, SMALL, WORDS  # noqa: E402
 
 MODULES = ["pyvalues.js", "pyjson.js", "rope_scaling.js", "rope_params.js", "rope_config.js", "formulas.js"]
 RUNNER = """
@@ -81,3 +83,94 @@ def test_json_errors_and_python_values(tmp_path: Path) -> None:
         except ValueError as error:  # JSONDecodeError is a ValueError, as the port's errors are
             expected.append(f"ValueError: {error}")
     assert run_js(tmp_path, code, docs) == expected
+
+
+def _case(config: dict[str, object], layout: str | None = None, length: int | None = None) -> tuple[str, str | None, int | None]:
+    return json.dumps({**SMALL, **config}), layout, length
+
+
+# What the fuzz (tests/test_rope_config_fuzz.py) and the reports found, each as the JavaScript must read it.
+FOUND = [
+    _case({"model_type": "beam"}, "half"),                        # a NoPE layer type marked None by its class
+    _case({"model_type": "beam", "rope_parameters": {"sliding_attention": {"rope_type": "default", "rope_theta": 5e5},
+                                                     "full_attention": None}}, "half", 300000),
+    _case({"model_type": "gemma3_text", "rope_parameters": {"sliding_attention": {"rope_type": "default"},
+                                                            "full_attention": None}}),
+    _case({"model_type": "laguna", "layer_types": ["full_attention", "sliding_attention"],
+           "rope_parameters": {"sliding_attention": None, "full_attention": {"rope_type": "default"}}}),
+    _case({"model_type": "gemma4_text", "rope_parameters": {"rope_type": "linear", "factor": 2.0}}),
+    _case({"model_type": "llama", "head_dim": 10**320, "partial_rotary_factor": 0.5}),
+    _case({"model_type": "llama", "head_dim": 65538}),
+    _case({"model_type": "llama", "hidden_size": 2**40, "num_attention_heads": 1}),
+    _case({"model_type": "llama", "hidden_size": 2**20, "num_attention_heads": 8}),
+    _case({"model_type": "llama", "hidden_size": 2**20, "num_attention_heads": 16}),
+    _case({"model_type": "llama", "num_attention_heads": 10**320}),
+    _case({"model_type": "deepseek_v3", "qk_rope_head_dim": 2**17}),
+    *(_case({"model_type": "gemma4_text", "num_hidden_layers": 2, "layer_types": ["full_attention", "sliding_attention"],
+             "per_layer_config": overrides})
+      for overrides in ({"00": {"head_dim": 2**17}}, {"0": 5}, {"0": {"head_dim": [1]}}, {"1": {"head_dim": 2.0}},
+                        {"00": {"head_dim": 8}, "\u00b2": 5}, {"0": None})),
+    *(_case({"model_type": "deepseek_v3", "qk_rope_head_dim": 16, "rope_scaling": scaling}, None, 9999999)
+      for scaling in ({"rope_type": "dynamic", "factor": 1e300}, {"rope_type": "yarn", "factor": 2.0, "beta_fast": 1e308},
+                      {"rope_type": "yarn", "factor": 2.0, "beta_slow": 1e-300},
+                      {"rope_type": "yarn", "factor": 4.0, "mscale": 1.0, "mscale_all_dim": 1e300},
+                      {"rope_type": "yarn", "factor": 1e6, "mscale": 1e6, "mscale_all_dim": 1.0},
+                      {"rope_type": "longrope", "factor": 2.0, "short_factor": [1e-320] * 8, "long_factor": [1.0] * 8})),
+    _case({"model_type": "llama", "rope_scaling": {"rope_type": "dynamic", "factor": 1e6}}, None, 2**53),
+    _case({**CONFIGS[[c["model_type"] for c in CONFIGS].index("ministral3")],
+           "rope_parameters": {"rope_type": "yarn", "factor": 2.0, "llama_4_scaling_beta": 1e7,
+                               "original_max_position_embeddings": 16384}}),
+    _case({"model_type": "llama", "rope_scaling": {"rope_type": "linear", "factor": 2.0,
+                                                   "x": json.loads("[" * 150 + "]" * 150)}}),
+    ("[" * 150 + "]" * 150, None, None),
+    ("[" * 3000 + "]" * 3000, None, None),
+]
+
+
+def random_configs(count: int, seed: int = 22) -> list[tuple[str, str | None, int | None]]:
+    """Seeded configs of the fuzz's kinds: a small config of any model type with a few keys set to odd
+    values (any depth), or a zoo config with one value replaced."""
+    rng = random.Random(seed)
+    model_types = sorted(rope_data_model_types())
+
+    def value(depth: int = 0) -> object:
+        roll = rng.random()
+        if roll < 0.6 or depth > 2:
+            return rng.choice([*NUMBERS, *WORDS, None, True, False])
+        if roll < 0.8:
+            return [value(depth + 1) for _ in range(rng.randint(0, 3))]
+        return {rng.choice(KEYS + WORDS): value(depth + 1) for _ in range(rng.randint(0, 3))}
+
+    cases = []
+    for _ in range(count):
+        if rng.random() < 0.5:
+            config: dict[str, object] = {**SMALL, "model_type": rng.choice(model_types)}
+            for _ in range(rng.randint(1, 4)):
+                config[rng.choice(KEYS)] = value()
+        else:
+            config = json.loads(json.dumps(rng.choice(CONFIGS)))
+            parent = config
+            while rng.random() < 0.5 and any(isinstance(v, dict) for v in parent.values()):
+                parent = rng.choice([v for v in parent.values() if isinstance(v, dict)])
+            parent[rng.choice([*parent, *KEYS])] = value()
+        cases.append((json.dumps(config), rng.choice([None, None, None, "half", "interleaved"]),
+                      rng.choice([None, 5000, 300000])))
+    return cases
+
+
+def rope_data_model_types() -> list[str]:
+    return sorted(json.loads((ROOT / "posenc" / "rope_model_types.json").read_text())["model_types"])
+
+
+@needs_node
+def test_what_the_fuzz_found_and_random_configs_read_alike(tmp_path: Path) -> None:
+    cases = FOUND + random_configs(400)
+    results = run_js(tmp_path, API_READING.replace("([cases])", "(cases)"), cases)
+    assert isinstance(results, list) and len(results) == len(cases)
+    problems, refused = [], 0
+    for (text, layout, length), ours in zip(cases, results):
+        theirs = posenc_reading(text, layout, length)
+        refused += not theirs["ok"]
+        problems += [f"{text[:80]!r} (layout={layout}, length={length}): {d}" for d in compare(json.loads(ours), theirs)]
+    assert not problems, "\n".join(problems[:10])
+    assert 0.2 * len(cases) < refused < 0.9 * len(cases)  # both kinds of outcome are exercised

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from posenc import _rope_table
+from posenc._rope_params import _too_deep
 from posenc.inspect import warnings_for
 from posenc.rope_config import from_config, read_config
 from posenc.rope_scaling import rope_attention_scaling, rope_inverse_frequencies
@@ -74,7 +75,13 @@ BAD_INPUTS: list[tuple[str, str, str]] = [
      '"rope_scaling": {"rope_type": "linear", "factor": 2.0}, "rope_parameters": {"rope_type": "linear", "factor": 4.0}}',
      "config is inconsistent"),
     ("a huge head", '{"model_type": "llama", "head_dim": 100000, "hidden_size": 4096, "num_attention_heads": 32}',
-     "dim must be a positive even integer <= 65536"),
+     "config['head_dim'] must be an integer <= 65536"),
+    ("nested too deeply", "[" * 3000 + "]" * 3000, "nested too deeply"),
+    ("a null entry the model type fills in", '{"model_type": "gemma3_text", "hidden_size": 64, "num_attention_heads": 4, '
+     '"rope_parameters": {"sliding_attention": {"rope_type": "default"}, "full_attention": null}}',
+     "config['rope_parameters']['full_attention'] is None"),
+    ("one set where each layer type needs its own", '{"model_type": "gemma4_text", "hidden_size": 64, '
+     '"num_attention_heads": 4, "rope_scaling": {"rope_type": "linear", "factor": 2.0}}', "must map each layer type"),
 ]
 
 
@@ -101,7 +108,12 @@ def posenc_reading(text: str, layout: str | None, length: int | None, widget: bo
     """What posenc makes of a config's text: read_config, warnings, from_config, frequencies. The
     widget (like ``python -m posenc.inspect``) first refuses JSON that is not an object."""
     try:
-        config = json.loads(text)
+        try:
+            config = json.loads(text)
+        except RecursionError:  # the port's decoder says "nested too deeply"; the widget, as inspect, "not JSON (...)"
+            return {"ok": False, "error": "ValueError: " + ("not JSON (nested too deeply)" if widget else "nested too deeply")}
+        if widget and _too_deep(config):  # as python -m posenc.inspect
+            raise ValueError("not JSON (nested too deeply)")
         if widget and not isinstance(config, dict):
             raise TypeError(f"the text must hold a JSON object (a config.json), got a {type(config).__name__}")
         rope = read_config(config, layout=layout)

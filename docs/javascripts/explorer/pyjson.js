@@ -2,7 +2,8 @@
 // messages and positions), returning the values pyvalues.js describes: NaN, Infinity and -Infinity
 // are read, a duplicate key keeps its first place and its last value, "8.0" is a float and "8" an
 // int, an integer of more than 4300 digits is Python's ValueError. Errors name the line, column and
-// character as Python counts them (in code points), in a ValueError as json.JSONDecodeError's.
+// character as Python counts them (in code points), in a ValueError as json.JSONDecodeError's. JSON
+// nested past MAX_DEPTH levels is "nested too deeply" (Python's decoder: a RecursionError).
 (function (global) {
   "use strict";
   const P = global.posencPython;
@@ -95,8 +96,17 @@
     return null;
   }
 
+  // Python's decoder recurses once per level and stops with a RecursionError near its recursion
+  // limit (1000 frames, less the caller's); posenc.inspect reports that as "not JSON (nested too
+  // deeply)", and so does this decoder, a little later (it counts levels, not frames).
+  const MAX_DEPTH = 1000;
+
   function value(s, i, depth) {
-    if (depth > 1000) throw valueError("the JSON nests more than 1000 levels deep");
+    if (depth > MAX_DEPTH) {
+      const error = valueError("nested too deeply");
+      error.jsonError = true;
+      throw error;
+    }
     const found = scanOnce(s, i, depth);
     if (found === null) throw decodeError("Expecting value", s, i);
     return found;

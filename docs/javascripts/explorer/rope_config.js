@@ -36,11 +36,11 @@
     }
     const rule = P.checkChoice("temperature['rule']", get(temperature, "rule"), ["llama_4_scaling_beta", "llama4_nope_tuning"]);
     if (rule === "llama_4_scaling_beta") {
-      const beta = P.checkFloat("temperature['beta']", get(temperature, "beta"), { minimum: 0.0 });
+      const beta = P.checkFloat("temperature['beta']", get(temperature, "beta"), { minimum: 0.0, maximum: 1e6 });
       const length = P.checkInt("temperature['length']", get(temperature, "length"), { minimum: 1, maximum: R.MAX_LENGTH });
       return 1.0 + beta * Math.log(1 + quotient(position, length));
     }
-    const scale = P.checkFloat("temperature['attn_scale']", get(temperature, "attn_scale"), { minimum: 0.0 });
+    const scale = P.checkFloat("temperature['attn_scale']", get(temperature, "attn_scale"), { minimum: 0.0, maximum: 1e6 });
     const floor = P.checkInt("temperature['floor_scale']", get(temperature, "floor_scale"), { minimum: 1, maximum: R.MAX_LENGTH });
     return scale * Math.log1p(quotient(position + 1, floor)) + 1.0;
   }
@@ -119,6 +119,13 @@
       softmax_scale: R.softmaxScale(found, params), window, layers, note });
   }
 
+  // Beam: its config class sets rope_parameters[layer_type] = null for NoPE layer types, and its model
+  // passes those layers no position embeddings; other classes fill a null in or fail on it.
+  function nullIsNope(found) {
+    const defaults = get(found, "default_rope_parameters");
+    return P.truthy(defaults) && P.keys(defaults).some((k) => P.get(defaults, k) === null);
+  }
+
   /** read_config(config, layout=layout): what every kind of layer does with positions. */
   function readConfig(config, layout = null) {
     config = R.asMapping(config);
@@ -161,6 +168,11 @@
           `${[...params.keys()].map(repr).join(", ")})`);
       }
       const kindParams = params.has(layerType) ? params.get(layerType) : params.has(null) ? params.get(null) : null;
+      if (rotates && kindParams === null && P.truthy(found) && !nullIsNope(found)) {
+        throw valueError(`config['rope_parameters'][${repr(layerType)}] is None, which transformers' code for model type ` +
+          `${repr(modelType)} does not run as layers without RoPE (only model types whose config class marks NoPE ` +
+          "layers with None do, such as 'beam'); give its parameters");
+      }
       P.setKey(layers, name, layerOf(text, found, name, kindParams, rotates, note, chosen, indices));
     }
     const originals = Object.values(layers).filter((l) => P.truthy(l.scaling) && P.has(l.scaling, "original_max_position_embeddings")

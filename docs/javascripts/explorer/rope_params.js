@@ -9,6 +9,8 @@
   const { valueError, typeError, repr, get, has } = P;
 
   const MAX_LENGTH = 2 ** 53;
+  const MAX_NESTING = 100; // levels of dicts and lists a config may nest
+  const MAX_SIZE = 2 ** 24; // posenc._checks.MAX_SIZE: the largest size of one axis
   const ROPE_TYPES = {
     default: [],
     linear: ["factor"],
@@ -97,8 +99,29 @@
 
   // ---- reading the config (posenc/_rope_params.py) ----------------------------------------------
   function asMapping(config) {
-    if (P.isMapping(config)) return config;
-    throw typeError(`config must be a dict (a model's config.json) or a transformers config, got ${P.typeName(config)}`);
+    if (!P.isMapping(config)) {
+      throw typeError(`config must be a dict (a model's config.json) or a transformers config, got ${P.typeName(config)}`);
+    }
+    if (tooDeep(config)) {
+      throw valueError(`config nests more than ${MAX_NESTING} levels deep (dicts and lists; a config.json nests a few)`);
+    }
+    return config;
+  }
+
+  /** Whether dicts and lists nest more than MAX_NESTING levels in `value` (a loop does), without recursing. */
+  function tooDeep(value) {
+    const stack = [[value, 1]];
+    while (stack.length) {
+      const [item, depth] = stack.pop();
+      const children = P.isMapping(item) ? P.keys(item).map((k) => P.get(item, k)) : P.isList(item) ? item : [];
+      for (const child of children) {
+        if (P.isMapping(child) || P.isList(child)) {
+          if (depth + 1 > MAX_NESTING) return true;
+          stack.push([child, depth + 1]);
+        }
+      }
+    }
+    return false;
   }
 
   /** The value of key `name` in whichever sources have it (not None); they must agree. */
@@ -160,10 +183,12 @@
     if (raw !== null && nestedForm(raw, names)) {
       nested = new Map(P.keys(raw).map((k) => [k, raw[k]]));
     } else if (P.truthy(defaults) && nestedForm(defaults, names)) { // a flat config of a per-layer-type model (Gemma 3)
-      nested = new Map(P.keys(defaults).map((k) => {
-        if (defaults[k] === null) throw typeError("'NoneType' object is not iterable"); // posenc's dict(None)
-        return [k, { ...defaults[k] }];
-      }));
+      if (P.truthy(raw) && !P.truthy(get(found, "flat_scaling_layer_types"))) { // the class keeps it flat; its model fails
+        throw valueError("config['rope_parameters'] (or 'rope_scaling') must map each layer type to its parameters for " +
+          `this model type (${P.keys(defaults).map(repr).join(", ")}), got one set ${P.reprCut(raw, 80)}`);
+      }
+      // null: a NoPE layer type (Beam)
+      nested = new Map(P.keys(defaults).map((k) => [k, defaults[k] === null ? null : { ...defaults[k] }]));
       for (const layerType of (P.truthy(raw) ? get(found, "flat_scaling_layer_types") || [] : [])) {
         const target = nested.get(layerType) || {};
         for (const k of P.keys(raw || {})) if (k !== "rope_theta") P.setKey(target, k, raw[k]);
@@ -219,12 +244,13 @@
     const overrides = get(config, "per_layer_config"), types = tableGet(found, config, "layer_types");
     if (layerType !== null && P.isMapping(overrides) && P.isList(types)) { // Gemma 4
       const byIndex = new Map();
-      for (const key of P.keys(overrides)) if (/^[0-9]+$/.test(key)) byIndex.set(Number(key), overrides[key]);
-      const dims = new Map(); // a Python set of the values (1 and 1.0 are one element)
+      for (const key of P.keys(overrides)) {
+        if (/^[0-9]+$/.test(key)) byIndex.set(Number(BigInt(key)), override(key, overrides[key]));
+      }
+      const dims = new Map(); // a Python set of the values (ints or None)
       types.forEach((kind, i) => {
         if (!P.equal(kind, layerType)) return;
-        const override = byIndex.get(i);
-        const dim = P.truthy(override) ? get(override, "head_dim") : null;
+        const dim = byIndex.has(i) ? byIndex.get(i) : null;
         const known = [...dims.keys()].find((d) => P.equal(d, dim));
         if (known === undefined) dims.set(dim, true);
       });
@@ -234,16 +260,16 @@
           `overrides in 'per_layer_config': ${repr(shown)}`);
       }
       const dim = dims.size ? [...dims.keys()][0] : null;
-      if (dim !== null) return P.checkInt("config['per_layer_config'][...]['head_dim']", dim, { minimum: 2 });
+      if (dim !== null) return dim;
     }
     let source = get(found, "head_dim_from");
     if (!P.truthy(found) && get(config, "qk_rope_head_dim") !== null) source = { key: "qk_rope_head_dim", over_head_dim: true };
     const given = tableGet(found, config, "head_dim");
     if (P.truthy(source) && get(config, source.key) !== null && (source.over_head_dim || given === null)) {
-      return P.checkInt(`config[${repr(source.key)}]`, config[source.key], { minimum: 2 });
+      return P.checkInt(`config[${repr(source.key)}]`, config[source.key], { minimum: 2, maximum: S.MAX_ROPE_DIM });
     }
     const dim = field(found, config, "head_dim");
-    if (dim !== null) return P.checkInt("config['head_dim']", dim, { minimum: 2 });
+    if (dim !== null) return P.checkInt("config['head_dim']", dim, { minimum: 2, maximum: S.MAX_ROPE_DIM });
     const names = get(found, "attribute_map") || {};
     const hiddenKey = get(config, "hidden_size") !== null ? "hidden_size" : get(names, "hidden_size") ?? "n_embd";
     const headsKey = get(config, "num_attention_heads") !== null ? "num_attention_heads"
@@ -251,13 +277,27 @@
     if (get(config, hiddenKey) === null || get(config, headsKey) === null) {
       throw valueError("config needs 'head_dim', or 'hidden_size' and 'num_attention_heads'");
     }
-    const hidden = P.checkInt(`config[${repr(hiddenKey)}]`, config[hiddenKey], { minimum: 1 });
-    const heads = P.checkInt(`config[${repr(headsKey)}]`, config[headsKey], { minimum: 1 });
-    if (P.big(hidden) % P.big(heads) !== 0n) {
+    const hidden = P.checkInt(`config[${repr(hiddenKey)}]`, config[hiddenKey], { minimum: 1, maximum: MAX_SIZE });
+    const heads = P.checkInt(`config[${repr(headsKey)}]`, config[headsKey], { minimum: 1, maximum: MAX_SIZE });
+    if (hidden % heads !== 0) {
       throw valueError(`config[${repr(hiddenKey)}] (${hidden}) must be a multiple of config[${repr(headsKey)}] ` +
         `(${heads}) when there is no 'head_dim'`);
     }
-    return P.normalInt(P.big(hidden) / P.big(heads));
+    if (hidden / heads > S.MAX_ROPE_DIM) {
+      throw valueError(`config[${repr(hiddenKey)}] / config[${repr(headsKey)}] (the head width, without 'head_dim') ` +
+        `must be <= ${S.MAX_ROPE_DIM}, got ${hidden} / ${heads} = ${hidden / heads}`);
+    }
+    return hidden / heads;
+  }
+
+  /** The head_dim one entry of Gemma 4's per_layer_config sets (null: it sets none). */
+  function override(key, value) {
+    if (value !== null && !P.isMapping(value)) {
+      throw typeError(`config['per_layer_config'][${repr(key)}] must be a dict of one layer's settings, got ${P.typeName(value)}`);
+    }
+    const dim = value === null ? null : get(value, "head_dim");
+    const name = `config['per_layer_config'][${repr(key)}]['head_dim']`;
+    return dim === null ? null : P.checkInt(name, dim, { minimum: 2, maximum: S.MAX_ROPE_DIM });
   }
 
   function rotaryWidth(config, found, params, dim) {
@@ -335,14 +375,15 @@
   function temperatureOf(config, found, params, rotates) {
     const rule = get(found, "query_temperature");
     if (rule === "llama_4_scaling_beta" && params !== null && get(params, "llama_4_scaling_beta") !== null) {
-      const beta = P.checkFloat("rope_parameters['llama_4_scaling_beta']", params.llama_4_scaling_beta, { minimum: 0.0 });
+      const beta = P.checkFloat("rope_parameters['llama_4_scaling_beta']", params.llama_4_scaling_beta,
+        { minimum: 0.0, maximum: 1e6 });
       const length = P.checkInt("rope_parameters['original_max_position_embeddings']",
         get(params, "original_max_position_embeddings"), { minimum: 1, maximum: MAX_LENGTH });
       return { rule: "llama_4_scaling_beta", beta, length };
     }
     if (rule === "llama4_nope_tuning" && !rotates && P.truthy(field(found, config, "attn_temperature_tuning"))) {
-      const floor = P.checkInt("config['floor_scale']", field(found, config, "floor_scale"), { minimum: 1 });
-      const scale = P.checkFloat("config['attn_scale']", field(found, config, "attn_scale"), { minimum: 0.0 });
+      const floor = P.checkInt("config['floor_scale']", field(found, config, "floor_scale"), { minimum: 1, maximum: MAX_LENGTH });
+      const scale = P.checkFloat("config['attn_scale']", field(found, config, "attn_scale"), { minimum: 0.0, maximum: 1e6 });
       return { rule: "llama4_nope_tuning", floor_scale: floor, attn_scale: scale };
     }
     return null;
@@ -372,8 +413,8 @@
   }
 
   global.posencRopeParams = Object.freeze({
-    MAX_LENGTH, ROPE_TYPES, ATTENTION_LAYER_TYPES, NOT_ATTENTION_LAYER_TYPES, modelTypes, entry, lookup, tableGet,
-    field, everyK, asMapping, textPart, parameters, headDim, rotaryWidth, contextLength, scalingOf, temperatureOf,
+    MAX_LENGTH, MAX_NESTING, ROPE_TYPES, ATTENTION_LAYER_TYPES, NOT_ATTENTION_LAYER_TYPES, modelTypes, entry, lookup, tableGet,
+    field, everyK, asMapping, tooDeep, textPart, parameters, headDim, rotaryWidth, contextLength, scalingOf, temperatureOf,
     softmaxScale, layoutFor,
   });
 })(typeof window !== "undefined" ? window : globalThis);

@@ -1,7 +1,8 @@
-// RoPE frequencies and the context-extension rules: a port of posenc/rope_scaling.py.
-// rope_inverse_frequencies and rope_attention_scaling, with the same rule table, the same checks
-// in the same order and the same messages (Python's ValueError and TypeError become a PyError of
-// that name, see pyvalues.js). Every rule cites its paper in posenc/rope_scaling.py.
+// RoPE frequencies and the context-extension rules: a port of posenc/rope_scaling.py (the Scaling
+// record, parse_scaling, rope_inverse_frequencies, rope_attention_scaling) and of the rules and their
+// table, which live in posenc/_scaling_rules.py; the same checks in the same order and the same
+// messages (Python's ValueError and TypeError become a PyError of that name, see pyvalues.js).
+// Every rule cites its paper in rope_inverse_frequencies' docstring (posenc/rope_scaling.py).
 (function (global) {
   "use strict";
   const P = global.posencPython;
@@ -11,28 +12,30 @@
   const MAX_SEQ_LEN = 2 ** 53;
 
   const real = (name, v, bounds) => P.checkFloat(name, v, bounds);
+  // the range of a rule's real-valued settings, as posenc's (no rule overflows within it)
+  const LARGEST = 1e6, SMALLEST = 1e-6;
   const length = (name, v) => P.checkInt(name, v, { minimum: 1, maximum: MAX_SEQ_LEN });
 
   function factors(name, value) {
     if (!P.isList(value)) {
       throw typeError(`${name} must be a list of positive numbers (one per rotated pair), got ${P.typeName(value)}`);
     }
-    return value.map((v, i) => real(`${name}[${i}]`, v, { positive: true }));
+    return value.map((v, i) => real(`${name}[${i}]`, v, { positive: true, minimum: SMALLEST, maximum: LARGEST }));
   }
 
   // key -> how its value is checked (and converted), in posenc's order
   const FIELD_CHECKS = [
-    ["factor", (n, v) => real(n, v, { minimum: 1.0 })],
+    ["factor", (n, v) => real(n, v, { minimum: 1.0, maximum: LARGEST })],
     ["original_max_position_embeddings", length],
     ["max_position_embeddings", length],
-    ["attention_factor", (n, v) => real(n, v, { positive: true })],
-    ["beta_fast", (n, v) => real(n, v, { positive: true })],
-    ["beta_slow", (n, v) => real(n, v, { positive: true })],
-    ["mscale", (n, v) => real(n, v, { minimum: 0.0 })],
-    ["mscale_all_dim", (n, v) => real(n, v, { minimum: 0.0 })],
+    ["attention_factor", (n, v) => real(n, v, { positive: true, maximum: LARGEST })],
+    ["beta_fast", (n, v) => real(n, v, { positive: true, minimum: SMALLEST, maximum: LARGEST })],
+    ["beta_slow", (n, v) => real(n, v, { positive: true, minimum: SMALLEST, maximum: LARGEST })],
+    ["mscale", (n, v) => real(n, v, { minimum: 0.0, maximum: LARGEST })],
+    ["mscale_all_dim", (n, v) => real(n, v, { minimum: 0.0, maximum: LARGEST })],
     ["truncate", P.checkBool],
-    ["low_freq_factor", (n, v) => real(n, v, { positive: true })],
-    ["high_freq_factor", (n, v) => real(n, v, { positive: true })],
+    ["low_freq_factor", (n, v) => real(n, v, { positive: true, maximum: LARGEST })],
+    ["high_freq_factor", (n, v) => real(n, v, { positive: true, maximum: LARGEST })],
     ["partial_rotary_factor", (n, v) => real(n, v, { minimum: 0.0, maximum: 1.0 })],
     ["short_factor", factors],
     ["long_factor", factors],
