@@ -7,7 +7,8 @@
 //     from node_modules by hooks/posenc_site.py), widgets.js, which upgrades the placeholders;
 //   config, for the config inspector only (its placeholder near): pyjson.js (Python's JSON decoder),
 //     rope_params.js and rope_config.js (posenc's read_config and inspect's warnings), the model-type
-//     table and the zoo (assets/posenc/rope-data.js, written by hooks/rope_data.py), inspector.js.
+//     table and the zoo (assets/posenc/rope-data.js, written by hooks/rope_data.py), inspector_chart.js
+//     and inspector.js (the widget).
 // Widget names: sinusoidal, rope-scaling, rope-rotation, alibi, t5-buckets; rope-inspector.
 (function () {
   "use strict";
@@ -15,7 +16,8 @@
   const url = (path) => new URL(path, here).href;
   const GROUPS = {
     core: ["pyvalues.js", "rope_scaling.js", "formulas.js", "../../assets/d3/d3.min.js", "widgets.js"],
-    config: ["pyjson.js", "rope_params.js", "rope_config.js", "../../assets/posenc/rope-data.js", "inspector.js"],
+    config: ["pyjson.js", "rope_params.js", "rope_config.js", "../../assets/posenc/rope-data.js", "inspector_chart.js",
+      "inspector.js"],
   };
   const CONFIG_WIDGETS = ["rope-inspector"];
   const loading = {};

@@ -2,16 +2,19 @@
 // configs) and see, per kind of layer, what it does with positions, read by the ports of posenc's
 // read_config, rope_inverse_frequencies, rope_attention_scaling and inspect's warnings (rope_config.js
 // and friends). Everything runs in the page. Bad input gets one message and the last good result stays.
+// This file reads the config and writes the form, the settings and the findings; inspector_chart.js
+// (loaded before it) draws each kind of layer's wavelengths.
 // The last result is kept on the widget element (posencInspector) for tests/site/check_explorer.py.
 (function () {
   "use strict";
   const W = window.posencExplorerWidgets;
-  const { FONT, palette, fmt, minus, frame, svgPlot, plotWidth, styleAxis, axisLabel, timed, superscript } = W.helpers;
+  const { fmt, minus, frame, timed } = W.helpers;
   const P = window.posencPython;
   const C = window.posencRopeConfig;
+  const R = window.posencRopeParams;
   const S = window.posencRopeScaling;
   const J = window.posencJSON;
-  const d3 = window.d3;
+  const { chart, contexts, num } = window.posencInspectorChart; // inspector_chart.js
   const ZOO = window.posencRopeData.zoo;
   const DEFAULT = "llama-3.1-8b";
   const MAX_FILE_BYTES = 4 << 20;
@@ -67,6 +70,8 @@
       if (error.jsonError) throw P.valueError(`not JSON (${error.message})`);
       throw error;
     }
+    // as python -m posenc.inspect: nesting past read_config's limit is "not JSON" too, however deep
+    if (R.tooDeep(config)) throw P.valueError("not JSON (nested too deeply)");
     if (!P.isMapping(config)) throw P.typeError(`the text must hold a JSON object (a config.json), got a ${P.typeName(config)}`);
     const rope = C.readConfig(config, layout || null);
     const warnings = C.warningsFor(rope, length, config);
@@ -84,7 +89,6 @@
 
   // ---- words ----------------------------------------------------------------------------------
   const count = (n, word) => `${n.toLocaleString("en-US")} ${word}${n === 1 ? "" : "s"}`;
-  const num = (v) => (P.isInt(v) ? Number(v).toLocaleString("en-US") : fmt(+v, 6));
   const isInteger = (v) => Number.isInteger(+v) && Math.abs(+v) < 1e15;
   const base = (v) => (isInteger(v) ? Number(v).toLocaleString("en-US") : fmt(+v, 6));
 
@@ -112,13 +116,6 @@
     return name.startsWith("chunked") ? `chunks of ${num(layer.window)} tokens` : `the last ${num(layer.window)} tokens`;
   }
 
-  /** inspect's comparison of the slowest pair with each context, and the pairs that turn within it. */
-  function contexts(result, layer) {
-    const { rope, length } = result;
-    return [["trained", rope.original_max_position_embeddings], ["declared", rope.max_position_embeddings],
-      ["window", layer.window], ["chosen length", length]].filter(([, n]) => P.truthy(n)).map(([label, n]) => [label, Number(n)]);
-  }
-
   const within = (label, n) => (label === "window" ? `window of ${num(n)}` : label === "chosen length" ?
     `chosen length ${num(n)}` : `${label} context`);
 
@@ -129,80 +126,6 @@
     if (text !== undefined) node.textContent = text;
     return node;
   };
-
-  function chart(box, holder, name, layer, data, result) {
-    const H = 270;
-    const colours = palette();
-    const svg = d3.select(holder).append("svg").attr("class", "posenc-explorer__plot").attr("role", "img").attr("height", H);
-    const width = plotWidth(box);
-    svg.attr("width", width);
-    const pairs = data.wavelengths.length;
-    const m = { left: 58, right: 14, top: width < 640 ? 58 : 40, bottom: 40 }; // the legend takes two rows when narrow
-    const lines = contexts(result, layer);
-    const reach = Number([layer.window, result.length, result.rope.max_position_embeddings].find(P.truthy) ?? 0);
-    const finite = data.wavelengths.filter(Number.isFinite);
-    const top = Math.max(d3.max(finite) || 1, d3.max(data.unscaled.map((t) => (2 * Math.PI) / t)), ...lines.map(([, n]) => n)) * 3;
-    const x = d3.scaleLinear().domain(pairs > 1 ? [0, pairs - 1] : [-0.5, 0.5]).range([m.left, width - m.right]);
-    const y = d3.scaleLog().domain([1, top]).range([H - m.bottom, m.top]);
-    const decades = d3.range(0, Math.floor(Math.log10(top)) + 1).map((e) => Math.pow(10, e));
-    const step = Math.ceil(decades.length / 6);
-    svg.append("g").selectAll("line").data(decades).join("line").attr("x1", m.left).attr("x2", width - m.right)
-      .attr("y1", y).attr("y2", y).attr("stroke", colours.grid);
-    styleAxis(svg.append("g").attr("transform", `translate(0,${H - m.bottom})`)
-      .call(d3.axisBottom(x).ticks(Math.min(8, pairs, width / 70)).tickFormat(d3.format("d"))), colours);
-    styleAxis(svg.append("g").attr("transform", `translate(${m.left},0)`)
-      .call(d3.axisLeft(y).tickValues(decades.filter((_, k) => k % step === 0)).tickFormat((v) => `10${superscript(Math.log10(v))}`)), colours);
-    axisLabel(svg, colours, "pair index i", (m.left + width - m.right) / 2, H - 6);
-    axisLabel(svg, colours, "wavelength (positions)", 14, (m.top + H - m.bottom) / 2, true);
-    const dashes = { trained: "6 4", declared: "2 3", window: "9 3 2 3", "chosen length": "1 4" };
-    // labels at the left, where the wavelengths are short; a label that would touch the one below goes right
-    let below = Infinity;
-    [...lines].sort((a, b) => a[1] - b[1]).forEach(([label, n]) => {
-      svg.append("line").attr("x1", m.left).attr("x2", width - m.right).attr("y1", y(n)).attr("y2", y(n))
-        .attr("stroke", colours.muted).attr("stroke-dasharray", dashes[label]).attr("stroke-width", 1.5);
-      const right = below - y(n) < FONT + 3;
-      svg.append("text").attr("x", right ? width - m.right - 4 : m.left + 4).attr("y", y(n) - 4)
-        .attr("text-anchor", right ? "end" : "start").attr("fill", colours.fg).attr("font-size", FONT).text(`${label} ${num(n)}`);
-      if (!right) below = y(n);
-    });
-    const path = d3.line().defined(Number.isFinite).x((_, i) => x(i)).y((v) => y(v));
-    const scaled = layer.scaling !== null;
-    if (scaled) {
-      svg.append("path").datum(data.unscaled.map((t) => (2 * Math.PI) / t)).attr("fill", "none").attr("stroke", colours.muted)
-        .attr("stroke-width", 1.5).attr("stroke-dasharray", "5 3").attr("d", path);
-    }
-    svg.append("path").datum(data.wavelengths).attr("fill", "none").attr("stroke", colours.cycle[0]).attr("stroke-width", 2).attr("d", path);
-    const never = data.wavelengths.map((w, i) => [w, i]).filter(([w]) => Number.isFinite(w) && reach && w > reach);
-    const still = data.wavelengths.map((w, i) => [w, i]).filter(([w]) => !Number.isFinite(w));
-    svg.append("g").selectAll("circle").data(never).join("circle").attr("cx", ([, i]) => x(i)).attr("cy", ([w]) => y(w))
-      .attr("r", 3.2).attr("fill", "none").attr("stroke", colours.cycle[1]).attr("stroke-width", 1.5);
-    svg.append("g").selectAll("text").data(still).join("text").attr("x", ([, i]) => x(i)).attr("y", m.top + 4)
-      .attr("text-anchor", "middle").attr("fill", colours.cycle[1]).attr("font-size", FONT).text("\u00d7");
-    const legend = [["this config", colours.cycle[0], null, "line"]];
-    if (scaled) legend.push(["without scaling", colours.muted, "5 3", "line"]);
-    if (never.length) legend.push([`never turns within ${num(reach)}`, colours.cycle[1], null, "circle"]);
-    if (still.length) legend.push(["never turns (\u03b8 = 0)", colours.cycle[1], null, "cross"]);
-    let lx = m.left, ly = 14;
-    legend.forEach(([text, colour, dash, kind]) => {
-      const g = svg.append("g");
-      if (kind === "line") g.append("line").attr("x2", 20).attr("stroke", colour).attr("stroke-width", 2).attr("stroke-dasharray", dash);
-      else if (kind === "circle") g.append("circle").attr("cx", 10).attr("r", 3.2).attr("fill", "none").attr("stroke", colour).attr("stroke-width", 1.5);
-      else g.append("text").attr("x", 10).attr("y", 4).attr("text-anchor", "middle").attr("fill", colour).attr("font-size", FONT).text("\u00d7");
-      const label = g.append("text").attr("x", 25).attr("y", 4).attr("fill", colours.fg).attr("font-size", FONT).text(text);
-      const used = 25 + label.node().getComputedTextLength() + 16;
-      if (lx + used > width - m.right && lx > m.left) { // on to the next row
-        lx = m.left;
-        ly += 17;
-      }
-      g.attr("transform", `translate(${lx},${ly})`);
-      lx += used;
-    });
-    svg.attr("aria-label", minus(`Log-scale plot of the wavelength of each of the ${pairs} rotation pairs of the ${name} layers` +
-      (scaled ? `, with and without ${layer.scaling.type} scaling` : "") +
-      (lines.length ? `, against the ${lines.map(([l, n]) => `${l} context ${num(n)}`).join(", ")}` : "") +
-      `; ${never.length} pairs never complete a turn within ${num(reach)} positions` +
-      (still.length ? `, ${still.length} never turn at all.` : ".")));
-  }
 
   function factItem(list, [meaning, href], label) {
     const item = el("li", "posenc-inspector__fact");
