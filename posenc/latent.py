@@ -135,8 +135,9 @@ class LatentAttention(nn.Module):
         v_head_dim: per head, the value width.
         q_lora_rank: None (queries projected directly) or the width of the query's own low-rank
             bottleneck (DeepSeek-V3: 1536).
-        rope_base, rope_scaling, layout: the RoPE of the rotated parts (`posenc.rope.RotaryEmbedding`);
-            DeepSeek's checkpoints pair features as ``"interleaved"``.
+        rope_base: the RoPE base of the rotated parts (`posenc.rope.RotaryEmbedding`).
+        rope_scaling: their context-extension rule, as `posenc.rope.RotaryEmbedding` takes it.
+        layout: their pair layout; DeepSeek's checkpoints pair features as ``"interleaved"``.
         softmax_scale: a factor on ``1/sqrt(qk_nope_head_dim + qk_rope_head_dim)`` (DeepSeek's YaRN
             ``mscale(s, mscale_all_dim)²``; `from_config` reads it).
         bias: biases on the query-down, key/value-down and output projections (``attention_bias``).
@@ -300,7 +301,8 @@ def latent_key_logits(q: Tensor, latent: Tensor, w_uk: Tensor, *, q_positions: T
         q: queries ``[..., heads, q_len, d]`` (d even when rotating).
         latent: the cached latents ``[..., k_len, r]`` (shared by the heads).
         w_uk: the key up-projection ``[heads, d, r]``.
-        q_positions, k_positions: integer positions ``[q_len]`` and ``[k_len]``, or both None (no RoPE).
+        q_positions: integer positions ``[q_len]``, or None (no RoPE; then ``k_positions`` is None too).
+        k_positions: integer positions ``[k_len]``, or None (with ``q_positions``).
         absorb: compute through the absorbed query instead of expanded keys.
         base: the RoPE base.
 

@@ -22,7 +22,7 @@ from values import CHECK, VALUE, expand_values
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 CHAPTERS = ["extrapolation.md", "context-extension.md", "inference.md", "positions-2d.md", "beyond-alibi.md",
-            "tiny-transformer.md"]
+            "tiny-transformer.md", "architectures.md"]
 
 # Constants every chapter may type: positions and counts of the first examples, and names
 # ("1-D", "2-D", "Llama 3"). A measured result is never one of these.
@@ -126,6 +126,26 @@ ALLOWED: dict[str, dict[str, str]] = {
         "65504": "float16's largest number",
         "0.01": "KERPLE's eps, the authors' default",
         "12.0%": "Ruoss et al.'s average gain, quoted",
+    },
+    "architectures.md": {
+        "0.25": "Qwen3-Next's partial_rotary_factor, from its config",
+        "1.5": "exercise 1's threshold; the sinks example's logit",
+        "4": "Llama 4, the model's name; the tiny configs' window and NoPE step",
+        "5": "the tiny Llama 4 config's chunk",
+        "5.23": "the pinned transformers version",
+        "6": "the tiny Ministral 3 config's step",
+        "8": "Gemma 3's linear factor, from its config",
+        "10": "the logit of the matching key in the fading example",
+        "32": "gpt-oss's YaRN factor, from its config",
+        "64": "DeepSeek-V3's rotated width and MiniMax-M2's, from their configs; exercise 3's sizes",
+        "128": "gpt-oss's window, DeepSeek-V3's heads, MiniMax-M2's head width, from their configs; exercise 3",
+        "256": "Qwen3-Next's head width, from its config",
+        "512": "exercise 3's latent width (Kimi K2.5's published size)",
+        "1024": "Gemma 3's window, from its config",
+        "4096": "Command R7B's window, from its config",
+        "8192": "ModernBERT's context, from its config",
+        "10000": "Gemma 3's and ModernBERT's local base, from their configs",
+        "160000": "ModernBERT's global base, from its config",
     },
     "tiny-transformer.md": {
         "4": "4 heads; a hidden width of 4 x dim",
