@@ -140,7 +140,7 @@ ALLOWED: dict[str, dict[str, str]] = {
         "64": "DeepSeek-V3's rotated width and MiniMax-M2's, from their configs; exercise 3's sizes",
         "128": "gpt-oss's window, DeepSeek-V3's heads, MiniMax-M2's head width, from their configs; exercise 3",
         "256": "Qwen3-Next's head width, from its config",
-        "512": "exercise 3's latent width (Kimi K2.5's published size)",
+        "512": "exercise 3's latent width (DeepSeek-V3's)",
         "1024": "Gemma 3's window, from its config",
         "4096": "Command R7B's window, from its config",
         "8192": "ModernBERT's context, from its config",
