@@ -90,10 +90,16 @@ def default_theta(found: Mapping[str, Any], layer_type: str | None) -> float:
 
 
 def every_k(pattern: Mapping[str, Any], config: Mapping[str, Any], layers: int) -> list[Any]:
-    """A layer pattern of the form "every k-th layer (after ``offset``) is ``every``"."""
+    """A layer pattern of the form "every k-th layer (after ``offset``) is ``every``", counted from the
+    last layer with ``from_end`` (as some classes count); the last layer is ``last`` where the class
+    forces it, and ``every`` with ``at_least_one`` when no other layer is."""
     key = pattern.get("key")
     k = config.get(key) if key else None
     k = pattern["k"] if k is None else k
     if not isinstance(k, int) or isinstance(k, bool) or k < 1:
         raise ValueError(f"config[{key!r}] must be an integer >= 1, got {k!r}")
-    return [pattern["every"] if (i + pattern["offset"]) % k == 0 else pattern["other"] for i in range(layers)]
+    at = (lambda i: layers - 1 - i) if pattern.get("from_end") else (lambda i: i)
+    out = [pattern["every"] if (at(i) + pattern["offset"]) % k == 0 else pattern["other"] for i in range(layers)]
+    if out and ("last" in pattern or (pattern.get("at_least_one") and pattern["every"] not in out)):
+        out[-1] = pattern.get("last", pattern["every"])
+    return out

@@ -26,6 +26,10 @@ What is derived, and how (no hand-written list of model names):
   found by building the class with a probe value; for a wrapper (vision-language, ...), the text
   model types its class renames (``text_model_type_aliases``: Kimi K2.5 builds a text_config of
   model_type ``kimi_k2`` as ``deepseek_v3``), found by trying each string in its source.
+* **layer patterns** (``layer_pattern``, ``nope_pattern``): how the class fills ``layer_types`` or
+  ``no_rope_layers`` when a config.json gives none, fitted as "every k-th layer" at 12 layers and
+  checked at 2 to 13: counted from the last layer (``from_end``), the last layer forced
+  (``last``), or made ``every`` when no other layer is (``at_least_one``); no fit, no pattern.
 * the class defaults `from_config` needs when a config.json leaves a key out (``default_theta``,
   the default ``rope_parameters``, ``head_dim``, ``rope_interleave``), and the keys the class tells
   its RoPE validation to ignore.
@@ -427,9 +431,36 @@ def _fit_every(values: list[Any]) -> tuple[Any, int, int] | None:
     return None
 
 
+def _pattern_shape(config_name: str, text: Any, field: str, entry: dict[str, Any],
+                   layers: int) -> dict[str, Any] | None:
+    """What else the every-k-th rule fitted at ``layers`` layers needs to hold at other layer counts:
+    nothing; ``last`` (the class forces the last layer's kind, as Gemma 4's and Beam's do);
+    ``at_least_one`` (the last layer is ``every`` when no other is, as OLMo-Hybrid's); ``from_end``
+    (the rule counts from the last layer, with the offset that fits at ``layers``); or None if no rule does."""
+    counts = (2, 3, 5, 7, 8, 13)
+    built = {n: getattr(_built(config_name, text, num_hidden_layers=n), field, None) for n in counts}
+    built = {n: list(v) for n, v in built.items() if isinstance(v, list) and len(v) == n}
+    k, every, other = entry["k"], entry["every"], entry["other"]
+    from_end_offset = -(layers - 1 + entry["offset"]) % k
+    for shape in ({}, {"last": every}, {"at_least_one": True}, {"from_end": True}, {"from_end": True, "last": every}):
+        offset = from_end_offset if shape.get("from_end") else entry["offset"]
+
+        def rule(n: int, shape: dict[str, Any] = shape, offset: int = offset) -> list[Any]:
+            out = [every if ((n - 1 - i if shape.get("from_end") else i) + offset) % k == 0 else other
+                   for i in range(n)]
+            if "last" in shape or (shape.get("at_least_one") and every not in out):
+                out[-1] = every
+            return out
+
+        if all(rule(n) == values for n, values in built.items()):
+            return {**shape, "offset": offset} if shape else {}
+    return None
+
+
 def _pattern(config_name: str, text: Any, field: str) -> dict[str, Any] | None:
     """How the config class fills ``layer_types`` (or ``no_rope_layers``) when a config.json gives
-    none: every k-th layer (shifted by offset) is of one kind, the others of the other; and which
+    none: every k-th layer (shifted by offset; counted from the last layer with ``from_end``) is of
+    one kind, the others of the other, the last layer ``last`` where the class forces it; and which
     key sets k."""
     layers = 12
     base = _built(config_name, text, num_hidden_layers=layers)
@@ -442,6 +473,10 @@ def _pattern(config_name: str, text: Any, field: str) -> dict[str, Any] | None:
     every, k, offset = fit
     other = next(v for v in values if v != every)
     entry: dict[str, Any] = {"every": every, "other": other, "k": k, "offset": offset}
+    shape = _pattern_shape(config_name, text, field, entry, layers)
+    if shape is None:  # no every-k-th rule fits the class at other layer counts: posenc claims none
+        return None
+    entry.update(shape)
     for key in _read_keys(type(text)) + [f.name for f in dataclasses.fields(type(text))] if dataclasses.is_dataclass(
             type(text)) else _read_keys(type(text)):
         if key in ("num_hidden_layers", field) or not isinstance(_field_default(type(text), key), (int, type(None))):

@@ -124,6 +124,11 @@ FOUND = [
                                                    "x": json.loads("[" * 150 + "]" * 150)}}),
     ("[" * 150 + "]" * 150, None, None),
     ("[" * 3000 + "]" * 3000, None, None),
+    # layer patterns a class forces at the last layer or counts from it (tests/test_rope_layer_patterns.py)
+    *(_case({"model_type": model_type, "num_hidden_layers": layers}, layout)
+      for model_type, layout in (("gemma4_text", None), ("beam", "half"), ("muse_spark_text", "half"),
+                                 ("olmo_hybrid", "half"), ("neomme", "half"))
+      for layers in (2, 5, 8, 13)),
 ]
 
 

@@ -93,7 +93,14 @@
     k = k === null ? pattern.k : k;
     if (!P.isInt(k) || P.less(k, 1)) throw valueError(`config[${repr(key)}] must be an integer >= 1, got ${repr(k)}`);
     const out = [];
-    for (let i = 0; i < layers; i++) out.push((i + pattern.offset) % Number(k) === 0 ? pattern.every : pattern.other);
+    const fromEnd = P.truthy(get(pattern, "from_end")); // counted from the last layer
+    for (let i = 0; i < layers; i++) {
+      out.push(((fromEnd ? layers - 1 - i : i) + pattern.offset) % Number(k) === 0 ? pattern.every : pattern.other);
+    }
+    // the class forces the last layer's kind, or makes it `every` when no other layer is
+    if (out.length && (has(pattern, "last") || (P.truthy(get(pattern, "at_least_one")) && !out.includes(pattern.every)))) {
+      out[out.length - 1] = has(pattern, "last") ? pattern.last : pattern.every;
+    }
     return out;
   }
 
