@@ -569,7 +569,8 @@ def derive(model_type: str, config_name: str) -> dict[str, Any] | None:
         entry["text_model_type"] = text.model_type
     layer_types = [t for t in getattr(text, "layer_types", None) or [] if isinstance(t, str)]
     candidates = list(params) if _nested(params) else layer_types
-    probe_type = next((t for t in ATTENTION_LAYER_TYPES if t in candidates), None)
+    # a layer type that rotates (Beam's full_attention parameters are None: NoPE, nothing to probe)
+    probe_type = next((t for t in ATTENTION_LAYER_TYPES if t in candidates and params.get(t, {}) is not None), None)
     functions = _rotation_functions(module)
     used = _called_in_attention(source)
     functions = {name: f for name, f in functions.items() if name in used} or functions

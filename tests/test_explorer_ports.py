@@ -91,9 +91,9 @@ def _case(config: dict[str, object], layout: str | None = None, length: int | No
 
 # What the fuzz (tests/test_rope_config_fuzz.py) and the reports found, each as the JavaScript must read it.
 FOUND = [
-    _case({"model_type": "beam"}, "half"),                        # a NoPE layer type marked None by its class
+    _case({"model_type": "beam"}),                                # a NoPE layer type marked None by its class
     _case({"model_type": "beam", "rope_parameters": {"sliding_attention": {"rope_type": "default", "rope_theta": 5e5},
-                                                     "full_attention": None}}, "half", 300000),
+                                                     "full_attention": None}}, None, 300000),
     _case({"model_type": "gemma3_text", "rope_parameters": {"sliding_attention": {"rope_type": "default"},
                                                             "full_attention": None}}),
     _case({"model_type": "laguna", "layer_types": ["full_attention", "sliding_attention"],
@@ -126,7 +126,7 @@ FOUND = [
     ("[" * 3000 + "]" * 3000, None, None),
     # layer patterns a class forces at the last layer or counts from it (tests/test_rope_layer_patterns.py)
     *(_case({"model_type": model_type, "num_hidden_layers": layers}, layout)
-      for model_type, layout in (("gemma4_text", None), ("beam", "half"), ("muse_spark_text", "half"),
+      for model_type, layout in (("gemma4_text", None), ("beam", None), ("muse_spark_text", "half"),
                                  ("olmo_hybrid", "half"), ("neomme", "half"))
       for layers in (2, 5, 8, 13)),
 ]

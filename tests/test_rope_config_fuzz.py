@@ -205,32 +205,30 @@ def test_inspect_exits_0_or_2_with_one_line(config: Any, length: tuple[str, ...]
 def test_a_layer_type_the_config_class_marks_none_does_not_rotate() -> None:
     # Beam's config class sets rope_parameters["full_attention"] = None, and BeamModel.forward passes
     # position_embeddings=None to those layers (no rotation): read as NoPE, not a TypeError.
-    rope = read_config({"model_type": "beam", **SMALL}, layout="half")
+    rope = read_config({"model_type": "beam", **SMALL})
     assert rope.layers["full_attention"].rotates is False and rope.layers["full_attention"].layers == (5,)
     assert "is None (NoPE)" in (rope.layers["full_attention"].note or "")
     assert rope.layers["sliding_attention"].rotates is True and rope.layers["sliding_attention"].base == 10000.0
-    assert from_config({"model_type": "beam", **SMALL}, layout="half") == rope.layers["sliding_attention"].rotary_kwargs()
+    assert from_config({"model_type": "beam", **SMALL}) == rope.layers["sliding_attention"].rotary_kwargs()
     # a config that gives the null itself reads the same way
     given = {"sliding_attention": {"rope_type": "default", "rope_theta": 5e5}, "full_attention": None}
-    rope = read_config({"model_type": "beam", **SMALL, "rope_parameters": given}, layout="half")
+    rope = read_config({"model_type": "beam", **SMALL, "rope_parameters": given})
     assert rope.layers["full_attention"].rotates is False and rope.layers["sliding_attention"].base == 5e5
 
 
 def test_beam_against_transformers() -> None:
-    # The table has no layout for beam (posenc asks for it); its attention calls rotate_half, and the
-    # rotated queries and keys of its sliding layers equal posenc's "half" reading, live.
+    # Beam's attention calls rotate_half ("half", derived now that the table probes a layer type that
+    # rotates), and posenc's reading equals its rotary module and rotation, live, with the NoPE layers
+    # where its config puts them (the last layer forced to full attention: 8 layers).
     pytest.importorskip("transformers", reason="transformers is a test dependency (requirements.lock)")
-    import torch
-
     from tests import rope_live
 
-    config = {"model_type": "beam", **SMALL, "num_key_value_heads": 4}
-    text = rope_live.transformers_config(config)
-    assert text.rope_parameters["full_attention"] is None
-    rope = read_config(config, layout="half")
-    positions = torch.tensor([0, 1, 2, 7, 1023, 1024, 1025, 4099])
-    rope_live.check_layer(rope_live.Reference(text), rope.layers["sliding_attention"], "sliding_attention", positions)
-    rope_live.check_pattern(rope, text)
+    for layers in (6, 8):
+        config = {"model_type": "beam", **SMALL, "num_key_value_heads": 4, "num_hidden_layers": layers}
+        assert rope_live.transformers_config(config).rope_parameters["full_attention"] is None
+        rope = rope_live.check_config(config)
+        assert rope.layers["full_attention"].rotates is False and rope.layers["full_attention"].layers[-1] == layers - 1
+        assert rope.layers["sliding_attention"].layout == "half"
 
 
 def test_only_the_model_types_whose_code_skips_a_null_entry_read_it_as_nope() -> None:
