@@ -263,10 +263,12 @@ def mla_cache() -> Figure:
         ax.annotate(f"{gib[-1]:,.1f} GiB", (lengths[-1], gib[-1]), xytext=(5, 0), textcoords="offset points",
                     ha="left", va="center", fontsize=FONT["small"], color=colours.foreground)
     ax.set_xlim(lengths[0] / 1.5, lengths[-1] * (6 if narrow() else 4))  # room for the labels at the ends
+    low = lengths[0] * widths["latent"] * layers * BYTES / 2**30
+    ax.set_ylim(low / 80, None)  # room for the legend below the lines
     ax.set_xlabel("tokens in the sequence")
     ax.set_ylabel("cache (GiB, bfloat16)")
     ax.set_title(f"DeepSeek-V3's cache per sequence, {layers} layers")
-    ax.legend(frameon=False, fontsize=FONT["small"], loc="upper left")
+    ax.legend(frameon=False, fontsize=FONT["small"], loc="lower right")
     return fig
 
 
