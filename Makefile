@@ -9,7 +9,8 @@ JS_STAMP := node_modules/.installed
 
 .PHONY: install serve build test test-fast typecheck bench experiments experiments-lm experiments-retrieval \
 	experiments-extension experiments-windows experiments-vit experiments-training-free experiments-base \
-	experiments-depth experiments-large check-site clean
+	experiments-depth experiments-hybrid-lm experiments-hybrid-retrieval experiments-large experiments-large-later \
+	check-site clean
 
 install: $(PY_STAMP) $(JS_STAMP)
 
@@ -47,7 +48,7 @@ bench: install
 # The extension and windows studies reuse the models the lm and retrieval studies trained (kept in
 # .cache/experiments); run alone, they train the ones they need first.
 experiments: experiments-lm experiments-retrieval experiments-extension experiments-windows experiments-vit \
-	experiments-training-free experiments-base experiments-depth
+	experiments-training-free experiments-base experiments-hybrid-lm experiments-hybrid-retrieval experiments-depth
 
 experiments-lm: install
 	$(PY) -m posenc.experiments length-extrapolation --config full
@@ -66,7 +67,8 @@ experiments-vit: install
 
 # Training-free extension (ReRoPE, Self-Extend, Dual Chunk Attention, STRING) on the RoPE models of
 # lm and retrieval; the base against the context (trains RoPE models with other bases); MQAR by
-# the depth of the facts for every retrieval model (run experiments-retrieval first to reuse them).
+# the depth of the facts for every retrieval model (run experiments-retrieval and
+# experiments-hybrid-retrieval first to reuse them). Each prints the CPU time it took.
 experiments-training-free: install
 	$(PY) -m posenc.experiments training-free --config full
 
@@ -76,9 +78,22 @@ experiments-base: install
 experiments-depth: install
 	$(PY) -m posenc.experiments depth --config full
 
+# Today's hybrid designs (RNoPE-SWA, iRoPE, RoPE with sinks) next to RoPE, NoPE and ALiBi, all four
+# layers deep: one target per task, each training 18 models.
+experiments-hybrid-lm: install
+	$(PY) -m posenc.experiments hybrid-lm --config full
+
+experiments-hybrid-retrieval: install
+	$(PY) -m posenc.experiments hybrid-retrieval --config full
+
 # The larger configuration, for a machine with a GPU: results go to posenc/experiments/results/large/.
 experiments-large: install
 	set -e; for study in length-extrapolation retrieval extension windows; do \
+	  $(PY) -m posenc.experiments $$study --config large --device cuda --workers 8; done
+
+# The later studies' larger run (GPU; 3000 MQAR steps, the methods those studies need, one seed).
+experiments-large-later: install
+	set -e; for study in training-free hybrid-lm hybrid-retrieval rope-base depth; do \
 	  $(PY) -m posenc.experiments $$study --config large --device cuda --workers 8; done
 
 # The reading checks are first shown to fail on planted defects (tests/site/test_reader_checks.py),

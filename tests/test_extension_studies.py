@@ -192,7 +192,8 @@ def test_base_study_end_to_end() -> None:
     results = base_context.run(TINY, workers=1)
     check_common(results, "base_context")
     settings_ = SETTINGS["tiny"]
-    assert list(results["bases"]) == [f"{b:g}" for b in settings_.bases]
+    assert list(results["bases"]) == [base_context.base_key(b) for b in settings_.bases]
+    assert base_context.base_key(1e6) == "1000000" and base_context.base_key(2.5) == "2.5"
     assert len(results["distance_buckets"]) == TINY.train_length // settings_.distance_bucket
     head_dim = TINY.dim // TINY.num_heads
     assert results["head_dim"] == head_dim and results["lower_bound"]["base"] > 1

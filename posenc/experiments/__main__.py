@@ -3,8 +3,9 @@
 Studies: ``length-extrapolation`` (language modelling), ``retrieval`` (MQAR), ``extension``
 (RoPE scaling rules, without and with a short fine-tune), ``windows`` (sliding windows and
 attention sinks), ``vit-resolution`` (2-D positions), ``training-free`` (re-mapped relative
-positions on the RoPE models), ``rope-base`` (the base against the context) and ``depth`` (MQAR
-by where the facts sit). Each writes its JSON results file.
+positions on the RoPE models), ``rope-base`` (the base against the context), ``depth`` (MQAR
+by where the facts sit), ``hybrid-lm`` and ``hybrid-retrieval`` (today's layer patterns, four
+layers deep). Each writes its JSON results file and prints the CPU time it took.
 """
 
 from __future__ import annotations
@@ -34,7 +35,12 @@ STUDIES = {
                   "distance and on text, next to the base's lower bound"),
     "depth": ("depth", "score every MQAR model with the key-value pairs at the start, middle or end, at 1, 2, 4 "
               "and 8 times the training length"),
+    "hybrid-lm": ("hybrid", "train four-layer language models of today's hybrid designs (RNoPE-SWA, iRoPE, RoPE "
+                  "with sinks) and of RoPE, NoPE and ALiBi, and score them at 1, 2, 4 and 8 times L"),
+    "hybrid-retrieval": ("hybrid", "the same designs trained on MQAR and tested at 1, 2, 4 and 8 times L"),
 }
+#: Studies that run one task of their module: the task their ``run`` takes (its file: ``RESULTS_PATHS[task]``).
+TASK_OF = {"hybrid-lm": "lm", "hybrid-retrieval": "retrieval"}
 
 
 def _cpu_seconds() -> float:
@@ -61,11 +67,15 @@ def main(argv: list[str] | None = None) -> int:
     options = {"workers": args.workers, "progress": not args.no_progress}
     if args.command != "vit-resolution":
         options["device"] = args.device
+    task = TASK_OF.get(args.command)
+    if task is not None:
+        options["task"] = task
     cpu = _cpu_seconds()
     results = module.run(module.CONFIGS[args.config], **options)
     cpu = _cpu_seconds() - cpu
     # the larger (GPU) configuration has its own committed files
-    default = large_path(module.RESULTS_PATH) if args.config == "large" else module.RESULTS_PATH
+    path = module.RESULTS_PATH if task is None else module.RESULTS_PATHS[task]
+    default = large_path(path) if args.config == "large" else path
     written = write_json(results, args.output or default)
     print("\n".join(module.summary_lines(results)))
     print(f"wrote {written} ({results['wall_seconds']} s with {results['workers']} workers; {cpu:.0f} s of CPU "

@@ -16,7 +16,13 @@ __all__ = ["ClaimError", "Measure", "evaluate", "measure"]
 
 RESULTS = Path(__file__).resolve().parent / "results"
 FILES = {"lm": "length_extrapolation.json", "recall": "retrieval.json", "ext": "context_extension.json",
-         "windows": "inference_windows.json", "vit": "vit_resolution.json"}
+         "windows": "inference_windows.json", "vit": "vit_resolution.json", "free": "training_free.json",
+         "base": "base_context.json", "depth": "depth.json", "hlm": "hybrid_lm.json",
+         "hrecall": "hybrid_retrieval.json"}
+#: The studies whose results have a row per method, each with per-seed runs, and their metric.
+METHOD_STUDIES = {"lm": "perplexity", "recall": "accuracy", "hlm": "perplexity", "hrecall": "accuracy"}
+#: The task names of the training-free and base studies' references, as their files name them.
+TASK_NAMES = {"lm": "lm", "recall": "retrieval"}
 WINDOW_SETTINGS = ("full", "window", "sinks")  # the columns of every method, in the file's order
 DETAIL_SETTINGS = {"full": "full attention", "window": "window {L}", "window-in-cache": "window {L}, in-cache positions",
                    "sinks": "4 sinks + window {W}", "sinks-in-cache": "4 sinks + window {W}, in-cache positions"}
@@ -127,20 +133,22 @@ LEARNED = 0.9  # a retrieval seed "learned the task": accuracy at L at least thi
 
 def _method_measure(study: str, results: dict[str, Any], parts: list[str], at: str, name: str) -> Measure:
     """``lm.METHOD@kL``, ``lm.METHOD@pA-B`` (mean loss over positions A to B), ``lm.METHOD@train``
-    and ``@score`` (CPU seconds), and ``recall.METHOD[.learned|.not-learned]@kL``."""
-    metric = "perplexity" if study == "lm" else "accuracy"
+    and ``@score`` (CPU seconds), and ``recall.METHOD[.learned|.not-learned]@kL``; the same for
+    the four-layer hybrid study, ``hlm`` and ``hrecall``."""
+    metric = METHOD_STUDIES[study]
+    text = metric == "perplexity"
     entry = _get(results["methods"], parts[0], name)
     runs = entry["runs"]
     if parts[1:]:
-        if study != "recall" or parts[1:] not in (["learned"], ["not-learned"]):
+        if text or parts[1:] not in (["learned"], ["not-learned"]):
             raise ClaimError(f"{name}: write {study}.METHOD@kL (recall also METHOD.learned, METHOD.not-learned)")
         runs = [run for run in runs if (run[metric][0] >= LEARNED) == (parts[1] == "learned")]
         if not runs:
             raise ClaimError(f"{name}: no seed of {parts[0]} is {parts[1]}")
-    if at in ("train", "score") and study == "lm":  # CPU seconds of training, of scoring at every length
+    if at in ("train", "score"):  # CPU seconds of training, of scoring at every length
         return _seeds(name, [run["train_cpu_seconds" if at == "train" else "eval_cpu_seconds"] for run in runs])
     stretch = re.fullmatch(r"p(\d+)-(\d+)", at)
-    if stretch and study == "lm":
+    if stretch and text:
         return _seeds(name, [_position_loss(run, results, int(stretch[1]), int(stretch[2]), name) for run in runs])
     index = _length_index(results, at, name)
     return _seeds(name, [run[metric][index] for run in runs])
@@ -204,6 +212,49 @@ def _vit_measure(results: dict[str, Any], parts: list[str], at: str, name: str) 
     return _seeds(name, entry["accuracy"][results["grids"].index(int(grid[1]))])
 
 
+def _free_measure(results: dict[str, Any], parts: list[str], at: str, name: str) -> Measure:
+    """``free.TASK.METHOD@kL``: a training-free method on the RoPE models (``rope``: as trained)."""
+    if len(parts) != 2:
+        raise ClaimError(f"{name}: write free.lm.METHOD@kL or free.recall.METHOD@kL")
+    task = _get(results["tasks"], TASK_NAMES.get(parts[0], parts[0]), name)
+    _get(task["methods"], parts[1], name)
+    index = _length_index(results, at, name)
+    return _seeds(name, [run["scores"][parts[1]][index] for run in task["runs"]])
+
+
+def _base_measure(results: dict[str, Any], parts: list[str], at: str, name: str) -> Measure:
+    """``base.lm.BASE@kL`` (perplexity), ``base.recall.BASE@kL`` (MQAR accuracy) and
+    ``base.recall.BASE@distN`` (accuracy at L in distance bucket N)."""
+    if len(parts) != 2 or parts[0] not in TASK_NAMES:
+        raise ClaimError(f"{name}: write base.lm.BASE@kL, base.recall.BASE@kL or base.recall.BASE@distN")
+    runs = _get(results["bases"], parts[1], name)["runs"]
+    bucket = re.fullmatch(r"dist(\d+)", at)
+    if bucket:
+        if parts[0] != "recall":
+            raise ClaimError(f"{name}: only base.recall has distance buckets")
+        return _seeds(name, [_get(run["accuracy_by_distance"], int(bucket[1]), name) for run in runs])
+    metric = "perplexity" if parts[0] == "lm" else "accuracy"
+    index = _length_index(results, at, name)
+    return _seeds(name, [run[metric][index] for run in runs])
+
+
+def _depth_measure(results: dict[str, Any], parts: list[str], at: str, name: str) -> Measure:
+    """``depth.METHOD.PLACE@kL``, ``depth.remap.METHOD.PLACE@kL`` (RoPE with a training-free
+    method) and ``depth.hybrid.METHOD.PLACE@kL`` (a four-layer model); PLACE start, middle or end."""
+    if len(parts) == 3 and parts[0] in ("remap", "hybrid"):
+        row = f"rope + {parts[1]}" if parts[0] == "remap" else f"{parts[1]} (4 layers)"
+    elif len(parts) == 2:
+        row = parts[0]
+    else:
+        raise ClaimError(f"{name}: write depth.METHOD.PLACE@kL, depth.remap.METHOD.PLACE@kL or "
+                         f"depth.hybrid.METHOD.PLACE@kL")
+    entry = _get(results["rows"], row, name)
+    place = parts[-1]
+    _get(entry["accuracy"], place, name)
+    index = _length_index(results, at, name)
+    return _seeds(name, [run["accuracy"][place][index] for run in entry["runs"]])
+
+
 def measure(reference: str) -> Measure:
     """The `Measure` a reference names (``lm.rope@8L``, ``lm:config.steps``); see the module."""
     reference = reference.strip()
@@ -214,8 +265,11 @@ def measure(reference: str) -> Measure:
         raise ClaimError(f"cannot read the reference {reference!r} (STUDY.NAME@LENGTH or STUDY:PATH)")
     large, study, rest, at = bool(match[1]), match[2], match[3].split("."), match[4]
     results = _results(study, large)
-    if study in ("lm", "recall"):
+    if study in METHOD_STUDIES:
         return _method_measure(study, results, rest, at, reference)
+    if study in ("free", "base", "depth"):
+        return {"free": _free_measure, "base": _base_measure, "depth": _depth_measure}[study](
+            results, rest, at, reference)
     if study == "ext":
         return _extension_measure(results, rest, at, reference)
     if study == "windows":
@@ -251,6 +305,8 @@ def _every_method(reference: str) -> list[Measure]:
     if not match:
         raise ClaimError(f"{reference}: a * stands for the method, right after the study")
     results = _results(match[1].removeprefix("large."), match[1].startswith("large."))
+    if "methods" not in results:
+        raise ClaimError(f"{reference}: a * stands for every method of {sorted(METHOD_STUDIES)}")
     found = []
     for method in results["methods"]:
         try:

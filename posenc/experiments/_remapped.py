@@ -111,8 +111,12 @@ class Remap:
 
 
 def self_extend_group(length: int, train_length: int, window: int) -> int:
-    """The smallest group size G with ``window + (length - window) / G <= train_length / 2``: the
-    authors' rule of thumb, using only the better-trained half of the offsets (LongLM README)."""
+    """The smallest group size G with ``window + (length - window) / G <= train_length / 2``.
+
+    The LongLM README's rule is ``G (L - window) + window >= length`` with L the pretraining length
+    (its section 4); this applies it to half of L, so that only the better-trained half of the
+    offsets is used, as the README suggests trying larger groups when large positions are poorly
+    trained (a tiny model trained on L tokens meets offsets near L - 1 in few pairs)."""
     room = train_length / 2 - window
     if room <= 0:
         raise ValueError(f"window={window} must be below half the training length {train_length}")
@@ -127,11 +131,12 @@ REMAPS: dict[str, Remap] = {
     "rerope": Remap(offsets=lambda n, L: partial(rerope_offsets, window=L // 4),
                     query_scale=lambda n, L: partial(log_length_scale, train_length=L),
                     settings=lambda n, L: {"window": L // 4}),
-    # Leaky ReRoPE: the same, with offsets past the window growing 1 / s as fast (s = n / L, at least 1)
+    # Leaky ReRoPE: the same, with offsets past the window growing 1 / s as fast (s = n / L, at least 1;
+    # the patch fixes scaling_factor = 16 for 4k): the largest, w + (n - w) / s, ends a little past L
     "leaky-rerope": Remap(offsets=lambda n, L: partial(rerope_offsets, window=L // 4, factor=max(1.0, n / L)),
                           query_scale=lambda n, L: partial(log_length_scale, train_length=L),
                           settings=lambda n, L: {"window": L // 4, "factor": max(1.0, n / L)}),
-    # Self-Extend (datamllab/LongLM): neighbour window L/4, the smallest group that fits the README's rule
+    # Self-Extend (datamllab/LongLM): neighbour window L/4, the smallest group that fits the README's rule at L/2
     "self-extend": Remap(offsets=lambda n, L: partial(self_extend_offsets, window=L // 4,
                                                       group_size=self_extend_group(n, L, L // 4)),
                          settings=lambda n, L: {"window": L // 4, "group_size": self_extend_group(n, L, L // 4)}),

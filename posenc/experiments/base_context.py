@@ -33,13 +33,14 @@ from posenc.experiments import length_extrapolation as lm
 from posenc.experiments import retrieval
 from posenc.experiments._results import read_json, run_jobs, spread, versions
 from posenc.experiments._training import IGNORE, fit_or_load
-from posenc.experiments.config import CONFIGS, SETTINGS, Config, build_model, check_device, checkpoint_path
+from posenc.experiments.config import LATER_CONFIGS as CONFIGS
+from posenc.experiments.config import SETTINGS, Config, build_model, check_device, checkpoint_path
 from posenc.experiments.data import load_corpus
 from posenc.model import TinyTransformer
 from posenc.rope_base import rope_base_context_length, rope_base_lower_bound
 
-__all__ = ["CONFIGS", "RESULTS_PATH", "build_base_model", "load_results", "query_distances", "run", "summary_lines",
-           "train_base_model"]
+__all__ = ["CONFIGS", "RESULTS_PATH", "base_key", "build_base_model", "load_results", "query_distances", "run",
+           "summary_lines", "train_base_model"]
 
 #: The committed results of the full configuration.
 RESULTS_PATH = Path(__file__).resolve().parent / "results" / "base_context.json"
@@ -56,6 +57,13 @@ TASKS = {"lm": "perplexity", "retrieval": "accuracy"}
 def model_name(base: float) -> str:
     """The method name a base's models are cached under: ``"rope"`` for the default base."""
     return "rope" if float(base) == DEFAULT_BASE else f"rope-base{float(base):g}"
+
+
+def base_key(base: float) -> str:
+    """How a base is named in the results: ``"500"``, ``"1000000"`` (digits only, so that the
+    claims of `posenc.experiments.claims` can name it: ``base.recall.1000000@L``)."""
+    base = check_float("base", base, minimum=1.0)
+    return f"{base:.0f}" if base.is_integer() else f"{base:g}".replace("+", "")
 
 
 def build_base_model(base: float, config: Config, vocab_size: int, seed: int = 0) -> TinyTransformer:
@@ -142,7 +150,7 @@ def run(config: Config, *, workers: int = 2, device: str = "cpu", progress: bool
     bases: dict[str, Any] = {}
     for base in settings.bases:
         base_runs = [runs[(repr(float(base)), seed)] for seed in config.seeds]
-        bases[f"{base:g}"] = {
+        bases[base_key(base)] = {
             "base": base,
             "model": model_name(base),
             # the longest context over which B(m) >= 0 (capped at the longest length scored)

@@ -19,6 +19,17 @@ seed, their mean, lowest and highest. What each study's references name:
   ``windows.detail.SET@8L``: the RoPE model of seed 0, SET ``full``, ``window``,
   ``window-in-cache``, ``sinks`` or ``sinks-in-cache``; ``@blockN``: its mean loss in block N.
 - ``vit.METHOD@GxG``: test accuracy of the tiny ViT on a G x G grid (``vit_resolution.json``).
+- ``free.lm.METHOD@kL`` and ``free.recall.METHOD@kL``: a training-free method (``rerope``,
+  ``leaky-rerope``, ``self-extend``, ``dual-chunk``, ``string``; ``rope``: none) on the RoPE
+  models (``training_free.json``).
+- ``base.lm.BASE@kL``, ``base.recall.BASE@kL``: the RoPE models trained with base BASE (digits:
+  ``base.recall.1000000@L``); ``base.recall.BASE@distN``: MQAR accuracy at L in distance bucket
+  N (``base_context.json``).
+- ``depth.METHOD.PLACE@kL``: MQAR accuracy with the pairs at PLACE (``start``, ``middle``,
+  ``end``); ``depth.remap.METHOD.PLACE@kL``: the RoPE model with a training-free method;
+  ``depth.hybrid.METHOD.PLACE@kL``: a four-layer model of the hybrid study (``depth.json``).
+- ``hlm.METHOD@kL`` and ``hrecall.METHOD@kL`` (also ``.learned``): the four-layer hybrid study's
+  perplexity and MQAR accuracy (``hybrid_lm.json``, ``hybrid_retrieval.json``).
 - ``large.`` before any of them: the larger configuration (``results/large/``, one seed).
 
 ``@kL`` alone repeats the reference before it at another length: ``lm.fire@8L / @L`` is FIRE's

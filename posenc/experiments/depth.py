@@ -9,9 +9,11 @@ pairs starts at a chosen depth of the room before them (`retrieval.mqar_batch` w
 middle, 1 right before the queries (as near as in training, at positions far past L). So the
 start measures distance, the end measures position, and the middle both.
 
-Every row of `ROWS` is scored: each trained method, and the RoPE model with each training-free
-method of `posenc.experiments._remapped.REMAPS`. A new design is one row: the name of the model
-to load and, optionally, a method to apply to it.
+Every row of `ROWS` is scored: each trained method, the RoPE model with each training-free
+method of `posenc.experiments._remapped.REMAPS`, and the four-layer models of the hybrid study
+(`posenc.experiments.hybrid`: today's designs, and RoPE, NoPE and ALiBi at the same depth; run
+``hybrid-retrieval`` first to reuse them). A new design is one row: the name of the model to load
+and, optionally, a method to apply to it.
 
 Run it with ``python -m posenc.experiments depth --config full``.
 """
@@ -26,11 +28,13 @@ import torch
 from torch import Tensor
 
 from posenc._checks import check_float, check_int
-from posenc.experiments import retrieval
+from posenc.experiments import hybrid, retrieval
 from posenc.experiments._remapped import REMAPS, remapped
 from posenc.experiments._results import read_json, run_jobs, spread, spread_cells, versions
 from posenc.experiments.base_context import query_distances
-from posenc.experiments.config import CONFIGS, SETTINGS, STUDIED_METHODS, Config, check_device, max_length
+from posenc.experiments.config import LATER_CONFIGS as CONFIGS
+from posenc.experiments.config import SETTINGS, STUDIED_METHODS, Config, check_device, max_length
+from posenc.model import TinyTransformer
 
 __all__ = ["CONFIGS", "RESULTS_PATH", "ROWS", "depth_label", "load_results", "run", "summary_lines", "test_set"]
 
@@ -40,13 +44,34 @@ RESULTS_PATH = Path(__file__).resolve().parent / "results" / "depth.json"
 TEST_SEED = 31337
 
 # --8<-- [start:rows]
-#: Each row: the MQAR model to load (a method of the retrieval study) and the training-free
-#: method applied to it (None: the model as trained).
+#: Each row: the MQAR model to load (a method of the retrieval study, or ``hybrid:`` and a row of
+#: the four-layer hybrid study) and the training-free method applied to it (None: as trained).
 ROWS: dict[str, tuple[str, str | None]] = {
     **{method: (method, None) for method in STUDIED_METHODS},
     **{f"rope + {remap}": ("rope", remap) for remap in REMAPS},
+    **{f"{method} (4 layers)": (f"hybrid:{method}", None) for method in hybrid.METHODS},
 }
 # --8<-- [end:rows]
+
+
+def _model(name: str, config: Config, seed: int, device: str, progress: bool,
+           position: int) -> tuple[TinyTransformer, int | None]:
+    """A row's trained model, and the longest input it accepts (None: any)."""
+    if name.startswith("hybrid:"):
+        method, deeper = name.removeprefix("hybrid:"), hybrid.CONFIGS[config.name]
+        model, _ = hybrid.train_hybrid_model("retrieval", method, deeper, seed, device=device, progress=progress,
+                                             bar_position=position)
+        return model, None
+    model, _ = retrieval.train_retrieval_model(name, config, seed, device=device, progress=progress,
+                                               bar_position=position)
+    return model, max_length(name, config)
+
+
+def _rows(config: Config) -> list[str]:
+    """The rows a configuration scores: those whose model its study (or the hybrid study) trains."""
+    deeper = hybrid.CONFIGS[config.name].methods
+    return [row for row, (name, _) in ROWS.items()
+            if (name.removeprefix("hybrid:") in deeper if name.startswith("hybrid:") else name in config.methods)]
 
 
 def depth_label(depth: float) -> str:
@@ -66,10 +91,8 @@ def test_set(config: Config, length: int, depth: float) -> tuple[Tensor, Tensor]
 
 
 def _job(row: str, seed: int, config: Config, device: str, progress: bool, position: int) -> dict[str, Any]:
-    method, remap = ROWS[row]
-    model, _ = retrieval.train_retrieval_model(method, config, seed, device=device, progress=progress,
-                                               bar_position=position)
-    limit = max_length(method, config)
+    name, remap = ROWS[row]
+    model, limit = _model(name, config, seed, device, progress, position)
     started = time.process_time()
     scores: dict[str, list[float | None]] = {}
     for depth in SETTINGS[config.name].depths:
@@ -90,7 +113,7 @@ def run(config: Config, *, workers: int = 2, device: str = "cpu", progress: bool
     device = check_device(device)
     settings = SETTINGS[config.name]
     started = time.perf_counter()
-    rows = [row for row, (method, _) in ROWS.items() if method in config.methods]
+    rows = _rows(config)
     runs = run_jobs(_job, [(row, seed) for row in rows for seed in config.seeds], config, device=device,
                     workers=workers, progress=progress)
     labels = [depth_label(d) for d in settings.depths]
@@ -101,7 +124,9 @@ def run(config: Config, *, workers: int = 2, device: str = "cpu", progress: bool
     results_rows = {}
     for row in rows:
         row_runs = [runs[(row, seed)] for seed in config.seeds]
-        results_rows[row] = {"model": ROWS[row][0], "remap": ROWS[row][1],
+        name = ROWS[row][0]
+        layers = hybrid.CONFIGS[config.name].num_layers if name.startswith("hybrid:") else config.num_layers
+        results_rows[row] = {"model": name, "remap": ROWS[row][1], "layers": layers,
                              "accuracy": {label: spread("accuracy", [r["accuracy"][label] for r in row_runs])
                                           for label in labels},
                              "runs": row_runs}

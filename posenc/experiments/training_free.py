@@ -26,7 +26,8 @@ from typing import Any
 from posenc._checks import check_int
 from posenc.experiments._remapped import REMAPS, remapped
 from posenc.experiments._results import read_json, run_jobs, spread, spread_cells, versions
-from posenc.experiments.config import CONFIGS, Config, check_device
+from posenc.experiments.config import LATER_CONFIGS as CONFIGS
+from posenc.experiments.config import Config, check_device
 from posenc.experiments.context_extension import METRICS, score, trained_rope
 
 __all__ = ["CONFIGS", "METHODS", "RESULTS_PATH", "load_results", "run", "summary_lines"]
