@@ -1,13 +1,13 @@
-"""ALiBi, "Attention with Linear Biases" (Press, Smith and Lewis, ICLR 2022).
+r"""ALiBi, "Attention with Linear Biases" (Press, Smith and Lewis, ICLR 2022).
 
-Nothing is added to the embeddings. Each head ``h`` adds ``-m_h * |i - j|`` to the logit of
-query ``i`` for key ``j``: a penalty growing linearly with distance, steeper for heads with a
-larger slope ``m_h``. The slopes are fixed, not learned.
+Nothing is added to the embeddings. Each head \(h\) adds \(-m_h \, |i - j|\) to the logit of
+query \(i\) for key \(j\): a penalty growing linearly with distance, steeper for heads with a
+larger slope \(m_h\). The slopes are fixed, not learned.
 
-Slopes for ``n`` heads, ``n`` a power of two: the geometric sequence that starts at
-``2^(-8/n)`` and has that same ratio, so the last slope is ``2^-8``. For other ``n`` the paper's
-code takes the ``p`` slopes of the largest power of two ``p < n``, then the ``n - p`` first
-slopes at even indices (every other one, starting with the first) of the ``2p``-head sequence.
+Slopes for \(n\) heads, \(n\) a power of two: the geometric sequence that starts at
+\(2^{-8/n}\) and has that same ratio, so the last slope is \(2^{-8}\). For other \(n\) the paper's
+code takes the \(p\) slopes of the largest power of two \(p < n\), then the \(n - p\) first
+slopes at even indices (every other one, starting with the first) of the \(2p\)-head sequence.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def alibi_slopes(num_heads: int, *, dtype: torch.dtype = torch.float32) -> Tenso
 
 def alibi_bias(num_heads: int, q_len: int, k_len: int | None = None, *,
                dtype: torch.dtype = torch.float32) -> Tensor:
-    """The additive logit bias ``-slope_h * |i - j|``, ``[num_heads, q_len, k_len]``.
+    r"""The additive logit bias \(-m_h \, |i - j|\) (slope \(m_h\) of head \(h\)), ``[num_heads, q_len, k_len]``.
 
     Query ``i`` and key ``j`` are positions ``0 .. q_len - 1`` and ``0 .. k_len - 1``
     (``k_len`` defaults to ``q_len``). The diagonal is 0 and every other entry is negative.
@@ -83,7 +83,7 @@ def alibi_bias(num_heads: int, q_len: int, k_len: int | None = None, *,
 
 
 class AlibiBias(nn.Module):
-    """ALiBi as a bias module: ``bias(q_positions, k_positions)`` gives ``-slope_h * |i - j|``.
+    r"""ALiBi as a bias module: ``bias(q_positions, k_positions)`` gives \(-m_h \, |i - j|\).
 
     The interface of every additive bias in posenc (`posenc.relative.T5RelativeBias`,
     `posenc.kerple.KerpleBias`, `posenc.fire.FireBias`): positions are ints n (meaning

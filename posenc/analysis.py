@@ -120,9 +120,10 @@ def nearest_collision(codes: Tensor) -> Collision:
 
 
 def wavelengths(dim: int, base: float = 10000.0) -> Tensor:
-    """Wavelength (in positions) of each (sin, cos) pair, ``2π · base^(2i/dim)``, float64 ``[dim/2]``.
+    r"""Wavelength (in positions) of each (sin, cos) pair, \(2\pi \cdot \text{base}^{2i/d}\), float64 ``[dim/2]``.
 
-    The shortest is 2π; the longest is ``2π · base^((dim-2)/dim)``, a little less than ``2π · base``.
+    With \(d\) = ``dim``, the shortest is \(2\pi\); the longest is \(2\pi \cdot \text{base}^{(d-2)/d}\), a
+    little less than \(2\pi \cdot \text{base}\).
 
     Examples:
         >>> wavelengths(4, base=100.0)
@@ -148,12 +149,13 @@ def rising_steps(values: Tensor, *, tolerance: float = 1e-12) -> list[int]:
 
 
 def shift_map_residual(codes: Tensor, offset: int) -> float:
-    """How well one fixed linear map sends every code to the code ``offset`` positions later.
+    r"""How well one fixed linear map sends every code to the code ``offset`` positions later.
 
-    Fits ``A`` by least squares in ``codes[p] @ A ≈ codes[p + offset]`` over all available p and
-    returns the relative residual ``‖codes[:-k] A - codes[k:]‖ / ‖codes[k:]‖``. Near 0 (rounding
-    only) means such a map exists. If every target code is zero, ``A = 0`` is such a map and the
-    result is 0.0.
+    With \(k\) = ``offset``, \(S\) = ``codes[:-k]`` and \(T\) = ``codes[k:]``, fits \(A\) by least
+    squares in \(S A \approx T\) (each code \(p\) mapped to code \(p + k\)) and returns the relative
+    residual \(\lVert S A - T \rVert / \lVert T \rVert\) (Frobenius norms). Near 0 (rounding only)
+    means such a map exists. If every target code is zero, \(A = 0\) is such a map and the result
+    is 0.0.
     """
     table = _codes("codes", codes)
     offset = check_int("offset", offset, minimum=1, maximum=table.shape[0] - 1)

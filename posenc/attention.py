@@ -1,4 +1,4 @@
-"""Minimal scaled dot-product attention, with the hooks position methods need.
+r"""Minimal scaled dot-product attention, with the hooks position methods need.
 
 Position methods act in one of three places (see the chapters):
 
@@ -8,7 +8,7 @@ Position methods act in one of three places (see the chapters):
 * on queries and keys, before their dot product, through ``rotary`` (RoPE, xPos: every one a
   `Rotation`);
 * on the logits themselves, through ``logit_hook``, when the term depends on them (CoPE);
-* in place of the logits, through ``scores``, when they are not ``q kᵀ / sqrt(d)`` (RoPE
+* in place of the logits, through ``scores``, when they are not \(q k^\top / \sqrt{d}\) (RoPE
   logits from a matrix of offsets, `posenc.extension.rope_logits`).
 
 ``sinks`` adds one learned logit per head to the softmax's denominator only (gpt-oss): a query
@@ -161,7 +161,8 @@ def scaled_dot_product_attention(
     mask: Tensor | None = None, logit_hook: LogitHook | None = None, sinks: Tensor | None = None,
     scores: ScoreHook | None = None,
 ) -> tuple[Tensor, Tensor]:
-    """softmax(q kᵀ / sqrt(d) + bias) v over the allowed keys, returning ``(output, weights)``.
+    r"""\(\mathrm{softmax}(q k^\top / \sqrt{d} + \text{bias})\, v\) over the allowed keys, returning
+    ``(output, weights)``.
 
     Args:
         q: queries ``[..., q_len, d]``.
@@ -181,9 +182,9 @@ def scaled_dot_product_attention(
             as gpt-oss's attention sinks: it joins each row's softmax after the masks, bias and
             hooks, takes part of the weight, and is dropped, so it has no value
             (transformers' ``models/gpt_oss/modeling_gpt_oss.py:243-253``). Not scaled by
-            ``1/sqrt(d)``.
+            \(1/\sqrt{d}\).
         scores: None, or ``scores(q, k)`` returning the logits ``[..., q_len, k_len]`` that
-            replace ``q kᵀ / sqrt(d)`` (bias, mask, hooks and causal mask then act as usual).
+            replace \(q k^\top / \sqrt{d}\) (bias, mask, hooks and causal mask then act as usual).
 
     Returns:
         The attended values ``[..., q_len, d_v]`` and the weights ``[..., q_len, k_len]``.

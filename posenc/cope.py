@@ -1,17 +1,19 @@
-"""CoPE, Contextual Position Encoding (Golovneva, Wang, Weston and Sukhbaatar, 2024).
+r"""CoPE, Contextual Position Encoding (Golovneva, Wang, Weston and Sukhbaatar, 2024).
 
-Positions that count what the model decides to count, not tokens. For query ``i`` every key
-``t <= i`` gets a gate ``g_it = sigmoid(q_i . k_t / sqrt(d))`` (the attention logit through a
-sigmoid), and the position of key ``j`` relative to query ``i`` is the sum of the gates from ``j``
-to ``i``:
+Positions that count what the model decides to count, not tokens. For query \(i\) every key
+\(t \le i\) gets a gate \(g_{it} = \sigma(q_i \cdot k_t / \sqrt{d})\) (the attention logit through a
+sigmoid), and the position of key \(j\) relative to query \(i\) is the sum of the gates from \(j\)
+to \(i\):
 
-    p_ij = sum_{t = j}^{i} g_it.
+\[
+    p_{ij} = \sum_{t=j}^{i} g_{it}.
+\]
 
-With every gate 1 this is ``i - j + 1``, the token distance (plus one); with gates that open
-only on, say, the last token of each word, it counts words. ``p_ij`` is fractional, so the
-position embedding ``e[p_ij]`` interpolates linearly between the learned ``e[floor p]`` and
-``e[ceil p]``; since only ``q_i . e[p]`` is needed, the products ``q_i . e[p]`` are computed
-once for the integer ``p`` and interpolated. The result is added to the logits. Positions are
+With every gate 1 this is \(i - j + 1\), the token distance (plus one); with gates that open
+only on, say, the last token of each word, it counts words. \(p_{ij}\) is fractional, so the
+position embedding \(e[p_{ij}]\) interpolates linearly between the learned \(e[\lfloor p \rfloor]\)
+and \(e[\lceil p \rceil]\); since only \(q_i \cdot e[p]\) is needed, the products \(q_i \cdot e[p]\)
+are computed once for the integer \(p\) and interpolated. The result is added to the logits. Positions are
 clamped to ``max_position - 1``. The method is causal: keys after the query get no gate.
 """
 
@@ -53,9 +55,9 @@ def _reverse_cumsum(gates: Tensor) -> Tensor:
 
 
 def contextual_positions(gates: Tensor) -> Tensor:
-    """``p_ij = sum_{t=j}^{i} g_it``: the reverse cumulative sum of the gates along the keys.
+    r"""\(p_{ij} = \sum_{t=j}^{i} g_{it}\): the reverse cumulative sum of the gates along the keys.
 
-    ``gates [..., q_len, k_len]``: finite, normally in [0, 1]. The queries are the last ``q_len``
+    ``gates [..., q_len, k_len]``: finite, normally in \([0, 1]\). The queries are the last ``q_len``
     of the keys (as in `posenc.attention.scaled_dot_product_attention` with ``causal=True``), and
     gates of keys after the query are ignored (their positions are 0). Float32 at least.
 
@@ -70,7 +72,7 @@ def contextual_positions(gates: Tensor) -> Tensor:
 
 
 class CoPE(nn.Module):
-    """CoPE: ``forward(q, logits)`` returns the position term to add to the attention logits.
+    r"""CoPE: ``forward(q, logits)`` returns the position term to add to the attention logits.
 
     Args:
         head_dim: the size of each query vector (the position embeddings have this size).
@@ -78,7 +80,7 @@ class CoPE(nn.Module):
             contextual positions are clamped to ``max_position - 1``.
 
     ``forward(q, logits)``: ``q [..., q_len, head_dim]`` the queries and ``logits [..., q_len,
-    k_len]`` their scaled logits ``q . k / sqrt(head_dim)`` (before softmax; entries already masked
+    k_len]`` their scaled logits \(q \cdot k / \sqrt{d}\), \(d\) = ``head_dim`` (before softmax; entries already masked
     with ``-inf``, e.g. padding, get gate 0 and are not counted). Returns ``[..., q_len, k_len]``,
     float32 at least; use it as ``scores = logits + cope(q, logits)``, then mask and softmax as
     usual. The queries are the last ``q_len`` keys, so the same call serves decoding with a KV cache:

@@ -1,4 +1,4 @@
-"""The layer patterns of today's models, as plans for `posenc.model.TinyTransformer` at tiny scale.
+r"""The layer patterns of today's models, as plans for `posenc.model.TinyTransformer` at tiny scale.
 
 Each design is a `posenc.layer_plan.LayerPlan` per layer for a model with ``position="rope"``. In
 every one of them a layer is *global* when ``(i + 1) % every == 0`` (0-based i), the others
@@ -11,8 +11,8 @@ every one of them a layer is *global* when ``(i + 1) % every == 0`` (0-based i),
   "Rope to Nope and Back Again", https://arxiv.org/abs/2501.18795.
 * ``"irope"``: local layers rotate within a ``chunk`` and L2-normalise q and k after the rotation;
   global layers have no positions, see everything and scale their queries by the attention
-  temperature ``1 + beta * log(1 + floor((p + 1) / length))``, ``length`` the chunk by default as
-  in Llama 4 (8192 both); ``every = 4``. Llama 4 (``models/llama4/configuration_llama4.py:170-172``
+  temperature \(1 + \beta \log(1 + \lfloor (p + 1) / \text{length} \rfloor)\) at position \(p\), with
+  \(\beta\) = ``beta`` and ``length`` the chunk by default as in Llama 4 (8192 both); ``every = 4``. Llama 4 (``models/llama4/configuration_llama4.py:170-172``
   and ``:188-191``; ``modeling_llama4.py:331-366``).
 * ``"rope-sinks"``: every layer rotates and has a learned sink logit per head; local layers see a
   sliding ``window``, global ones everything; ``every = 2``, the first layer local. gpt-oss

@@ -62,7 +62,7 @@ EMBEDDING_KINDS = tuple(_TABLES)
 
 
 class PositionalEmbedding(nn.Module):
-    """Token embedding plus an absolute position: ids to vectors.
+    r"""Token embedding plus an absolute position: ids to vectors.
 
     ``[batch, seq]`` token ids give ``[batch, seq, dim]`` vectors.
 
@@ -82,10 +82,10 @@ class PositionalEmbedding(nn.Module):
 
     ``forward(tokens, offset=0, *, positions=None)`` embeds ``tokens`` at ``offset .. offset + seq - 1``,
     or at the given ``positions [batch, seq]`` (integer ids, e.g. from `posenc.positions_from_mask`).
-    The token table keeps PyTorch's N(0, 1) initialisation, so a token row
-    has norm about sqrt(dim), the same order as a sinusoidal row (norm
-    sqrt(dim / 2)). This is the balance the paper obtains by multiplying
-    N(0, 1/dim) embeddings by sqrt(dim) (section 3.4).
+    The token table keeps PyTorch's \(\mathcal{N}(0, 1)\) initialisation, so a token row
+    has norm about \(\sqrt{d}\) (\(d\) = ``dim``), the same order as a sinusoidal row (norm
+    \(\sqrt{d/2}\)). This is the balance the paper obtains by multiplying
+    \(\mathcal{N}(0, 1/d)\) embeddings by \(\sqrt{d}\) (section 3.4).
 
     Examples:
         >>> import torch

@@ -1,4 +1,4 @@
-"""Training-free context extension by re-mapping RoPE's relative positions.
+r"""Training-free context extension by re-mapping RoPE's relative positions.
 
 RoPE's attention logit for a query at position i and a key at position j depends on the
 positions only through the offset ``i - j``. The methods here leave the trained weights and
@@ -19,7 +19,7 @@ that no pair sees an offset larger than the model met in training:
   replacing the rarely trained largest offsets by well-trained ones.
 
 Each method is a function from query and key positions to the matrix of offsets ``r[i, j]`` that
-RoPE sees (float64, ``[..., q_len, k_len]``); `rope_logits` computes ``q_i . R(theta r_ij) k_j``
+RoPE sees (float64, ``[..., q_len, k_len]``); `rope_logits` computes \(q_i^\top R(\theta\, r_{ij})\, k_j\)
 exactly for any such matrix, which is what the authors' code computes piece by piece (two or
 three attention matrices, one per kind of pair, combined by a mask or a log-sum-exp merge).
 All methods change only keys at or before their query; a key after its query (masked in a causal
@@ -195,7 +195,8 @@ def string_offsets(query_positions: Tensor, key_positions: Tensor, *, shift: int
 
 
 def log_length_scale(positions: Tensor, train_length: int) -> Tensor:
-    """ReRoPE's query scale ``max(1, log(p + 1) / log(train_length))`` at each position (float64).
+    r"""ReRoPE's query scale \(\max(1, \log(p + 1) / \log L)\) at each position \(p\), \(L\) = ``train_length``
+    (float64).
 
     It is 1 within the training length and grows slowly beyond it, sharpening the attention of
     late queries over their many keys (bojone/rerope ``rerope_patch.py:56``). Multiply the
@@ -226,17 +227,17 @@ def _check_offsets(offsets: object, shape: tuple[int, ...]) -> Tensor:
 
 # --8<-- [start:logits]
 def rope_logits(q: Tensor, k: Tensor, inv_freq: Tensor, offsets: Tensor, *, layout: str = "half") -> Tensor:
-    """``q_i . R(theta * r_ij) k_j`` for every query i and key j: RoPE's logits for any offsets.
+    r"""\(q_i^\top R(\theta\, r_{ij})\, k_j\) for every query \(i\) and key \(j\): RoPE's logits for any offsets.
 
-    With ``offsets = i - j`` this is ``apply_rope(q) @ apply_rope(k).T`` (no ``1/sqrt(d)``).
-    Pair f of the head (features f and f + d/2 in the ``"half"`` layout, 2f and 2f + 1 in the
-    ``"interleaved"`` one) contributes ``(q1 k1 + q2 k2) cos(theta_f r) + (q1 k2 - q2 k1) sin(theta_f r)``;
-    the angles are computed in float64, the sum in float32 (float64 for float64 inputs).
+    With ``offsets = i - j`` this is ``apply_rope(q) @ apply_rope(k).T`` (no \(1/\sqrt{d}\)).
+    Pair \(f\) of the head (features \(f\) and \(f + d/2\) in the ``"half"`` layout, \(2f\) and \(2f + 1\) in
+    the ``"interleaved"`` one), with entries \((q_1, q_2)\) and \((k_1, k_2)\), contributes
+    \((q_1 k_1 + q_2 k_2) \cos(\theta_f r) + (q_1 k_2 - q_2 k_1) \sin(\theta_f r)\); the angles are computed in float64, the sum in float32 (float64 for float64 inputs).
 
     Args:
         q: queries ``[..., q_len, d]``, d even (e.g. ``[batch, heads, q_len, head_dim]``).
         k: keys ``[..., k_len, d]``, with q's leading dimensions and dtype.
-        inv_freq: the ``d / 2`` frequencies theta_f (e.g. ``RotaryEmbedding(d).inv_freq``).
+        inv_freq: the \(d/2\) frequencies \(\theta_f\) (e.g. ``RotaryEmbedding(d).inv_freq``).
         offsets: the offset of each pair, broadcastable to ``[..., q_len, k_len]`` (e.g. the
             ``[q_len, k_len]`` matrix of `rerope_offsets`).
         layout: ``"half"`` or ``"interleaved"`` (see `posenc.rope`).

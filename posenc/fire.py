@@ -1,16 +1,18 @@
-"""FIRE (Li et al., "Functional Interpolation for Relative Positions Improves Long Context
+r"""FIRE (Li et al., "Functional Interpolation for Relative Positions Improves Long Context
 Transformers", ICLR 2024): a learned function of the normalised distance.
 
-The bias of query ``i`` for key ``j`` in each head is an MLP of one number,
+The bias of query \(i\) for key \(j\) in each head is an MLP of one number,
 
-    b(i, j) = f( psi(i - j) / psi(max(L, i)) ),   psi(x) = log(c * x + 1),
+\[
+    b(i, j) = f\left(\frac{\psi(i - j)}{\psi(\max(L, i))}\right),
+\]
 
-where ``f`` is a small MLP (1 -> hidden -> ReLU -> heads), ``c > 0`` is learned and ``L`` is a
-learned threshold. Dividing by ``psi(i)`` maps every distance of every query into ``[0, 1]``,
+with \(\psi(x) = \log(c x + 1)\), where \(f\) is a small MLP (1 -> hidden -> ReLU -> heads), \(c > 0\) is learned and \(L\) is a
+learned threshold. Dividing by \(\psi(i)\) maps every distance of every query into \([0, 1]\),
 whatever the sequence length: the same function serves every length, and a query past the
-trained length asks ``f`` about inputs it has seen. The threshold ``L`` stops the normalisation
-for short distances near the start, where ``i`` alone would blow small distances up. As in the
-authors' code, ``c`` and ``L`` enter through their absolute values, and a small ``eps`` keeps
+trained length asks \(f\) about inputs it has seen. The threshold \(L\) stops the normalisation
+for short distances near the start, where \(i\) alone would blow small distances up. As in the
+authors' code, \(c\) and \(L\) enter through their absolute values, and a small ``eps`` keeps
 the denominator away from 0.
 """
 
@@ -34,18 +36,18 @@ MAX_WEIGHTS = 1 << 24
 
 
 class FireBias(nn.Module):
-    """FIRE: ``forward(q_len, k_len)`` -> ``[heads, q_len, k_len]``.
+    r"""FIRE: ``forward(q_len, k_len)`` -> ``[heads, q_len, k_len]``.
 
     Args:
         num_heads: number of heads (outputs of the MLP).
         hidden: width of the MLP's hidden layer (32 in the paper).
-        max_len: the initial threshold ``L`` (None: the paper's 512). A good choice is the
+        max_len: the initial threshold \(L\) (None: the paper's 512). A good choice is the
             training length, or less.
 
-    Learnable: the MLP, ``c`` (initially 0.1) and ``L`` (as ``|L_multiplier * max_len|``,
-    ``L_multiplier`` initially 1). Query ``i`` and key ``j`` are positions ``0 .. q_len - 1``
+    Learnable: the MLP, \(c\) (initially 0.1) and \(L\) (as \(|\lambda \cdot \text{max\_len}|\), the
+    multiplier \(\lambda\) initially 1). Query ``i`` and key ``j`` are positions ``0 .. q_len - 1``
     and ``0 .. k_len - 1``; `bias` takes explicit positions (a KV cache). FIRE is meant for
-    causal attention; a key after its query gets the distance ``|i - j|``.
+    causal attention; a key after its query gets the distance \(|i - j|\).
 
     Examples:
         >>> _ = torch.manual_seed(0)
@@ -72,11 +74,11 @@ class FireBias(nn.Module):
 
     @property
     def threshold(self) -> Tensor:
-        """The current threshold ``L = |L_multiplier * max_len|`` (a scalar tensor)."""
+        r"""The current threshold \(L = |\lambda \cdot \text{max\_len}|\), \(\lambda\) the learned multiplier (a scalar tensor)."""
         return (self.l_multiplier.to(torch.float64) * self.init_l).abs()
 
     def normalised_distance(self, q_positions: Tensor | int, k_positions: Tensor | int) -> Tensor:
-        """``psi(|i - j|) / psi(max(L, i))``, ``[(batch,) q, k]``; in [0, 1] for keys j <= i."""
+        r"""\(\psi(|i - j|) / \psi(\max(L, i))\), ``[(batch,) q, k]``; in \([0, 1]\) for keys \(j \le i\)."""
         q_pos, k_pos, shape = bias_positions(q_positions, k_positions)
         check_elements("the distances of q_positions and k_positions", *shape)
         return self._normalised(q_pos, k_pos)

@@ -1,17 +1,17 @@
-"""KERPLE (Chi, Fan, Ramadge and Rudnicky, "KERPLE: Kernelized Relative Positional Embedding
+r"""KERPLE (Chi, Fan, Ramadge and Rudnicky, "KERPLE: Kernelized Relative Positional Embedding
 for Length Extrapolation", NeurIPS 2022): learned bias shapes.
 
-Each head adds a learned function of the distance ``|i - j|`` to the logits, from one of two
+Each head adds a learned function of the distance \(|i - j|\) to the logits, from one of two
 families of conditionally positive definite kernels, shifted to be 0 at distance 0:
 
-* ``"power"``: ``-r1 * |i - j|^r2`` with ``r1 > 0`` and ``0 < r2 <= 2``;
-* ``"log"``: ``-r1 * log(1 + r2 * |i - j|)`` with ``r1, r2 > 0``.
+* ``"power"``: \(-r_1 |i - j|^{r_2}\) with \(r_1 > 0\) and \(0 < r_2 \le 2\);
+* ``"log"``: \(-r_1 \log(1 + r_2 |i - j|)\) with \(r_1, r_2 > 0\).
 
 The constraints are kept as the authors' code keeps them: before each use the parameters are
-projected back into the allowed set (clamped to ``>= eps``, 0.01 in their code, and ``r2 <= 2``
-for the power kernel). ALiBi is the power kernel with ``r2 = 1`` and ``r1`` the ALiBi slopes,
-fixed; since the smallest ALiBi slopes (1/128, 1/256 for 8 heads) are below 0.01, recovering
-them needs ``eps <= 2^-8``, which the paper's constraint ``r1 > 0`` allows.
+projected back into the allowed set (clamped to \(\ge \varepsilon\) = ``eps``, 0.01 in their code,
+and \(r_2 \le 2\) for the power kernel). ALiBi is the power kernel with \(r_2 = 1\) and \(r_1\) the
+ALiBi slopes, fixed; since the smallest ALiBi slopes (1/128, 1/256 for 8 heads) are below 0.01,
+recovering them needs \(\varepsilon \le 2^{-8}\), which the paper's constraint \(r_1 > 0\) allows.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ EPS = 1e-2
 
 
 def distance_matrix(q_positions: Tensor | int, k_positions: Tensor | int) -> Tensor:
-    """``|i - j|`` for every query and key position, float64 ``[q, k]`` (or ``[batch, q, k]``).
+    r"""\(|i - j|\) for every query and key position, float64 ``[q, k]`` (or ``[batch, q, k]``).
 
     Positions are ints n (meaning 0 .. n-1) or ``[seq]`` / ``[batch, seq]`` tensors.
 
@@ -46,7 +46,7 @@ def distance_matrix(q_positions: Tensor | int, k_positions: Tensor | int) -> Ten
 
 
 class KerpleBias(nn.Module):
-    """KERPLE: per-head learnable ``r1``, ``r2``; ``forward(q_len, k_len)`` -> ``[heads, q_len, k_len]``.
+    r"""KERPLE: per-head learnable \(r_1\), \(r_2\) (``r1``, ``r2``); ``forward(q_len, k_len)`` -> ``[heads, q_len, k_len]``.
 
     Args:
         num_heads: number of heads (one ``r1`` and one ``r2`` each).
@@ -54,8 +54,8 @@ class KerpleBias(nn.Module):
         eps: the smallest value ``r1`` and ``r2`` are projected to (the paper asks ``> 0``; the
             authors' code uses 0.01), in ``(0, 1]``.
 
-    Initialisation as in the authors' code: uniform, ``r1 ~ U(0, 2)``, ``r2 ~ U(0, 1)`` for the log
-    kernel; ``r1 ~ U(0, 1)``, ``r2 ~ U(0, 2)`` for the power kernel. Query ``i`` and key ``j`` are
+    Initialisation as in the authors' code: uniform, \(r_1 \sim U(0, 2)\), \(r_2 \sim U(0, 1)\) for the log
+    kernel; \(r_1 \sim U(0, 1)\), \(r_2 \sim U(0, 2)\) for the power kernel. Query ``i`` and key ``j`` are
     positions ``0 .. q_len - 1`` and ``0 .. k_len - 1``, as in `posenc.alibi.alibi_bias`; use
     `bias` with explicit positions when the queries are not the first positions (a KV cache).
 

@@ -1,25 +1,29 @@
-"""Multi-head latent attention (DeepSeek-V2/V3, Kimi K2) and its decoupled RoPE.
+r"""Multi-head latent attention (DeepSeek-V2/V3, Kimi K2) and its decoupled RoPE.
 
-Latent attention caches, per token, one small vector ``c`` (the *latent*, ``kv_lora_rank`` wide)
+Latent attention caches, per token, one small vector \(c\) (the *latent*, ``kv_lora_rank`` wide)
 instead of every head's key and value; each head's key and value are up-projections of it,
-``k_h = W_uk,h c`` and ``v_h = W_uv,h c``. Because ``q_h · (W_uk,h c) = (W_uk,hᵀ q_h) · c``, the
-key up-projection can be *absorbed* into the query: a decoder never expands the cached latents
+\(k_h = W^{UK}_h c\) and \(v_h = W^{UV}_h c\). Because \(q_h \cdot (W^{UK}_h c) = ((W^{UK}_h)^\top q_h) \cdot c\),
+the key up-projection can be *absorbed* into the query: a decoder never expands the cached latents
 into keys at all.
 
-A rotation by the key's position between ``W_uk,h`` and the dot product would break this: ``q_h ·
-R_n W_uk,h c`` needs ``W_uk,hᵀ R_nᵀ`` for every key position n, no single absorbed query
-(`latent_key_logits` shows it). So DeepSeek-V2 (https://arxiv.org/abs/2405.04434, section 2.1.3)
-*decouples* RoPE: each head's query gets a separate part of ``qk_rope_head_dim`` features that
-is rotated, and all heads share one rotated key part of that width, computed from the hidden
-state and cached beside the latent. The logit of head h is then
+A rotation by the key's position between \(W^{UK}_h\) and the dot product would break this:
+\(q_h \cdot R_n W^{UK}_h c\) needs \((W^{UK}_h)^\top R_n^\top\) for every key position \(n\), no single
+absorbed query (`latent_key_logits` shows it). So DeepSeek-V2 (https://arxiv.org/abs/2405.04434,
+section 2.1.3) *decouples* RoPE: each head's query gets a separate part of ``qk_rope_head_dim``
+features that is rotated, and all heads share one rotated key part of that width, computed from
+the hidden state and cached beside the latent. The logit of head \(h\) for a query at \(m\) and a key
+at \(n\) is then
 
-    q_nope,h · (W_uk,h c_n) + R_m q_rope,h · R_n k_rope,n
+\[
+    q^{\text{nope}}_h \cdot (W^{UK}_h c_n) + R_m q^{\text{rope}}_h \cdot R_n k^{\text{rope}}_n
+\]
 
 whose first term absorbs and whose second is ordinary RoPE. The cache holds ``kv_lora_rank +
 qk_rope_head_dim`` numbers per token and layer (DeepSeek-V3: 512 + 64) instead of
 ``heads * (qk_head_dim + v_head_dim)`` (128 * (192 + 128)). With YaRN, DeepSeek also multiplies
-the softmax scale ``1/sqrt(qk_nope_head_dim + qk_rope_head_dim)`` by ``mscale(s, mscale_all_dim)²``
-(``softmax_scale``, read by `posenc.rope_config.read_config`).
+the softmax scale \(1/\sqrt{d_{\text{nope}} + d_{\text{rope}}}\) (``qk_nope_head_dim`` and
+``qk_rope_head_dim``) by \(m(s, a)^2\), YaRN's \(m(s, a) = 0.1\, a \ln s + 1\) at the ``factor`` \(s\) and
+\(a\) = ``mscale_all_dim`` (``softmax_scale``, read by `posenc.rope_config.read_config`).
 
 `LatentAttention` is checked against transformers' ``DeepseekV3Attention`` (version 5.23.0,
 ``models/deepseek_v3/modeling_deepseek_v3.py:349-482``) with the same weights.
@@ -124,7 +128,7 @@ def latent_cache_widths(config: Mapping[str, Any] | Any) -> dict[str, int]:
 
 
 class LatentAttention(nn.Module):
-    """Multi-head latent attention with decoupled RoPE, as DeepSeek-V2/V3 (see the module docstring).
+    r"""Multi-head latent attention with decoupled RoPE, as DeepSeek-V2/V3 (see the module docstring).
 
     Args:
         dim: model width.
@@ -138,8 +142,9 @@ class LatentAttention(nn.Module):
         rope_base: the RoPE base of the rotated parts (`posenc.rope.RotaryEmbedding`).
         rope_scaling: their context-extension rule, as `posenc.rope.RotaryEmbedding` takes it.
         layout: their pair layout; DeepSeek's checkpoints pair features as ``"interleaved"``.
-        softmax_scale: a factor on ``1/sqrt(qk_nope_head_dim + qk_rope_head_dim)`` (DeepSeek's YaRN
-            ``mscale(s, mscale_all_dim)²``; `from_config` reads it).
+        softmax_scale: a factor on \(1/\sqrt{d_{\text{nope}} + d_{\text{rope}}}\) (``qk_nope_head_dim``,
+            ``qk_rope_head_dim``; DeepSeek's YaRN \(m(s, a)^2\) at \(a\) = ``mscale_all_dim``; `from_config`
+            reads it).
         bias: biases on the query-down, key/value-down and output projections (``attention_bias``).
         eps: the epsilon of the RMS norms on the latents.
 
@@ -214,7 +219,8 @@ class LatentAttention(nn.Module):
 
     @property
     def scale(self) -> float:
-        """The logits' scale: ``softmax_scale / sqrt(qk_nope_head_dim + qk_rope_head_dim)``."""
+        r"""The logits' scale: ``softmax_scale`` \(/ \sqrt{d_{\text{nope}} + d_{\text{rope}}}\) (``qk_nope_head_dim``,
+        ``qk_rope_head_dim``)."""
         return self.softmax_scale / math.sqrt(self.qk_head_dim)
 
     def _positions(self, x: Tensor, positions: object, cache: LatentCache | None) -> Tensor:
@@ -288,14 +294,14 @@ class LatentAttention(nn.Module):
 
 def latent_key_logits(q: Tensor, latent: Tensor, w_uk: Tensor, *, q_positions: Tensor | None = None,
                       k_positions: Tensor | None = None, absorb: bool = False, base: float = 10000.0) -> Tensor:
-    """Logits of queries against keys up-projected from latents, ``k_h = W_uk,h c``, optionally with RoPE.
+    r"""Logits of queries against keys up-projected from latents, \(k_h = W^{UK}_h c\), optionally with RoPE.
 
     Why latent attention decouples RoPE, in one call. ``absorb=False`` expands every latent into
     each head's key and, with positions, rotates queries and keys (RoPE on the whole key);
-    ``absorb=True`` computes one absorbed query ``W_uk,hᵀ (R_m q_h)`` per query and dots it with
+    ``absorb=True`` computes one absorbed query \((W^{UK}_h)^\top (R_m q_h)\) per query and dots it with
     the cached latents, which cannot be rotated per key. Without positions the two agree (the
-    absorption is exact); with positions they do not, since the key's rotation ``R_n`` sits between
-    ``W_uk,h`` and the query.
+    absorption is exact); with positions they do not, since the key's rotation \(R_n\) sits between
+    \(W^{UK}_h\) and the query.
 
     Args:
         q: queries ``[..., heads, q_len, d]`` (d even when rotating).
@@ -307,7 +313,7 @@ def latent_key_logits(q: Tensor, latent: Tensor, w_uk: Tensor, *, q_positions: T
         base: the RoPE base.
 
     Returns:
-        ``[..., heads, q_len, k_len]`` (no ``1/sqrt(d)``), in q's dtype.
+        ``[..., heads, q_len, k_len]`` (no \(1/\sqrt{d}\)), in q's dtype.
 
     Examples:
         >>> g = torch.Generator().manual_seed(0)

@@ -102,7 +102,7 @@ def call_inputs(step: StepPlan, *, bias: Tensor | None, cache: KVCache | None, d
 
 
 def l2_norm(x: Tensor, eps: float = QK_NORM_EPS) -> Tensor:
-    """``x / sqrt(mean(x²) + eps)`` over the last axis, in at least float32 (Llama 4's q/k norm).
+    r"""\(x / \sqrt{\mathrm{mean}(x^2) + \varepsilon}\) (\(\varepsilon\) = ``eps``) over the last axis, in at least float32 (Llama 4's q/k norm).
 
     transformers' ``Llama4TextL2Norm`` (``models/llama4/modeling_llama4.py:105-117``), which has no
     weight: an RMS norm that leaves every query and key with root-mean-square 1.

@@ -1,15 +1,16 @@
-"""The first attempts at a position code, before the sinusoidal encoding of Vaswani et al. (2017).
+r"""The first attempts at a position code, before the sinusoidal encoding of Vaswani et al. (2017).
 
 Each function returns a table ``[len, width]`` with one row per position, so that the analysis
 helpers (`posenc.analysis`) can compare them with the real encoding row by row:
 
 * `counting` writes the position itself (0, 1, 2, ...): unbounded.
 * `normalized_counting` divides by the last index of the sentence, so every value lies in
-  [0, 1], but the same position gets a different value in sentences of different length.
-* `single_sine` writes ``sin(frequency * pos)``: bounded, but many positions land close
-  together.
+  \([0, 1]\), but the same position gets a different value in sentences of different length.
+* `single_sine` writes \(\sin(\omega p)\) at position \(p\) for one frequency \(\omega\): bounded,
+  but many positions land close together.
 * `sine_cosine_pairs` writes one (sin, cos) pair per chosen frequency; with the frequencies
-  ``base^(-2i/dim)`` it is exactly the sinusoidal encoding.
+  \(\text{base}^{-2i/d}\), \(i = 0, \dots, d/2 - 1\), it is exactly the sinusoidal encoding of
+  width \(d\).
 
 These are teaching tools, so they compute in float64 by default: the chapters look at gaps between
 codes as small as 1e-7, which float32 cannot resolve.
@@ -63,8 +64,8 @@ def counting(positions: int | Tensor, *, dtype: torch.dtype = torch.float64) -> 
 
 
 def normalized_counting(seq_len: int, *, dtype: torch.dtype = torch.float64) -> Tensor:
-    """Attempt 2: ``pos / (seq_len - 1)`` for pos = 0 .. seq_len-1, so the first word gets 0 and
-    the last 1, ``[seq_len, 1]``. A one-word sentence gets ``[[0.]]`` (no division by zero).
+    r"""Attempt 2: \(p / (n - 1)\) at positions \(p = 0, \dots, n - 1\) (\(n\) = ``seq_len``), so the
+    first word gets 0 and the last 1, ``[seq_len, 1]``. A one-word sentence gets ``[[0.]]`` (no division by zero).
 
     Examples:
         >>> normalized_counting(3).flatten()
@@ -74,7 +75,8 @@ def normalized_counting(seq_len: int, *, dtype: torch.dtype = torch.float64) -> 
 
 
 def single_sine(positions: int | Tensor, *, frequency: float = 1.0, dtype: torch.dtype = torch.float64) -> Tensor:
-    """Attempt 3: ``sin(frequency * pos)``, bounded in [-1, 1], ``[len, 1]``."""
+    r"""Attempt 3: \(\sin(\omega p)\) at position \(p\) (\(\omega\) = ``frequency``), bounded in \([-1, 1]\),
+    ``[len, 1]``."""
     pos = check_positions("positions", positions)
     frequency = check_float("frequency", frequency, positive=True)
     # sin of a finite angle is finite: NaN in the code means frequency * pos overflowed
@@ -85,9 +87,10 @@ def single_sine(positions: int | Tensor, *, frequency: float = 1.0, dtype: torch
 def sine_cosine_pairs(
     positions: int | Tensor, frequencies: Sequence[float] | Tensor, *, dtype: torch.dtype = torch.float64
 ) -> Tensor:
-    """Attempt 4: one (sin, cos) pair per frequency, interleaved, ``[len, 2 * len(frequencies)]``.
+    r"""Attempt 4: one (sin, cos) pair per frequency, interleaved, ``[len, 2 * len(frequencies)]``.
 
-    Column 2j is ``sin(frequencies[j] * pos)`` and column 2j+1 the matching cosine.
+    Column \(2j\) is \(\sin(\omega_j p)\) at position \(p\) (\(\omega_j\) = ``frequencies[j]``) and column
+    \(2j + 1\) the matching cosine.
     """
     pos = check_positions("positions", positions)
     freqs = _check_frequencies(frequencies)

@@ -60,10 +60,10 @@ def _offsets(q_len: int, k_len: int) -> Tensor:
 
 # --8<-- [start:shaw]
 class ShawRelativeAttention(nn.Module):
-    """Multi-head self-attention with Shaw et al.'s relative position representations.
+    r"""Multi-head self-attention with Shaw et al.'s relative position representations.
 
-    The logit of query ``i`` for key ``j`` is ``q_i · (k_j + a^K_{ij}) / sqrt(head_dim)`` and the
-    output of query ``i`` is ``sum_j w_ij (v_j + a^V_{ij})``, where ``a^K_{ij}`` and ``a^V_{ij}``
+    The logit of query \(i\) for key \(j\) is \(q_i \cdot (k_j + a^K_{ij}) / \sqrt{d}\) (\(d\) = ``head_dim``)
+    and the output of query \(i\) is \(\sum_j w_{ij} (v_j + a^V_{ij})\), where \(a^K_{ij}\) and \(a^V_{ij}\)
     are rows ``clip(j - i, -max_distance, max_distance)`` of two learned tables of
     ``2 * max_distance + 1`` vectors. As in the paper, the tables are shared by all heads.
 
@@ -72,8 +72,8 @@ class ShawRelativeAttention(nn.Module):
         num_heads: number of heads.
         max_distance: the clipping distance ``k`` (offsets beyond it share the edge vectors).
 
-    The paper does not give an initialisation; both tables start as ``N(0, 1/head_dim)``, so
-    that ``q · a^K`` starts on the same scale as ``q · k``.
+    The paper does not give an initialisation; both tables start as \(\mathcal{N}(0, 1/d)\), so
+    that \(q \cdot a^K\) starts on the same scale as \(q \cdot k\).
 
     ``forward(x, *, causal=False)`` returns ``(output, weights)`` like
     `posenc.SelfAttention`; ``logits(x)`` returns the scores before the softmax.
@@ -212,7 +212,7 @@ def _bucket(offsets: Tensor, bidirectional: bool, num_buckets: int, max_distance
 
 # --8<-- [start:t5-bias]
 class T5RelativeBias(nn.Module):
-    """T5's learned relative position bias: one scalar per (bucket, head), added to the logits.
+    r"""T5's learned relative position bias: one scalar per (bucket, head), added to the logits.
 
     Args:
         num_heads: number of attention heads.
@@ -225,7 +225,7 @@ class T5RelativeBias(nn.Module):
     ``bias(q_positions, k_positions)`` the bias of any integer positions, the interface of every
     additive bias in posenc (`posenc.alibi.AlibiBias`, `posenc.kerple.KerpleBias`, ...).
     T5 computes it once and shares it among the layers of a stack. The table ``weight``
-    ``[num_buckets, num_heads]`` starts as ``N(0, 0.1²)`` (an arbitrary small scale; the paper
+    ``[num_buckets, num_heads]`` starts as \(\mathcal{N}(0, 0.1^2)\) (an arbitrary small scale; the paper
     does not specify one).
 
     Examples:

@@ -1,16 +1,16 @@
-"""Relative attention written as a sum of terms: Transformer-XL and DeBERTa.
+r"""Relative attention written as a sum of terms: Transformer-XL and DeBERTa.
 
-* Transformer-XL (Dai et al., 2019, section 3.3) writes the logit of query ``i`` and key ``j`` as
-  four terms: content against content, content against the relative position ``i - j``, and two
-  learned global biases ``u`` and ``v`` in place of the query for each. With the projected
-  content ``q_i``, ``k_j`` and the projected sinusoid of the offset ``r_{i-j}``,
-  ``A[i, j] = (q_i + u) · k_j + (q_i + v) · r_{i-j}``.
+* Transformer-XL (Dai et al., 2019, section 3.3) writes the logit of query \(i\) and key \(j\) as
+  four terms: content against content, content against the relative position \(i - j\), and two
+  learned global biases \(u\) and \(v\) in place of the query for each. With the projected
+  content \(q_i\), \(k_j\) and the projected sinusoid of the offset \(r_{i-j}\),
+  \(A_{ij} = (q_i + u) \cdot k_j + (q_i + v) \cdot r_{i-j}\).
 * DeBERTa (He et al., 2021, section 3.1) keeps separate vectors for content and for relative
   position and adds content-to-position and position-to-content terms to the content term,
-  with the offset clipped to ``2k`` indices (`deberta_relative_index`).
+  with the offset clipped to \(2k\) indices (`deberta_relative_index`).
 
-Both return logits before the softmax and before any ``1/sqrt(d)`` (Transformer-XL scales by
-``1/sqrt(d)``, DeBERTa by ``1/sqrt(3d)``).
+Both return logits before the softmax and before any \(1/\sqrt{d}\) (Transformer-XL scales by
+\(1/\sqrt{d}\), DeBERTa by \(1/\sqrt{3d}\)).
 """
 
 from __future__ import annotations
@@ -53,13 +53,13 @@ def _check_table(name: str, value: object, *, ndim: int, width: int, dtype: torc
 
 # --8<-- [start:transformer-xl]
 def transformer_xl_scores(q: Tensor, k: Tensor, r: Tensor, u: Tensor, v: Tensor) -> Tensor:
-    """Transformer-XL's logits ``(q_i + u) · k_j + (q_i + v) · r_{i-j}`` for self-attention.
+    r"""Transformer-XL's logits \((q_i + u) \cdot k_j + (q_i + v) \cdot r_{i-j}\) for self-attention.
 
     Args:
         q: projected queries, ``[..., n, d]``.
         k: projected keys, ``[..., n, d]``.
         r: projected position rows for the offsets ``i - j = -(n-1) .. n-1`` in that order,
-            ``[2n - 1, d]`` (in the paper ``W_{k,R} R_{i-j}``, ``R`` the sinusoid table).
+            ``[2n - 1, d]`` (in the paper \(W_{k,R} R_{i-j}\), \(R\) the sinusoid table).
         u: the learned global vector that stands for the query in the content term, ``[d]``.
         v: the learned global vector that stands for the query in the position term, ``[d]``.
 
@@ -92,8 +92,8 @@ def transformer_xl_scores(q: Tensor, k: Tensor, r: Tensor, u: Tensor, v: Tensor)
 
 # --8<-- [start:deberta]
 def deberta_relative_index(q_len: int, k_len: int, max_distance: int) -> Tensor:
-    """DeBERTa's clipped relative index ``δ(i, j)`` of query ``i`` and key ``j``: ``i - j + k``
-    clipped to ``0 .. 2k - 1`` (``k`` = ``max_distance``), a LongTensor ``[q_len, k_len]``.
+    r"""DeBERTa's clipped relative index \(\delta(i, j)\) of query \(i\) and key \(j\): \(i - j + k\)
+    clipped to \(0, \dots, 2k - 1\) (\(k\) = ``max_distance``), a LongTensor ``[q_len, k_len]``.
 
     Examples:
         >>> deberta_relative_index(4, 4, 2)
@@ -111,7 +111,10 @@ def deberta_relative_index(q_len: int, k_len: int, max_distance: int) -> Tensor:
 
 
 def deberta_scores(qc: Tensor, kc: Tensor, qr: Tensor, kr: Tensor) -> Tensor:
-    """DeBERTa's disentangled logits ``qc_i · kc_j + qc_i · kr[δ(i, j)] + kc_j · qr[δ(j, i)]``.
+    r"""DeBERTa's disentangled logits: content to content, content to position, position to content,
+
+    \(Q^c_i \cdot K^c_j + Q^c_i \cdot K^r_{\delta(i,j)} + K^c_j \cdot Q^r_{\delta(j,i)}\), with \(Q^c\), \(K^c\),
+    \(Q^r\), \(K^r\) the arguments ``qc``, ``kc``, ``qr``, ``kr``.
 
     Args:
         qc: projected content queries, ``[..., n, d]``.
@@ -121,7 +124,7 @@ def deberta_scores(qc: Tensor, kc: Tensor, qr: Tensor, kr: Tensor) -> Tensor:
         kr: the relative position table projected as keys, ``[2k, d]``.
 
     Returns:
-        ``[..., n, n]``, before the division by ``sqrt(3d)``.
+        ``[..., n, n]``, before the division by \(\sqrt{3d}\).
     """
     qc, kc = _check_pair(("qc", "kc"), qc, kc)
     n, d = qc.shape[-2], qc.shape[-1]

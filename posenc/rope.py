@@ -1,9 +1,10 @@
-"""Rotary position embedding, RoPE (Su et al., "RoFormer", 2021): the rotation, the module, the layouts.
+r"""Rotary position embedding, RoPE (Su et al., "RoFormer", 2021): the rotation, the module, the layouts.
 
-RoPE splits each query and key vector of width ``dim`` into ``dim / 2`` pairs and rotates pair i by
-the angle ``m * theta_i`` at position m, with ``theta_i = base^(-2i/dim)``. A rotation keeps lengths,
-and the dot product of a query rotated to position m with a key rotated to position n depends only on
-``m - n``. With ``rotary_dim < dim`` (partial rotary) only the first ``rotary_dim`` features turn.
+RoPE splits each query and key vector of width \(d\) = ``dim`` into \(d/2\) pairs and rotates pair
+\(i\) by the angle \(m\,\theta_i\) at position \(m\), with \(\theta_i = \text{base}^{-2i/d}\). A
+rotation keeps lengths, and the dot product of a query rotated to position \(m\) with a key rotated
+to position \(n\) depends only on \(m - n\). With ``rotary_dim < dim`` (partial rotary) only the
+first ``rotary_dim`` features turn.
 
 Two layouts of the pairs are in use, and they are not interchangeable:
 
@@ -255,11 +256,11 @@ class RotaryEmbedding(nn.Module):
 
 
 def rope_long_term_decay(distances: Tensor, dim: int, *, base: float = 10000.0) -> Tensor:
-    """RoFormer's bound on |q_m . k_n| as a function of the distance m - n (section 3.4.3).
+    r"""RoFormer's bound on \(|q_m \cdot k_n|\) as a function of the distance \(m - n\) (section 3.4.3).
 
-    With pairs summed by Abel transformation, ``|q_m . k_n| <= (max_i |h_{i+1} - h_i|) *
-    sum_j |S_j|`` where ``S_j = sum_{i<j} exp(1j * (m - n) * theta_i)``; the paper plots the
-    relative upper bound ``mean_j |S_j|`` (j = 1 .. dim/2), which this returns, float64.
+    With pairs summed by Abel transformation, \(|q_m \cdot k_n| \le \max_i |h_{i+1} - h_i| \sum_j |S_j|\)
+    where \(S_j = \sum_{i<j} e^{\mathrm{i}(m-n)\theta_i}\); the paper plots the relative upper bound,
+    the mean of \(|S_j|\) over \(j = 1, \dots, d/2\) (\(d\) = ``dim``), which this returns, float64.
 
     Examples:
         >>> rope_long_term_decay(torch.tensor([0, 1000]), 128)

@@ -1,23 +1,27 @@
-"""How large must RoPE's base be for a context of L tokens? The bound of Xu et al. (2024).
+r"""How large must RoPE's base be for a context of L tokens? The bound of Xu et al. (2024).
 
 Xu, Men, Wang et al., "Base of RoPE Bounds Context Length" (NeurIPS 2024, arXiv 2405.14591),
 section 4, ask that a query attend more, on average, to a key similar to it (the query plus
-zero-mean noise) than to a random key, at every distance m up to the context length. With the
-components of q i.i.d. of variance sigma^2, the expected difference of the two logits at
-distance m is ``2 sigma^2 B(m)`` with (their Theorem 1)
+zero-mean noise) than to a random key, at every distance \(m\) up to the context length. With the
+components of \(q\) i.i.d. of variance \(\sigma^2\), the expected difference of the two logits at
+distance \(m\) is \(2\sigma^2 B(m)\) with (their Theorem 1), for head width \(d\) and
+\(\theta_i = \text{base}^{-2i/d}\),
 
-    B(m) = sum_{i=0}^{d/2-1} cos(m theta_i),   theta_i = base^(-2i/d),
+\[
+    B(m) = \sum_{i=0}^{d/2-1} \cos(m\,\theta_i),
+\]
 
-so the property holds up to a context of L tokens when ``B(m) >= 0`` for m = 0 .. L-1, and the
-lower bound of the base for L is the smallest base for which it does. B decays with m in an
-irregular, oscillating way, so the set of good bases is not an interval: a base a little above
-a good one can fail (for ``dim=16, L=64``, bases from about 1706 to 1749 hold, 1750 to 2768
-fail, and every whole base tried from 2769 to 200,000 holds). The paper's Figure 1 plots the bound for head width 128 (4.3e3 for L = 1024,
-2.7e4 for 4096, 8.4e4 for 8192; also tabulated by Su, https://kexue.fm/archives/10122,
-who finds some of the paper's values can be lowered by a finer search).
+so the property holds up to a context of \(L\) tokens when \(B(m) \ge 0\) for \(m = 0, \dots, L - 1\),
+and the lower bound of the base for \(L\) is the smallest base for which it does. \(B\) decays with
+\(m\) in an irregular, oscillating way, so the set of good bases is not an interval: a base a
+little above a good one can fail (for ``dim=16, L=64``, bases from about 1706 to 1749 hold, 1750
+to 2768 fail, and every whole base tried from 2769 to 200,000 holds). The paper's Figure 1 plots
+the bound for head width 128 (4.3e3 for \(L = 1024\), 2.7e4 for 4096, 8.4e4 for 8192; also
+tabulated by Su, https://kexue.fm/archives/10122, who finds some of the paper's values can be
+lowered by a finer search).
 
-`similarity_margin` computes B, `rope_base_context_length` the longest context a base keeps
-B non-negative over, and `rope_base_lower_bound` the smallest base, searched on a fine
+`similarity_margin` computes \(B\), `rope_base_context_length` the longest context a base keeps
+\(B\) non-negative over, and `rope_base_lower_bound` the smallest base, searched on a fine
 geometric grid.
 """
 
@@ -43,7 +47,7 @@ _DISTANCES_PER_BLOCK = 512
 
 # --8<-- [start:margin]
 def similarity_margin(distances: Tensor, dim: int, *, base: float = 10000.0) -> Tensor:
-    """``B(m) = sum_i cos(m theta_i)`` at each distance m (float64): Xu et al.'s measure of how
+    r"""\(B(m) = \sum_i \cos(m\,\theta_i)\) at each distance \(m\) (float64): Xu et al.'s measure of how
     much more a query attends to a similar key than to a random one at that distance.
 
     Examples:
@@ -77,7 +81,7 @@ def _holds(bases: Tensor, dim: int, length: int) -> Tensor:
 
 
 def rope_base_context_length(dim: int, base: float, *, max_length: int = MAX_CONTEXT) -> int:
-    """The longest context L for which ``B(m) >= 0`` at every m < L (at most ``max_length``).
+    r"""The longest context \(L\) for which \(B(m) \ge 0\) at every \(m < L\) (at most ``max_length``).
 
     Examples:
         >>> rope_base_context_length(16, 500.0)
@@ -102,11 +106,12 @@ def rope_base_context_length(dim: int, base: float, *, max_length: int = MAX_CON
 # --8<-- [start:bound]
 def rope_base_lower_bound(dim: int, context_length: int, *, relative_step: float = 1e-3,
                           max_base: float = 1e12) -> float:
-    """The smallest base keeping ``B(m) >= 0`` for m = 0 .. context_length - 1 (Xu et al.'s bound).
+    r"""The smallest base keeping \(B(m) \ge 0\) for \(m = 0, \dots, L - 1\), \(L\) = ``context_length``
+    (Xu et al.'s bound).
 
-    The bases tried are ``(1 + relative_step)^k``, k = 1, 2, ..., in increasing order, up to
-    ``max_base``; the first that keeps B non-negative is returned. It is within a factor
-    ``1 + relative_step`` of the true infimum unless the good bases below it form an island
+    The bases tried are \((1 + s)^k\), \(k = 1, 2, \dots\), with \(s\) = ``relative_step``, in
+    increasing order, up to ``max_base``; the first that keeps \(B\) non-negative is returned. It is
+    within a factor \(1 + s\) of the true infimum unless the good bases below it form an island
     narrower than one step (the good set has gaps, see the module docstring).
 
     Examples:

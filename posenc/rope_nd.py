@@ -1,20 +1,20 @@
-"""RoPE on several axes: axial 2-D/3-D RoPE for images and video, and M-RoPE for text mixed with images.
+r"""RoPE on several axes: axial 2-D/3-D RoPE for images and video, and M-RoPE for text mixed with images.
 
 A token on a grid has one coordinate per axis (row and column; or time, row and column). RoPE
-extends to it by giving each axis some of the ``dim / 2`` rotation pairs: pair j is rotated by the
-angle ``p_a * theta_j``, where ``p_a`` is the token's coordinate on the axis ``a`` that owns the
-pair. Each axis is then an ordinary 1-D RoPE on its own pairs, so the score of a query at ``p``
-and a key at ``q`` depends only on the offset ``p - q``, one number per axis.
+extends to it by giving each axis some of the \(d/2\) rotation pairs (\(d\) = ``dim``): pair \(j\) is
+rotated by the angle \(p_a \theta_j\), where \(p_a\) is the token's coordinate on the axis \(a\) that
+owns the pair. Each axis is then an ordinary 1-D RoPE on its own pairs, so the score of a query at
+\(p\) and a key at \(q\) depends only on the offset \(p - q\), one number per axis.
 
 Two choices make the variants in use:
 
 * which pairs an axis owns: consecutive blocks of ``sections[a]`` pairs (Qwen2-VL's M-RoPE,
-  Wang et al. 2024, and axial RoPE) or turn by turn, pair j to axis ``j % n_axes`` (the
+  Wang et al. 2024, and axial RoPE) or turn by turn, pair \(j\) to axis ``j % n_axes`` (the
   interleaved M-RoPE of Qwen3-VL, ``mrope_interleaved`` in transformers; see `rope_axis_assignment`);
 * which frequency a pair turns at: ``"global"``, the 1-D ladder of the whole head,
-  ``theta_j = base^(-2j/dim)`` whichever axis owns pair j (M-RoPE), or ``"per_axis"``, a full
-  ladder for each axis, ``theta_k = base^(-k/sections[a])`` for its k-th pair (axial RoPE of
-  Heo et al. 2024, and the vision encoder of Qwen2-VL).
+  \(\theta_j = \text{base}^{-2j/d}\) whichever axis owns pair \(j\) (M-RoPE), or ``"per_axis"``, a full
+  ladder for each axis, \(\theta_k = \text{base}^{-k/n_a}\) for its \(k\)-th pair, \(n_a\) =
+  ``sections[a]`` (axial RoPE of Heo et al. 2024, and the vision encoder of Qwen2-VL).
 """
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ def _pair_frequencies(owner: Tensor, sections: tuple[int, ...], frequencies: str
 
 def apply_rope_nd(x: Tensor, positions: Tensor, *, sections: Sequence[int], base: float = 10000.0,
                   layout: str = "half", assignment: str = "blocks", frequencies: str = "global") -> Tensor:
-    """Rotate queries or keys ``x [..., seq, dim]`` by coordinates on several axes.
+    r"""Rotate queries or keys ``x [..., seq, dim]`` by coordinates on several axes.
 
     Args:
         x: queries or keys, e.g. ``[batch, heads, seq, head_dim]``.
@@ -125,8 +125,9 @@ def apply_rope_nd(x: Tensor, positions: Tensor, *, sections: Sequence[int], base
         layout: ``"half"`` pairs (i, i + dim/2), ``"interleaved"`` pairs (2i, 2i + 1), as in
             `posenc.rope.apply_rope`.
         assignment: ``"blocks"`` or ``"interleaved"``, see `rope_axis_assignment`.
-        frequencies: ``"global"`` (pair j turns at ``base^(-2j/dim)``: M-RoPE) or ``"per_axis"``
-            (the k-th pair of axis a turns at ``base^(-k/sections[a])``: axial RoPE).
+        frequencies: ``"global"`` (pair \(j\) turns at \(\text{base}^{-2j/d}\), \(d\) = ``dim``: M-RoPE)
+            or ``"per_axis"`` (the \(k\)-th pair of axis \(a\) turns at \(\text{base}^{-k/n_a}\),
+            \(n_a\) = ``sections[a]``: axial RoPE).
 
     Returns:
         The rotated tensor, same shape and dtype as x (angles in float64, rotation in at least float32).

@@ -1,6 +1,6 @@
-"""RoPE frequencies and the rules that change them for longer contexts (or fewer rotated pairs).
+r"""RoPE frequencies and the rules that change them for longer contexts (or fewer rotated pairs).
 
-`rope_inverse_frequencies` returns ``theta_i = base^(-2i/d)`` for the rotated width ``d``, changed by a
+`rope_inverse_frequencies` returns \(\theta_i = \text{base}^{-2i/d}\) for the rotated width \(d\), changed by a
 ``scaling`` dict whose keys follow the ``rope_parameters`` of Hugging Face ``transformers`` (the types
 and formulas agree with its ``modeling_rope_utils``; each rule cites its paper below).
 `rope_attention_scaling` returns the factor a rule puts on cos and sin (YaRN's and LongRoPE's
@@ -131,7 +131,7 @@ class Scaling:
 
     @property
     def scale(self) -> float:
-        """The factor s by which the context grows (``factor``, 1 where the rule has none)."""
+        r"""The factor \(s\) by which the context grows (``factor``, 1 where the rule has none)."""
         return 1.0 if self.factor is None else self.factor
 
     @property
@@ -191,7 +191,7 @@ _OPTIONAL: dict[str, tuple[str, ...]] = {kind: rule.optional for kind, rule in _
 def rope_inverse_frequencies(dim: int, *, base: float = 10000.0,
                              scaling: Mapping[str, object] | Scaling | None = None,
                              seq_len: int | None = None, rotary_dim: int | None = None) -> Tensor:
-    """The rotation frequency of each pair, ``theta_i = base^(-2i/d)``, changed by ``scaling``.
+    r"""The rotation frequency of each pair, \(\theta_i = \text{base}^{-2i/d}\), changed by ``scaling``.
 
     Args:
         dim: the head dimension, a positive even integer.
@@ -199,29 +199,32 @@ def rope_inverse_frequencies(dim: int, *, base: float = 10000.0,
         scaling: None, a `Scaling`, or a dict whose ``"type"`` is one of
 
             * ``"linear"`` (position interpolation, Chen et al. 2023): ``factor``;
-            * ``"ntk"`` (NTK-aware base change): ``factor``; base becomes ``base * factor^(d/(d-2))``;
-            * ``"dynamic"`` (dynamic NTK): ``factor``, ``original_max_position_embeddings`` L; for
-              ``seq_len > L`` the base becomes ``base * (factor*seq_len/L - (factor-1))^(d/(d-2))``;
+            * ``"ntk"`` (NTK-aware base change): ``factor`` \(s\); base becomes
+              \(\text{base} \cdot s^{d/(d-2)}\);
+            * ``"dynamic"`` (dynamic NTK): ``factor`` \(s\), ``original_max_position_embeddings``
+              \(L\); for a sequence length \(n\) = ``seq_len`` \(> L\) the base becomes
+              \(\text{base} \cdot (s n / L - (s - 1))^{d/(d-2)}\);
             * ``"yarn"`` (Peng et al. 2023): ``factor``, ``original_max_position_embeddings``, optional
               ``beta_fast`` (32), ``beta_slow`` (1; ``beta_fast == beta_slow`` makes the ramp a step),
               ``truncate`` (True) and the attention-factor keys ``attention_factor``, ``mscale``,
               ``mscale_all_dim`` (see `rope_attention_scaling`);
             * ``"llama3"``: ``factor``, ``low_freq_factor``, ``high_freq_factor`` (equal: a step at the
-              wavelength ``L / low_freq_factor``), ``original_max_position_embeddings`` L;
-            * ``"proportional"`` (p-RoPE, Barbero et al. 2024): optional ``partial_rotary_factor`` p in
-              [0, 1] (1, as in ``transformers``) and ``factor`` (1); frequencies over the full ``dim``,
-              divided by ``factor``, and the slowest ``dim/2 - floor(p*dim/2)`` pairs set to 0;
-            * ``"longrope"`` (Ding et al. 2024): ``original_max_position_embeddings`` L, ``short_factor``
-              and ``long_factor`` (one number per rotated pair), and ``factor`` or
-              ``max_position_embeddings`` (the factor is then ``max_position_embeddings / L``, as in
-              ``transformers``), optional ``attention_factor``; ``theta_i / long_factor[i]`` when
-              ``seq_len > L``, else ``theta_i / short_factor[i]``.
+              wavelength \(L\) / ``low_freq_factor``), ``original_max_position_embeddings`` \(L\);
+            * ``"proportional"`` (p-RoPE, Barbero et al. 2024): optional ``partial_rotary_factor`` \(p\)
+              in \([0, 1]\) (1, as in ``transformers``) and ``factor`` (1); frequencies over the full
+              ``dim``, divided by ``factor``, and the slowest \(d/2 - \lfloor p d/2 \rfloor\) pairs set
+              to 0;
+            * ``"longrope"`` (Ding et al. 2024): ``original_max_position_embeddings`` \(L\),
+              ``short_factor`` and ``long_factor`` (one number per rotated pair), and ``factor`` or
+              ``max_position_embeddings`` (the factor is then ``max_position_embeddings`` / \(L\), as
+              in ``transformers``), optional ``attention_factor``; \(\theta_i\) divided by
+              ``long_factor[i]`` when ``seq_len`` \(> L\), else by ``short_factor[i]``.
 
         seq_len: the current sequence length; only ``"dynamic"`` and ``"longrope"`` use it (None means
             "not past the trained length"), the other types ignore it.
         rotary_dim: rotate only the first ``rotary_dim`` features (partial rotary, as GPT-NeoX's
             ``rotary_pct`` or ``partial_rotary_factor``): the frequencies are then computed over that width,
-            ``d = rotary_dim``. None means ``d = dim``. Not allowed with ``"proportional"``.
+            \(d\) = ``rotary_dim``. None means \(d\) = ``dim``. Not allowed with ``"proportional"``.
 
     Returns:
         ``[d // 2]`` float64 tensor, in radians per position.
@@ -270,15 +273,16 @@ def _check_rotary_dim(rotary_dim: object, dim: int) -> int:
 
 
 def rope_attention_scaling(scaling: Mapping[str, object] | Scaling | None = None) -> float:
-    """The factor that multiplies cos and sin (so both q and k) for this scaling.
+    r"""The factor that multiplies cos and sin (so both q and k) for this scaling.
 
     * ``"yarn"``: ``scaling["attention_factor"]`` if given; else, when both ``mscale`` and
-      ``mscale_all_dim`` are given and nonzero (DeepSeek-V2/V3), ``m(s, mscale) / m(s, mscale_all_dim)``
-      with ``m(s, a) = 0.1 * a * ln(s) + 1``; else the paper's ``sqrt(1/t) = 0.1 * ln(s) + 1``
-      (1 when ``s <= 1``). As in ``transformers``, one of the two mscale keys alone is not used.
-    * ``"longrope"``: ``scaling["attention_factor"]`` if given, else ``sqrt(1 + ln(s) / ln(L))``
-      with ``L = original_max_position_embeddings`` (1 when ``s <= 1``); ``s`` is ``factor``, or
-      ``max_position_embeddings / L`` without it.
+      ``mscale_all_dim`` are given and nonzero (DeepSeek-V2/V3), \(m(s, a) / m(s, b)\) with
+      \(a\) = ``mscale``, \(b\) = ``mscale_all_dim`` and \(m(s, a) = 0.1\, a \ln s + 1\); else the paper's
+      \(\sqrt{1/t} = 0.1 \ln s + 1\) (1 when \(s \le 1\)), \(s\) = ``factor``. As in ``transformers``,
+      one of the two mscale keys alone is not used.
+    * ``"longrope"``: ``scaling["attention_factor"]`` if given, else \(\sqrt{1 + \ln s / \ln L}\)
+      with \(L\) = ``original_max_position_embeddings`` (1 when \(s \le 1\)); \(s\) is ``factor``, or
+      ``max_position_embeddings`` / \(L\) without it.
     * every other type (and None): 1.0.
 
     Since q and k are both multiplied, the attention logits grow by the square of the factor.

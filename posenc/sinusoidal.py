@@ -1,8 +1,9 @@
-"""The sinusoidal encoding of "Attention Is All You Need" (Vaswani et al., 2017, section 3.5).
+r"""The sinusoidal encoding of "Attention Is All You Need" (Vaswani et al., 2017, section 3.5).
 
-Column ``2i`` of the table holds ``sin(pos / base^(2i/dim))`` and column ``2i + 1`` the matching
-cosine. Angles are always computed in float64 and cast at the end: in float32, ``pos * freq`` at
-large positions loses the digits that decide the sine (see the Properties chapter).
+Column \(2i\) of the table holds \(\sin(p / \text{base}^{2i/d})\) at position \(p\), with \(d\) =
+``dim``, and column \(2i + 1\) the matching cosine. Angles are always computed in float64 and cast
+at the end: in float32, ``pos * freq`` at large positions loses the digits that decide the sine (see
+the Properties chapter).
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ __all__ = ["SinusoidalPositionalEncoding", "inverse_frequencies", "offset_matrix
 
 # --8<-- [start:encoding]
 def inverse_frequencies(dim: int, base: float = 10000.0) -> Tensor:
-    """Angular frequency of each (sin, cos) pair, ``base^(-2i/dim)`` for i = 0 .. dim/2 - 1, float64."""
+    r"""Angular frequency of each (sin, cos) pair, \(\text{base}^{-2i/d}\) for \(i = 0, \dots, d/2 - 1\)
+    (\(d\) = ``dim``), float64."""
     dim = check_even_dim("dim", dim)
     base = check_float("base", base, positive=True)
     exponents = torch.arange(0, dim, 2, dtype=torch.float64) / dim
@@ -44,13 +46,14 @@ def inverse_frequencies(dim: int, base: float = 10000.0) -> Tensor:
 def sinusoidal_encoding(
     positions: int | Tensor, dim: int, *, base: float = 10000.0, dtype: torch.dtype = torch.float32
 ) -> Tensor:
-    """The sinusoidal position table, ``[len(positions), dim]``.
+    r"""The sinusoidal position table, ``[len(positions), dim]``.
 
     Args:
         positions: an int ``n`` (positions 0 .. n-1) or a 1-D tensor of positions, which may be
             large or fractional.
         dim: model width, a positive even integer.
-        base: the constant 10000 of the paper; wavelengths run from 2π to base·2π.
+        base: the constant 10000 of the paper; wavelengths run from \(2\pi\) to nearly
+            \(2\pi \cdot \text{base}\).
         dtype: dtype of the result; the angles are computed in float64 whatever it is.
 
     Examples:
@@ -70,10 +73,11 @@ def sinusoidal_encoding(
 
 def offset_matrix(k: int | float, dim: int, *, base: float = 10000.0,
                   dtype: torch.dtype = torch.float64) -> Tensor:
-    """The matrix ``M_k`` with ``PE[p + k] = M_k @ PE[p]`` for every position p.
+    r"""The matrix \(M_k\) with \(PE_{p+k} = M_k \, PE_p\) for every position \(p\).
 
-    It is block diagonal: pair i is rotated by the angle ``k * base^(-2i/dim)``. It depends only on
-    the offset k and the fixed frequencies (nothing is learned), and k may be negative.
+    It is block diagonal: pair \(i\) is rotated by the angle \(k \cdot \text{base}^{-2i/d}\) (\(d\) =
+    ``dim``). It depends only on the offset \(k\) and the fixed frequencies (nothing is learned), and
+    \(k\) may be negative.
 
     Examples:
         >>> pe = sinusoidal_encoding(torch.tensor([3.0, 8.0]), 8, dtype=torch.float64)
@@ -98,7 +102,7 @@ def _rotation_blocks(angles: Tensor) -> Tensor:
 
 
 class SinusoidalPositionalEncoding(nn.Module):
-    """Adds the sinusoidal encoding to a batch of embeddings ``[batch, seq, dim]``.
+    r"""Adds the sinusoidal encoding to a batch of embeddings ``[batch, seq, dim]``.
 
     Args:
         dim: model width (even).
@@ -106,7 +110,7 @@ class SinusoidalPositionalEncoding(nn.Module):
         max_len: positions to precompute into a table (default 2048). Longer inputs still work:
             the missing rows are computed on demand.
         dropout: dropout applied to the sum, as in the paper (0.1 there).
-        scale_input: multiply the embeddings by sqrt(dim) before adding, as in the paper's
+        scale_input: multiply the embeddings by \(\sqrt{\text{dim}}\) before adding, as in the paper's
             shared-embedding models.
 
     ``forward(x, offset=0)`` encodes positions offset .. offset + seq - 1; ``rows(positions)`` gives the

@@ -1,16 +1,19 @@
-"""Attention temperature: a factor on each query that grows with its position, in steps.
+r"""Attention temperature: a factor on each query that grows with its position, in steps.
 
-A softmax over n keys spreads its weight thinner as n grows: with the logits held fixed, the
-largest weight falls roughly like 1/n. Scalable-Softmax (Nakanishi, 2025,
-https://arxiv.org/abs/2501.19399) multiplies the logits by ``s * log n`` to keep the attention
+A softmax over \(n\) keys spreads its weight thinner as \(n\) grows: with the logits held fixed, the
+largest weight falls roughly like \(1/n\). Scalable-Softmax (Nakanishi, 2025,
+https://arxiv.org/abs/2501.19399) multiplies the logits by \(s \log n\) to keep the attention
 peaked at any length. Llama 4 applies a stepped form of it to the queries of its layers without
 positions (NoPE), and Ministral 3 / Mistral 3 to the queries of every layer:
 
-    factor(p) = 1 + beta * log(1 + floor((p + offset) / length))
+\[
+    \text{factor}(p) = 1 + \beta \log\left(1 + \left\lfloor \frac{p + \text{offset}}{\text{length}} \right\rfloor\right)
+\]
 
-``p`` is the query's 0-based position. The factor is exactly 1 for the first ``length - offset``
-positions, so a model scaled this way behaves as before within its trained context, and grows by
-``beta * log 2``, ``beta * log 3``, ... at each further multiple of ``length``.
+with \(\beta\) = ``beta`` and \(p\) the query's 0-based position. The factor is exactly 1 for the
+first ``length - offset`` positions, so a model scaled this way behaves as before within its
+trained context, and grows by \(\beta \log 2\), \(\beta \log 3\), ... at each further multiple of
+``length``.
 
 Where transformers applies it (version 5.23.0):
 
@@ -64,7 +67,8 @@ def _temperature(positions: Tensor, beta: float, length: int, offset: int) -> Te
 
 
 def attention_temperature(positions: Tensor | int, *, beta: float, length: int, offset: int = 0) -> Tensor:
-    """The query factor ``1 + beta * log(1 + floor((positions + offset) / length))``, float64.
+    r"""The query factor \(1 + \beta \log(1 + \lfloor (p + \text{offset}) / \text{length} \rfloor)\) at each
+    position \(p\), \(\beta\) = ``beta``, float64.
 
     Args:
         positions: 0-based integer positions (any shape), or an int n for the positions 0 .. n-1.

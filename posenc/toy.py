@@ -18,7 +18,7 @@ __all__ = ["sentence_embeddings", "word_vector"]
 
 
 def word_vector(word: str, dim: int, *, seed: int = 0, std: float = 1.0) -> Tensor:
-    """A deterministic N(0, std²) vector ``[dim]`` for ``word`` (seeded by a CRC of the word)."""
+    r"""A deterministic \(\mathcal{N}(0, \sigma^2)\) vector ``[dim]`` (\(\sigma\) = ``std``) for ``word`` (seeded by a CRC of the word)."""
     if not isinstance(word, str):
         raise TypeError(f"word must be a non-empty string, got {type(word).__name__} {word!r:.60}")
     if not word:

@@ -45,11 +45,12 @@ def _check_grid(height: object, width: object) -> tuple[int, int]:
 
 
 def sinusoidal_encoding_2d(height: int, width: int, dim: int, *, base: float = 10000.0) -> Tensor:
-    """The fixed 2-D sine-cosine table of MAE, ``[height * width, dim]`` float32, patches row-major.
+    r"""The fixed 2-D sine-cosine table of MAE, ``[height * width, dim]`` float32, patches row-major.
 
     Features ``0 .. dim/2 - 1`` encode the column of the patch, ``dim/2 .. dim - 1`` its row
-    (the order of MAE's ``get_2d_sincos_pos_embed``). Each half is a block of ``dim/4`` sines
-    followed by a block of ``dim/4`` cosines, with frequencies ``base^(-k/(dim/4))``; the 1-D
+    (the order of MAE's ``get_2d_sincos_pos_embed``). Each half is a block of \(d/4\) sines
+    followed by a block of \(d/4\) cosines (\(d\) = ``dim``), with frequencies
+    \(\text{base}^{-k/(d/4)}\), \(k = 0, \dots, d/4 - 1\); the 1-D
     table of `posenc.sinusoidal.sinusoidal_encoding` interleaves them instead.
 
     Args:

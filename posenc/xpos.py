@@ -1,21 +1,24 @@
-"""xPos (Sun et al., "A Length-Extrapolatable Transformer", 2022): RoPE with a decay.
+r"""xPos (Sun et al., "A Length-Extrapolatable Transformer", 2022): RoPE with a decay.
 
-xPos rotates queries and keys exactly as RoPE does and, in addition, multiplies pair ``i`` of
-the query at position ``m`` by ``zeta_i^(m / B)`` and pair ``i`` of the key at position ``n``
-by ``zeta_i^(-n / B)``, with
+xPos rotates queries and keys exactly as RoPE does and, in addition, multiplies pair \(i\) of
+the query at position \(m\) by \(\zeta_i^{m/B}\) and pair \(i\) of the key at position \(n\)
+by \(\zeta_i^{-n/B}\), with
 
-    zeta_i = (2i / dim + 0.4) / 1.4   (i = 0 .. dim/2 - 1, so 0.29 <= zeta_i < 1)
+\[
+    \zeta_i = \frac{2i/d + 0.4}{1.4}
+\]
 
-and the scale base ``B = scale_base`` (512 in the paper). The dot product of pair ``i`` then
-carries the factor ``zeta_i^((m - n) / B)``: it depends on ``m - n`` only, and it shrinks as the
-query moves away from the key, most for the fast low pairs. ``scale_base=math.inf`` switches the
-decay off, and what is left is RoPE.
+for \(i = 0, \dots, d/2 - 1\) (so \(0.29 \le \zeta_i < 1\)), head width \(d\) = ``dim`` and the scale base \(B\) = ``scale_base`` (512 in the paper). The
+dot product of pair \(i\) then carries the factor \(\zeta_i^{(m-n)/B}\): it depends on \(m - n\)
+only, and it shrinks as the query moves away from the key, most for the fast low pairs.
+``scale_base=math.inf`` switches the decay off, and what is left is RoPE.
 
 Like the authors' code (torchscale, ``xpos_relative_position.py``), the exponent uses positions
-*centred* on the middle of the sequence, ``m - c`` with ``c = ceil(length / 2)``, while the
-rotation uses the positions themselves. The centre cancels in ``q . k`` (``(m - c) - (n - c) =
-m - n``) and only keeps the factors near 1: uncentred, the key of position 8191 would be
-multiplied by ``zeta_0^(-8191/512)``, about ``5e8``, past float16's largest number.
+*centred* on the middle of the sequence, \(m - c\) with \(c = \lceil \text{length} / 2 \rceil\), while
+the rotation uses the positions themselves. The centre cancels in \(q \cdot k\)
+(\((m - c) - (n - c) = m - n\)) and only keeps the factors near 1: uncentred, the key of position
+8191 would be multiplied by \(\zeta_0^{-8191/512}\), about \(5 \cdot 10^8\), past float16's largest
+number.
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ GAMMA = 0.4
 
 # --8<-- [start:zeta]
 def xpos_zeta(dim: int) -> Tensor:
-    """The per-pair decay base ``zeta_i = (2i / dim + 0.4) / 1.4``, ``[dim // 2]``, float64.
+    r"""The per-pair decay base \(\zeta_i = (2i/d + 0.4) / 1.4\) (\(d\) = ``dim``), ``[dim // 2]``, float64.
 
     Examples:
         >>> xpos_zeta(8)
@@ -77,23 +80,23 @@ def _check_scale(scale: Tensor, dtype: torch.dtype) -> None:
 
 
 class XPos(nn.Module):
-    """xPos: ``forward(q, k, positions=None, *, centre=None)`` returns the rotated, scaled ``(q, k)``.
+    r"""xPos: ``forward(q, k, positions=None, *, centre=None)`` returns the rotated, scaled ``(q, k)``.
 
     Args:
         dim: the head dimension (even).
-        scale_base: ``B`` in ``zeta_i^(m / B)`` (512 in the paper); ``math.inf`` switches the decay
+        scale_base: \(B\) in \(\zeta_i^{m/B}\) (512 in the paper); ``math.inf`` switches the decay
             off, leaving plain RoPE.
         base: the RoPE base of the rotation.
         layout: ``"half"`` (pairs (i, i + dim/2)) or ``"interleaved"`` (pairs (2i, 2i+1), the layout
-            of the authors' code); pair i always gets frequency theta_i and decay base zeta_i.
+            of the authors' code); pair \(i\) always gets frequency \(\theta_i\) and decay base \(\zeta_i\).
         rotary_dim: rotate and scale only the first ``rotary_dim`` features (even, <= dim), with
-            theta and zeta over that width, as `posenc.rope.RotaryEmbedding` does; the other
+            \(\theta\) and \(\zeta\) over that width, as `posenc.rope.RotaryEmbedding` does; the other
             features pass through unchanged. None: all of them.
         centre: the fixed centre of `rotate_queries` and `rotate_keys` (below); default 0.
 
     Positions and the centre: without ``positions`` the keys sit at ``0 .. k_len - 1`` and the
     queries are the last ``q_len`` of them (decoding with a cache), as in `RotaryEmbedding`. The
-    decay exponent uses ``position - centre``; by default ``centre = ceil(length / 2)`` with
+    decay exponent uses ``position - centre``; by default \(\text{centre} = \lceil \text{length} / 2 \rceil\) with
     ``length = k_len`` (or ``max(positions) + 1``), which is what torchscale does. Any centre gives
     the same scores, as long as queries and keys share it: ``rotate_queries(q, positions)`` and
     ``rotate_keys(k, positions)`` (the rotation interface shared with `RotaryEmbedding`) use the
@@ -124,10 +127,10 @@ class XPos(nn.Module):
         self.centre = _check_centre(centre)
 
     def tables(self, positions: Tensor, *, centre: float, downscale: bool) -> tuple[Tensor, Tensor]:
-        """cos and sin of ``position * theta_i``, times ``zeta_i^(+-(position - centre) / B)``.
+        r"""cos and sin of \(p\,\theta_i\) at position \(p\), times \(\zeta_i^{\pm(p - c)/B}\) about the centre \(c\).
 
         ``positions [seq]`` or ``[batch, seq]``. ``downscale=False`` gives the query tables (factor
-        ``zeta^((m - c) / B)``), ``True`` the key tables (its inverse). float64, ``[..., seq, width/2]``
+        \(\zeta_i^{(m-c)/B}\)), ``True`` the key tables (its inverse). float64, ``[..., seq, width/2]``
         (width: ``rotary_dim`` or ``dim``).
         """
         pos = check_position_tensor("positions", positions)
@@ -154,7 +157,7 @@ class XPos(nn.Module):
     # --8<-- [end:tables]
 
     def default_centre(self, length: int) -> float:
-        """torchscale's centre for positions ``0 .. length - 1``: ``ceil(length / 2)``."""
+        r"""torchscale's centre for positions ``0 .. length - 1``: \(\lceil \text{length} / 2 \rceil\)."""
         length = check_int("length", length, minimum=0, maximum=MAX_EXACT_POSITION)
         return float(-((-length) // 2))
 

@@ -126,3 +126,32 @@ def test_docstrings_render_in_the_api_reference() -> None:
         if re.search(r":(?:func|class|mod|meth|attr):`", text):
             problems.append(f"{where}: Sphinx role in a Markdown docstring")
     assert not problems, "\n".join(problems)
+
+
+def _docstring_literals() -> list[tuple[str, str, str]]:
+    """(where, source literal, value) of every docstring in posenc."""
+    import ast
+
+    found = []
+    for path in sorted((ROOT / "posenc").rglob("*.py")):
+        source = path.read_text()
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+                first = node.body[0]
+                if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+                        and isinstance(first.value.value, str)):
+                    literal = ast.get_source_segment(source, first.value) or ""
+                    found.append((f"{path.relative_to(ROOT)}:{first.lineno}", literal, first.value.value))
+    return found
+
+
+def test_docstring_math_is_raw_tex() -> None:
+    """Math in a docstring is TeX between \\( \\) or \\[ \\] (typeset on the API page), in a raw string:
+    in a plain one, ``\\theta`` would hold a tab and ``\\frac`` a form feed."""
+    problems = []
+    for where, literal, value in _docstring_literals():
+        if "\\" in value and not literal.lower().startswith("r"):
+            problems.append(f"{where}: a backslash in a docstring that is not a raw string (r\"\"\")")
+        if re.search(r"[\x00-\x09\x0b-\x1f]", value):
+            problems.append(f"{where}: a control character in a docstring (an escape such as \\t in \\theta)")
+    assert not problems, "\n".join(problems)
