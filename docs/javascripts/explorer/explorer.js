@@ -4,7 +4,9 @@
 // each run in the order given:
 //   core: pyvalues.js (Python's values and posenc's checks), rope_scaling.js (posenc's RoPE scaling
 //     rules), formulas.js (the pure formulas, window.posencExplorer), D3 (served from the site, copied
-//     from node_modules by hooks/posenc_site.py), widgets.js, which upgrades the placeholders;
+//     from node_modules by hooks/posenc_site.py), widgets.js (the widgets' shared scaffolding, which
+//     upgrades the placeholders) and the widget families widgets_sinusoidal.js, widgets_rope.js and
+//     widgets_bias.js;
 //   config, for the config inspector only (its placeholder near): pyjson.js (Python's JSON decoder),
 //     rope_params.js and rope_config.js (posenc's read_config and inspect's warnings), the model-type
 //     table and the zoo (assets/posenc/rope-data.js, written by hooks/rope_data.py), inspector_chart.js
@@ -15,7 +17,8 @@
   const here = document.currentScript ? document.currentScript.src : document.baseURI;
   const url = (path) => new URL(path, here).href;
   const GROUPS = {
-    core: ["pyvalues.js", "rope_scaling.js", "formulas.js", "../../assets/d3/d3.min.js", "widgets.js"],
+    core: ["pyvalues.js", "rope_scaling.js", "formulas.js", "../../assets/d3/d3.min.js", "widgets.js",
+      "widgets_sinusoidal.js", "widgets_rope.js", "widgets_bias.js"],
     config: ["pyjson.js", "rope_params.js", "rope_config.js", "../../assets/posenc/rope-data.js", "inspector_chart.js",
       "inspector.js"],
   };
