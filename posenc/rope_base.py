@@ -1,22 +1,25 @@
 r"""How large must RoPE's base be for a context of L tokens? The bound of Xu et al. (2024).
 
 Xu, Men, Wang et al., "Base of RoPE Bounds Context Length" (NeurIPS 2024, arXiv 2405.14591),
-section 4, ask that a query attend more, on average, to a key similar to it (the query plus
-zero-mean noise) than to a random key, at every distance \(m\) up to the context length. With the
-components of \(q\) i.i.d. of variance \(\sigma^2\), the expected difference of the two logits at
-distance \(m\) is \(2\sigma^2 B(m)\) with (their Theorem 1), for head width \(d\) and
-\(\theta_i = \text{base}^{-2i/d}\),
+section 4 (read in arXiv v1), ask that a query attend more, on average, to a key similar to it
+(the query plus zero-mean noise) than to a random key, at every distance \(m\) up to the context
+length (their Desiderata 2). With the components of \(q\) i.i.d. of variance \(\sigma^2\), the
+expected difference of the two logits at distance \(m\) is \(2\sigma^2 B(m)\) with (section 4.2,
+Theorem 1, Eq. 9), for head width \(d\) and \(\theta_i = \text{base}^{-2i/d}\),
 
 \[
     B(m) = \sum_{i=0}^{d/2-1} \cos(m\,\theta_i),
 \]
 
 so the property holds up to a context of \(L\) tokens when \(B(m) \ge 0\) for \(m = 0, \dots, L - 1\),
-and the lower bound of the base for \(L\) is the smallest base for which it does. \(B\) decays with
+and the lower bound of the base for \(L\) is the smallest base for which it does (section 4.3,
+Eq. 10 and 11, which write \(m\) up to \(L\); the farthest distance within \(L\) tokens is
+\(L - 1\)). The authors note there that the bound is not strict: stacked layers can reach
+beyond one layer's range. \(B\) decays with
 \(m\) in an irregular, oscillating way, so the set of good bases is not an interval: a base a
 little above a good one can fail (for ``dim=16, L=64``, bases from about 1706 to 1749 hold, 1750
-to 2768 fail, and every whole base tried from 2769 to 200,000 holds). The paper's Figure 1 plots
-the bound for head width 128 (4.3e3 for \(L = 1024\), 2.7e4 for 4096, 8.4e4 for 8192; also
+to 2768 fail, and every whole base tried from 2769 to 200,000 holds). The paper's Table 2 lists
+the bound for head width 128 (4.3e3 for \(L = 1024\), 2.7e4 for 4096, 8.4e4 for 8192; Figure 1 plots it; also
 tabulated by Su, https://kexue.fm/archives/10122, who finds some of the paper's values can be
 lowered by a finer search).
 

@@ -61,7 +61,7 @@ def test_good_bases_are_not_an_interval() -> None:
 
 
 def test_the_paper_bound_for_head_width_128_at_1k() -> None:
-    # Xu et al. (2024), Figure 1 (and Su's table of its values): 4.3e3 for a context of 1024.
+    # Xu et al. (2024), section 4.3, Table 2 (plotted in Figure 1): 4.3e3 for a context of 1024.
     assert rope_base_lower_bound(128, 1024) == pytest.approx(4.3e3, rel=0.015)
 
 
