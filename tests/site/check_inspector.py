@@ -15,6 +15,9 @@ What "the same" means here:
 
 The inputs go to the page as JSON text, read there by the port of Python's JSON decoder, so that
 ``8.0`` reaches the JavaScript as a float and ``8`` as an int, as posenc sees them.
+
+The widget itself (its menus, typed input, keyboard, links and screenshots) is checked by
+``inspector_widget``, by these rules.
 """
 
 from __future__ import annotations
@@ -23,7 +26,6 @@ import dataclasses
 import json
 import math
 import random
-import statistics
 from pathlib import Path
 from typing import Any
 
@@ -33,10 +35,11 @@ from posenc.inspect import warnings_for
 from posenc.rope_config import from_config, read_config
 from posenc.rope_scaling import rope_attention_scaling, rope_inverse_frequencies
 
+__all__ = ["API_READING", "BAD_INPUTS", "ZOO", "check_api", "compare", "mutations", "posenc_reading"]
+
 ROOT = Path(__file__).resolve().parents[2]
 ZOO = sorted((ROOT / "posenc" / "zoo").glob("*.json"))
 TOLERANCE = 1e-9
-WIDGET = ".posenc-explorer[data-widget='rope-inspector']"
 
 # One bad input of each kind the issue names, with what posenc should name in its message (where
 # the API and the widget differ, "API|widget": read_config refuses a list as the config, the widget
@@ -157,22 +160,6 @@ API_READING = """([cases]) => cases.map(([text, layout, length]) => {
   }
 })"""
 
-WIDGET_STATE = """() => {
-  const root = document.querySelector("%s .posenc-explorer__widget");
-  const state = root.posencInspector;
-  const r = state.result;
-  const problem = root.querySelector(".posenc-inspector__problem");
-  return JSON.stringify({
-    error: state.error, problem: problem.hidden ? null : problem.textContent, ms: Number(root.dataset.updateMs),
-    readout: root.querySelector(".posenc-explorer__readout").textContent,
-    drawing: [...root.querySelectorAll("svg.posenc-explorer__plot")].map((s) => s.outerHTML).join(""),
-    results: root.querySelector(".posenc-inspector__results").innerHTML,
-    value: r && {rope: r.rope, warnings: r.warnings, layers: Object.fromEntries(Object.entries(r.layers).map(([n, l]) =>
-      [n, {kwargs: l.kwargs, theta: l.theta, attention_factor: l.attention_factor}]))},
-    links: [...root.querySelectorAll(".posenc-inspector__findings a")].map((a) => a.getAttribute("href")),
-  }, (k, v) => (typeof v === "bigint" ? Number(v) : v));
-}""" % WIDGET
-
 
 def compare(ours: Any, theirs: Any, path: str = "") -> list[str]:
     """Differences between the JavaScript's value and posenc's (see the module docstring)."""
@@ -284,151 +271,3 @@ def check_api(page: Any, check: Any) -> None:
         named = named.split("|")[0]
         if ours["ok"] or named not in ours["error"]:
             check.fail(f"bad input: {kind}", f"expected a message naming {named!r}, got {ours!r:.200}")
-
-
-def _widget(page: Any) -> dict[str, Any]:
-    return dict(json.loads(page.evaluate(WIDGET_STATE)))
-
-
-def _settle(page: Any) -> None:
-    page.wait_for_timeout(420)  # the text area and the length field update 300 ms after the last key
-
-
-def _compare_widget(check: Any, where: str, state: dict[str, Any], theirs: dict[str, Any]) -> None:
-    if not theirs["ok"]:
-        if state["error"] is None or f"{state['error']}" not in theirs["error"]:
-            check.fail(where, f"the widget says {state['problem']!r:.160}, posenc {theirs['error']!r:.160}")
-        return
-    if state["error"] is not None:
-        check.fail(where, f"the widget refused what posenc reads: {state['error']!r:.160}")
-        return
-    expected = {"rope": theirs["value"]["rope"], "warnings": theirs["value"]["warnings"], "layers": theirs["value"]["layers"]}
-    _report(check, where, state["value"], expected)
-
-
-def check_widget(page: Any, check: Any, site_dir: Path) -> list[float]:
-    """The inspector widget: every zoo entry from its menu (and with a layout and a length where
-    posenc needs or uses one), each bad input typed into it, the keyboard, and the findings' links."""
-    host = page.locator(WIDGET)
-    host.scroll_into_view_if_needed()
-    select, layout, length, textarea = (host.locator(s) for s in ("select >> nth=0", "select >> nth=1",
-                                                                   "input[type=text]", "textarea"))
-    times = [_widget(page)["ms"]]
-    slowest_256: list[float] = []
-    links: set[str] = set()
-    for path in ZOO:
-        name = json.loads(path.read_text()).get("_name", path.stem)
-        select.select_option(name)
-        state = _widget(page)
-        times.append(state["ms"])
-        theirs = posenc_reading(path.read_text(), None, None, widget=True)
-        _compare_widget(check, f"inspector: {name}", state, theirs)
-        links.update(state["links"])
-        if state["value"] and any(layer["kwargs"]["dim"] == 256 for layer in state["value"]["layers"].values()):
-            slowest_256.append(state["ms"])
-        if not theirs["ok"] and "layout is needed" in theirs["error"]:
-            layout.select_option("half")
-            _compare_widget(check, f"inspector: {name} (layout half)", _widget(page), posenc_reading(path.read_text(), "half", None, True))
-            layout.select_option("")
-        check.count("zoo configs read by the inspector")
-    for name, value in (("phi-3.5-mini-instruct", "300000"), ("gemma-2-9b", "5000"), ("qwen3-1.7b-yarn", "40000")):
-        select.select_option(name)
-        length.fill(value)
-        _settle(page)
-        state = _widget(page)
-        times.append(state["ms"])
-        _compare_widget(check, f"inspector: {name} at length {value}", state,
-                        posenc_reading((ROOT / "posenc" / "zoo" / f"{name}.json").read_text(), None, int(value), True))
-        length.fill("")
-        _settle(page)
-    # each kind of bad input: one message, posenc's, and the last good result stays
-    select.select_option("gemma-2-9b")
-    good = _widget(page)
-    for kind, text, named in [*BAD_INPUTS, ("length 0", "", "length must be an integer >= 1")]:
-        if kind == "length 0":
-            textarea.fill((ROOT / "posenc" / "zoo" / "gemma-2-9b.json").read_text())
-            length.fill("0")
-        else:
-            textarea.fill(text)
-        _settle(page)
-        state = _widget(page)
-        named = named.split("|")[-1]
-        expected = "length must be an integer >= 1, got 0" if kind == "length 0" else \
-            posenc_reading(text, None, None, widget=True).get("error", "").split(": ", 1)[-1]
-        if state["problem"] is None or named not in state["problem"] or expected not in state["problem"]:
-            check.fail(f"inspector, bad input: {kind}", f"shows {state['problem']!r:.200}; posenc says {expected!r:.200}")
-        if state["results"] != good["results"] or state["readout"] != good["readout"]:
-            check.fail(f"inspector, bad input: {kind}", "the last good result did not stay in place")
-        check.count("bad inputs refused by the inspector")
-        length.fill("")
-    _check_links(check, site_dir, links)
-    _check_keyboard(page, check, host, times)
-    if slowest_256:
-        print(f"  inspector, 256-wide heads: {len(slowest_256)} updates, max {max(slowest_256):.1f} ms (budget 50 ms)")
-    return times
-
-
-def _check_links(check: Any, site_dir: Path, links: set[str]) -> None:
-    """Every "Read more" link of a finding leads to a page of the site and a heading on it."""
-    for href in sorted(links):
-        page, _, anchor = href.partition("#")
-        target = (site_dir / "explore" / page / "index.html").resolve()
-        if not target.is_file():
-            check.fail("inspector link", f"{href}: no page {target}")
-        elif f'id="{anchor}"' not in target.read_text(encoding="utf-8"):
-            check.fail("inspector link", f"{href}: no id {anchor!r} on the page")
-        check.count("inspector links checked")
-
-
-def _check_keyboard(page: Any, check: Any, host: Any, times: list[float]) -> None:
-    """Tab reaches every control; the menus move with the arrow keys, the text fields take typing."""
-    select = host.locator("select >> nth=0")
-    select.select_option("llama-3.1-8b")
-    before = _widget(page)
-    # the layout menu: "half" is what llama already uses, "interleaved" is refused (posenc's message)
-    for selector, keys in (("select >> nth=0", ["ArrowDown"]), ("select >> nth=1", ["ArrowDown", "ArrowDown"]),
-                           ("select >> nth=1", ["ArrowUp", "ArrowUp"]), ("input[type=text]", list("20000")),
-                           ("textarea", ["Control+End", "Backspace"])):
-        control = host.locator(selector)
-        control.focus()
-        if not control.evaluate("(e) => document.activeElement === e"):
-            check.fail(f"inspector keyboard: {selector}", "cannot be focused")
-            continue
-        for key in keys:
-            page.keyboard.press(key)
-        _settle(page)
-        after = _widget(page)
-        times.append(after["ms"])
-        changed = after["readout"] != before["readout"] or after["problem"] != before["problem"] or after["drawing"] != before["drawing"]
-        if not changed:
-            check.fail(f"inspector keyboard: {selector}", "pressing keys changed neither the drawing nor the message")
-        before = after
-        check.count("inspector controls used with the keyboard")
-    file_input = host.locator("input[type=file]")
-    file_input.focus()
-    if not file_input.evaluate("(e) => document.activeElement === e"):
-        check.fail("inspector keyboard: file picker", "cannot be focused")
-    path = ROOT / "posenc" / "zoo" / "qwen3-1.7b-yarn.json"
-    file_input.set_input_files(files=[{"name": "config.json", "mimeType": "application/json",
-                                       "buffer": path.read_text().replace("\n", "\r\n").encode()}])
-    _settle(page)
-    state = _widget(page)
-    _compare_widget(check, "inspector: an opened file (CRLF lines)", state, posenc_reading(path.read_text(), None, None, True))
-    live = page.evaluate(f"() => document.querySelector(\"{WIDGET} .posenc-explorer__readout\").getAttribute('aria-live')")
-    if live != "polite" or "config.json" not in state["readout"]:
-        check.fail("inspector readout", f"aria-live {live!r}, readout {state['readout']!r:.120}")
-
-
-def timing_line(times: list[float]) -> str:
-    updates = times[1:] or [0.0]
-    return (f"  {'rope-inspector':<14} first drawing {times[0]:5.1f} ms; {len(times) - 1:3} keyboard updates: median "
-            f"{statistics.median(updates):5.1f} ms, max {max(updates):5.1f} ms (budget 50 ms)")
-
-
-def screenshots(browser: Any, url: str, origin: str, check: Any, folder: Path, open_page: Any) -> None:
-    """The inspector alone at 1280 px (light) and 390 px (dark), the page header hidden."""
-    for width, scheme in ((1280, "light"), (390, "dark")):
-        context, page = open_page(browser, url, origin, check, width, scheme)
-        page.add_style_tag(content=".md-header, .md-tabs { visibility: hidden; }")
-        page.locator(WIDGET).screenshot(path=str(folder / f"inspector-{width}px-{scheme}.png"), animations="disabled")
-        context.close()

@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from tests.site import reader_checks
-from tests.site.check_site import CHROMIUM, CHROMIUM_ARGS, PageResult, weight_problems
+from tests.site.site_audits import weight_problems
+from tests.site.site_browser import CHROMIUM, CHROMIUM_ARGS, PageResult
 
 ROOT = Path(__file__).resolve().parents[2]
 
