@@ -89,15 +89,24 @@ def _text_part(config: Mapping[str, Any]) -> tuple[str | None, Mapping[str, Any]
         return table.text_model_type(model_type, inner), text
     return model_type, config
 
-def _raw_parameters(config: Mapping[str, Any]) -> dict[str, Any] | None:
-    """``rope_parameters`` and the older ``rope_scaling``, merged (they must agree)."""
-    merged: dict[str, Any] | None = None
+def _sources(config: Mapping[str, Any], found: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """``rope_scaling`` and ``rope_parameters`` as the config gives them (dicts), without a source the
+    config class ignores (Cohere2-MoE's ``rope_scaling``)."""
+    found_sources = {}
     for key in ("rope_scaling", "rope_parameters"):
         value = config.get(key)
         if value is None:
             continue
         if not isinstance(value, Mapping):
             raise TypeError(f"config[{key!r}] must be a dict or None, got {type(value).__name__}")
+        if key not in found.get("ignored_sources", ()):
+            found_sources[key] = value
+    return found_sources
+
+def _merged(sources: Mapping[str, Mapping[str, Any]]) -> dict[str, Any] | None:
+    """``rope_parameters`` and the older ``rope_scaling``, merged (they must agree)."""
+    merged: dict[str, Any] | None = None
+    for value in sources.values():
         merged = {} if merged is None else merged
         for name, item in value.items():
             if name in merged and merged[name] != item:
@@ -110,40 +119,115 @@ def _nested(params: Mapping[str, Any], names: set[str]) -> bool:
     return bool(params) and all(isinstance(v, Mapping) or v is None for v in params.values()) and (
         not names or set(params) <= names | set(table.ATTENTION_LAYER_TYPES))
 
-def _parameters(config: Mapping[str, Any], found: Mapping[str, Any],
-                layer_types: list[str]) -> dict[str | None, dict[str, Any] | None]:
+def _parameters(config: Mapping[str, Any], found: Mapping[str, Any], layer_types: list[str],
+                notes: list[str] | None = None) -> dict[str | None, dict[str, Any] | None]:
     """The rope parameters of each layer type (None key: one for every layer), completed as
-    transformers' config classes complete them."""
-    raw = _raw_parameters(config)
+    transformers' config classes complete them; what the class ignores is added to ``notes``."""
+    notes = [] if notes is None else notes
+    sources = _sources(config, found)
+    notes += [f"transformers' config class for this model type ignores config[{key!r}]"
+              for key in found.get("ignored_sources", ()) if config.get(key) is not None]
+    if found.get("fixed_tables"):  # GPT-J, CodeGen: base 10000 and no scaling, whatever the config says
+        set_keys = [key for key in ("rope_scaling", "rope_parameters", "rope_theta") if config.get(key) is not None]
+        notes += [f"transformers' code for this model type uses fixed tables (base 10000, no scaling): it "
+                  f"ignores {', '.join(f'config[{key!r}]' for key in set_keys)}"] if set_keys else []
+        return {None: {"rope_type": "default", "rope_theta": 10000.0}}
     default = copy.deepcopy(found.get("default_rope_parameters")) or {}
     names = set(layer_types) | {k for k, v in default.items() if isinstance(v, Mapping)}
-    if raw is not None and _nested(raw, names):
-        nested: dict[str | None, dict[str, Any] | None] = {k: v for k, v in raw.items()}
-    elif default and _nested(default, names):  # a flat config of a per-layer-type model (Gemma 3 as published)
-        if raw and not found.get("flat_scaling_layer_types"):  # the class keeps it flat; its model then fails
-            raise ValueError(f"config['rope_parameters'] (or 'rope_scaling') must map each layer type to its "
-                             f"parameters for this model type ({', '.join(map(repr, default))}), got one set "
-                             f"{dict(raw)!r:.80}")
-        nested = {k: None if v is None else dict(v) for k, v in default.items()}  # None: a NoPE layer type (Beam)
-        for layer_type in found.get("flat_scaling_layer_types", []) if raw else []:
-            target = nested[layer_type] or {}
-            target.update({k: v for k, v in (raw or {}).items() if k != "rope_theta"})
-        for layer_type, key in found.get("base_keys", {}).items():
-            if config.get(key) is not None and nested.get(layer_type) is not None:
-                nested[layer_type]["rope_theta"] = config[key]  # type: ignore[index]
-        if raw and raw.get("rope_theta") is not None:
-            raise ValueError("config['rope_scaling'] must not hold 'rope_theta' in a config with one RoPE per "
-                             "layer type; give the bases as the config class names them "
-                             f"({', '.join(sorted(set(found.get('base_keys', {}).values())))})")
+    per_type = bool(default) and _nested(default, names)  # a class with one RoPE per layer type
+    nested: dict[str | None, dict[str, Any] | None]
+    relied: list[str] = []  # what comes from defaults the class computes (from keys posenc does not read)
+    given = sources.get("rope_parameters")
+    if per_type and given is not None and _nested(given, names):
+        if "rope_scaling" in sources:  # the class would update some entries with it: not followed
+            raise ValueError("config gives both 'rope_parameters' by layer type and a flat 'rope_scaling'; "
+                             "move the scaling into the entries of 'rope_parameters'")
+        nested = {k: None if v is None else dict(copy.deepcopy(v)) for k, v in given.items()}
+        _complete_entries(config, found, nested, relied)
+    elif per_type:  # a flat config of a per-layer-type model (Gemma 3 as published)
+        nested = _from_flat(config, found, default, sources, notes)
+        relied.append("'rope_parameters' by layer type")
     else:
-        nested = {None: raw if raw is not None else default}
+        raw = _merged(sources)
+        if raw is not None and _nested(raw, names):
+            nested = {k: v for k, v in raw.items()}
+        else:
+            nested = {None: raw if raw is not None else default}
+            relied += ["'rope_parameters'"] if raw is None and set(default) - {"rope_type"} else []
+    absent = found.get("absent_defaults_scaling") if set(sources) == {"rope_scaling"} else None
+    absent = found.get("absent_defaults", {}) if absent is None else absent
     for layer_type, params in nested.items():
         if params is not None:
-            _complete(config, found, layer_type, params, flat=layer_type is None)
+            _complete(config, found, layer_type, params, flat=layer_type is None, absent=absent, relied=relied)
+    groups = found.get("defaults_depend_on") or ()
+    changed = [group for group in groups if all(table.differs(config, key, value) for key, value in group.items())]
+    if relied and changed:
+        keys = ", ".join(repr(key) for group in changed for key in group)
+        raise ValueError(f"config needs {' and '.join(dict.fromkeys(relied))} for this model type: its config "
+                         f"class computes the default from keys this config changes ({keys}), by a rule posenc "
+                         f"does not derive")
     return nested
 
+def _from_flat(config: Mapping[str, Any], found: Mapping[str, Any], default: dict[str, Any],
+               sources: Mapping[str, Mapping[str, Any]], notes: list[str]) -> dict[str | None, dict[str, Any] | None]:
+    """The entries a per-layer-type class makes of a flat ``rope_scaling`` or ``rope_parameters``:
+    each layer type's defaults, updated with the flat set where the class puts it, and the bases
+    from the class's top-level keys (a base inside the flat set wins where the class lets it land)."""
+    if len(sources) > 1:
+        raise ValueError("config gives both a flat 'rope_scaling' and a flat 'rope_parameters' for a model type "
+                         f"with one RoPE per layer type ({', '.join(map(repr, default))}); give one, by layer type")
+    source, flat = next(iter(sources.items()), (None, None))
+    if flat and any(isinstance(v, Mapping) for v in flat.values()):
+        raise ValueError(f"config[{source!r}] mixes entries by layer type with flat settings: give each layer type "
+                         f"its parameters ({', '.join(map(repr, default))}), or one flat set")
+    landing = (found.get("flat_landing") or {}).get(source) if source else {"layer_types": [], "theta": []}
+    if landing is None:  # the class keeps it flat (its model then fails), or spreads it in a way not followed
+        raise ValueError(f"config[{source!r}] must map each layer type to its parameters for this model type "
+                         f"({', '.join(map(repr, default))}), got one set {dict(flat or {})!r:.80}")
+    nested = {k: None if v is None else dict(v) for k, v in default.items()}  # None: a NoPE layer type (Beam)
+    for layer_type in landing["layer_types"]:
+        kept = {k: copy.deepcopy(v) for k, v in (flat or {}).items() if k != "rope_theta"}
+        nested[layer_type].update(kept)  # type: ignore[union-attr]  # a layer type a flat set lands on rotates
+    for layer_type, key in found.get("base_keys", {}).items():
+        if config.get(key) is not None and nested.get(layer_type) is not None:
+            nested[layer_type]["rope_theta"] = config[key]  # type: ignore[index]
+    if flat and flat.get("rope_theta") is not None:
+        for layer_type in landing["theta"]:
+            nested[layer_type]["rope_theta"] = flat["rope_theta"]  # type: ignore[index]
+    if flat and not landing["layer_types"]:
+        notes.append(f"config[{source!r}] is one flat set, which transformers' config class for this model type "
+                     f"ignores: every layer type keeps its default parameters")
+    return nested  # type: ignore[return-value]
+
+def _complete_entries(config: Mapping[str, Any], found: Mapping[str, Any],
+                      nested: dict[str | None, dict[str, Any] | None], relied: list[str]) -> None:
+    """Complete the entries of a ``rope_parameters`` by layer type as the per-layer-type class does:
+    a None entry it fills in, an entry without a base, settings the class adds."""
+    for layer_type, entry in nested.items():
+        if entry is None and layer_type in found.get("null_filled", ()):
+            nested[layer_type] = entry = {"rope_type": "default"}
+        if entry is None:
+            continue  # NoPE where the class marks it so (Beam); an error otherwise (read_config)
+        spec = (found.get("nested_bases") or {}).get(layer_type)
+        if entry.get("rope_theta") is None and found.get("nested_theta_required"):
+            raise ValueError(f"config['rope_parameters'][{layer_type!r}] needs 'rope_theta': transformers' config "
+                             f"class for this model type leaves an entry without one with no base")
+        if entry.get("rope_theta") is None and spec is not None:
+            key = spec["key"]
+            entry["rope_theta"] = config[key] if key and config.get(key) is not None else spec["default"]
+        forced = (found.get("nested_forced") or {}).get(layer_type, ())
+        for key, value in ((found.get("nested_fill") or {}).get(layer_type) or {}).items():
+            if key in forced and entry.get(key) is not None and entry[key] != value:
+                raise ValueError(f"config['rope_parameters'][{layer_type!r}][{key!r}] is {entry[key]!r}, but "
+                                 f"transformers' config class for this model type sets it to {value!r} itself")
+            if key in forced or entry.get(key) is None:
+                relied.append(f"rope_parameters[{layer_type!r}][{key!r}]")
+            if entry.get(key) is None:
+                entry[key] = value
+
 def _complete(config: Mapping[str, Any], found: Mapping[str, Any], layer_type: str | None,
-              params: dict[str, Any], *, flat: bool) -> None:
+              params: dict[str, Any], *, flat: bool, absent: Mapping[str, Any] | None = None,
+              relied: list[str] | None = None) -> None:
     if flat:  # rope_theta and partial_rotary_factor may come from the top level, as the class reads them
         ignored = found.get("ignored_top_level", ())
         for target in ("rope_theta", "partial_rotary_factor"):
@@ -151,7 +235,9 @@ def _complete(config: Mapping[str, Any], found: Mapping[str, Any], layer_type: s
             names += [key for key, name in found.get("key_aliases", {}).items() if name == target]
             top = _one(target, *((f"config[{name!r}]", {target: config.get(name)}) for name in names))
             if params.get(target) is None:
-                params[target] = top if top is not None else found.get("absent_defaults", {}).get(target)
+                params[target] = top if top is not None else (absent or {}).get(target)
+                if top is None and params[target] is not None and relied is not None:
+                    relied.append(repr(target))
             elif top is not None:
                 _one(target, ("rope_parameters", params), ("config", {target: top}))
             if params[target] is None:
@@ -180,12 +266,18 @@ def _head_dim(config: Mapping[str, Any], found: Mapping[str, Any], layer_type: s
                              f"overrides in 'per_layer_config': {sorted(map(str, dims))}")
         if dims and (dim := dims.pop()) is not None:
             return dim
+    spec = (found.get("per_layer_head_dim") or {}).get(layer_type)
+    if spec is not None and overrides is None:  # Gemma 4: the class writes global_head_dim into per_layer_config
+        value = config.get(spec["key"])
+        return spec["default"] if value is None else check_int(f"config[{spec['key']!r}]", value, minimum=2,
+                                                                maximum=MAX_ROPE_DIM)
     source = found.get("head_dim_from")  # DeepSeek's MLA: head_dim is qk_rope_head_dim, the part that turns
     if not found and config.get("qk_rope_head_dim") is not None:  # a model type transformers lacks: MLA's name
         source = {"key": "qk_rope_head_dim", "over_head_dim": True}
     given = table.get(found, config, "head_dim")
-    if source and config.get(source["key"]) is not None and (source["over_head_dim"] or given is None):
-        return check_int(f"config[{source['key']!r}]", config[source["key"]], minimum=2, maximum=MAX_ROPE_DIM)
+    value = table.field(found, config, source["key"]) if source else None  # the class default if left out
+    if source and value is not None and (source["over_head_dim"] or given is None):
+        return check_int(f"config[{source['key']!r}]", value, minimum=2, maximum=MAX_ROPE_DIM)
     head_dim = table.field(found, config, "head_dim")
     if head_dim is not None:
         return check_int("config['head_dim']", head_dim, minimum=2, maximum=MAX_ROPE_DIM)
@@ -218,10 +310,12 @@ def _rotary_width(config: Mapping[str, Any], found: Mapping[str, Any], params: M
                   head_dim: int) -> int:
     fraction = params.get("partial_rotary_factor")
     key = found.get("rotated_width_key")  # GPT-J's "rotary_dim": a count of features
+    # left out: the class default; given as null: the whole head (GPT-J's `rotary_dim or embed_dim`)
+    count = (config[key] if key in config else found.get("field_defaults", {}).get(key)) if key else None
     if fraction is not None:
         width = int(head_dim * _real("partial_rotary_factor", fraction, minimum=0.0, maximum=1.0))
-    elif key and config.get(key) is not None:
-        width = check_int(f"config[{key!r}]", config[key], minimum=2, maximum=head_dim)
+    elif count is not None:
+        width = check_int(f"config[{key!r}]", count, minimum=2, maximum=head_dim)
     else:
         width = head_dim
     if width < 2 or width % 2:

@@ -84,7 +84,9 @@ def field(found: Mapping[str, Any], config: Mapping[str, Any], key: str) -> Any:
 
 def default_theta(found: Mapping[str, Any], layer_type: str | None) -> float:
     theta = found.get("default_theta", 10000.0)
-    if isinstance(theta, Mapping):  # {"global": ..., "local": ...}: local for sliding layers
+    if isinstance(theta, Mapping):  # by layer type (NeoMME), or {"global": ..., "local": ...}: local for sliding
+        if layer_type in theta:
+            return float(theta[layer_type])
         return float(theta["local" if layer_type == "sliding_attention" else "global"])
     return float(theta)
 
@@ -102,4 +104,42 @@ def every_k(pattern: Mapping[str, Any], config: Mapping[str, Any], layers: int) 
     out = [pattern["every"] if (at(i) + pattern["offset"]) % k == 0 else pattern["other"] for i in range(layers)]
     if out and ("last" in pattern or (pattern.get("at_least_one") and pattern["every"] not in out)):
         out[-1] = pattern.get("last", pattern["every"])
+    return out
+
+
+def differs(config: Mapping[str, Any], key: str, default: Any) -> bool:
+    """Whether the config gives ``key`` a value other than the class default (True is not 1 here)."""
+    if key not in config:
+        return False
+    value = config[key]
+    return isinstance(value, bool) != isinstance(default, bool) or value != default
+
+
+def pattern(spec: Mapping[str, Any], config: Mapping[str, Any], layers: int) -> list[Any] | None:
+    """The layer pattern the config class fills in (`every_k`), or None where the config sets keys
+    the pattern depends on in a way the table does not follow (every key of a ``depends_on`` group
+    changed from its default); a key of ``if_null`` given as null makes every layer its kind."""
+    for key, kind in (spec.get("if_null") or {}).items():
+        if key in config and config[key] is None:
+            return [kind] * layers
+    for group in spec.get("depends_on") or ():
+        if all(differs(config, key, default) for key, default in group.items()):
+            return None
+    return every_k(spec, config, layers)
+
+
+def given_list(found: Mapping[str, Any], model_type: str | None, field: str, values: list[Any]) -> list[Any]:
+    """A ``layer_types`` (or ``no_rope_layers``) list the config gives, as the config class keeps it:
+    kinds renamed, the last entry forced (Gemma 4: full attention), or an error where the class
+    rewrites it some other way."""
+    rule = found.get(f"given_{field}")
+    if not rule or not values:
+        return values
+    if rule.get("rewritten"):
+        raise ValueError(f"config[{field!r}] is rewritten by transformers' config class for model type "
+                         f"{model_type!r} in a way posenc does not follow; give a config without {field!r}")
+    renamed = rule.get("renamed") or {}
+    out = [renamed.get(v, v) if isinstance(v, str) else v for v in values]
+    if "last" in rule:
+        out[-1] = rule["last"]
     return out

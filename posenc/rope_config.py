@@ -144,7 +144,7 @@ def query_temperature(temperature: Mapping[str, Any] | None, position: int) -> f
 
 
 # ---------------------------------------------------------------- the layers
-def _layer_plan(config: Mapping[str, Any], found: Mapping[str, Any],
+def _layer_plan(config: Mapping[str, Any], found: Mapping[str, Any], model_type: str | None,
                 params: Mapping[str | None, Any]) -> tuple[list[str], list[bool]]:
     """The layer type of each layer and whether its index lets it rotate (Llama 4's and SmolLM3's
     ``no_rope_layers``); empty lists when the config gives no layer count."""
@@ -154,11 +154,13 @@ def _layer_plan(config: Mapping[str, Any], found: Mapping[str, Any],
     if types is not None:
         if not isinstance(types, (list, tuple)) or not all(isinstance(t, str) for t in types):
             raise TypeError(f"config['layer_types'] must be a list of strings, got {types!r:.80}")
-        types = list(types)
+        types = table.given_list(found, model_type, "layer_types", list(types))  # Gemma 4 forces the last one
     elif found.get("layer_types_computed"):
         types = []  # the config class computes them from other keys, which posenc does not read
-    elif layers and "layer_pattern" in found:
-        types = table.every_k(found["layer_pattern"], config, layers)
+    elif layers and ("layer_pattern" in found or found.get("layer_pattern_unknown")):
+        types = table.pattern(found["layer_pattern"], config, layers) if "layer_pattern" in found else None
+        if types is None:
+            types = _unknown_pattern(found, model_type, params)
     else:
         kinds = [k for k in params if k is not None] or ["full_attention"]
         types = [kinds[0]] * layers if len(kinds) == 1 else []
@@ -166,13 +168,28 @@ def _layer_plan(config: Mapping[str, Any], found: Mapping[str, Any],
     if "no_rope_layers" in found.get("rope_condition", ()):
         given = config.get("no_rope_layers")
         if given is None and "nope_pattern" in found and types:
-            given = table.every_k(found["nope_pattern"], config, len(types))
+            given = table.pattern(found["nope_pattern"], config, len(types))
+            if given is None:
+                raise ValueError(f"config needs 'no_rope_layers' for model type {model_type!r}: its config class "
+                                 f"fills them from keys this config sets, by a rule posenc does not derive")
+        elif isinstance(given, (list, tuple)):
+            given = table.given_list(found, model_type, "no_rope_layers", list(given))
         if given is not None:
             if not isinstance(given, (list, tuple)) or len(given) != len(types):
                 raise ValueError(f"config['no_rope_layers'] must be a list of {len(types)} flags (1: the layer "
                                  f"rotates, 0: NoPE), got {given!r:.80}")
             flags = [bool(flag) for flag in given]
     return types, flags
+
+
+def _unknown_pattern(found: Mapping[str, Any], model_type: str | None, params: Mapping[str | None, Any]) -> list[str]:
+    """No layer types for a config whose class fills them by a rule posenc does not follow: an error
+    where the layer type decides the RoPE (one set per layer type, or only some kinds rotate)."""
+    if any(k is not None for k in params) or {"sliding_only", "sliding_or_no_window"} & set(
+            found.get("rope_condition", ())):
+        raise ValueError(f"config needs 'layer_types' for model type {model_type!r}: its config class fills them "
+                         f"by a rule posenc does not derive (for this config), and its layers differ in RoPE by type")
+    return []
 
 
 def _rotates(config: Mapping[str, Any], found: Mapping[str, Any], layer_type: str) -> tuple[bool | None, str | None]:
@@ -264,8 +281,10 @@ def read_config(config: Mapping[str, Any], *, layout: str | None = None) -> Conf
     if "no_alibi" in found.get("rope_condition", ()) and text.get("alibi") is True:
         raise ValueError(f"config['alibi'] is true: this {model_type} model uses ALiBi, not RoPE")
     given = _layout(text, found, model_type, given)  # first: without it nothing below can be trusted
-    params = _parameters(text, found, [t for t in table.get(found, text, "layer_types") or [] if isinstance(t, str)])
-    types, flags = _layer_plan(text, found, params)
+    notes = list(found.get("notes", ()))
+    params = _parameters(text, found, [t for t in table.get(found, text, "layer_types") or [] if isinstance(t, str)],
+                         notes)
+    types, flags = _layer_plan(text, found, model_type, params)
     kinds: dict[str, list[int]] = {}
     for index, (layer_type, flag) in enumerate(zip(types, flags)):
         kinds.setdefault(layer_type if flag else f"{layer_type}:nope", []).append(index)
@@ -292,7 +311,6 @@ def read_config(config: Mapping[str, Any], *, layout: str | None = None) -> Conf
     originals = [layer.scaling["original_max_position_embeddings"] for layer in result.values()
                  if layer.scaling and "original_max_position_embeddings" in layer.scaling and
                  layer.scaling["type"] != "dynamic"]
-    notes = list(found.get("notes", ()))
     if any(isinstance(p, Mapping) and "mrope_section" in p for p in params.values()):
         notes.append("M-RoPE (mrope_section): a text token has the same position on all three axes, so text "
                      "rotates as the 1-D RoPE given here; image and video tokens get 3-D positions")

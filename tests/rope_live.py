@@ -61,6 +61,16 @@ class Reference:
             raise LookupError(f"no rotary module in {self.module.__name__} builds from this config")
         self.rotary = rotaries[0].double()
 
+    def layer_type(self, name: str) -> str | None:
+        """The layer type to ask the rotary module for, for posenc's kind ``name`` (None: one for all)."""
+        per_type = "layer_type" in inspect.signature(self.rotary.forward).parameters
+        return name.removesuffix(":nope") if per_type else None
+
+    def runs(self, name: str, width: int) -> None:
+        """Run transformers' rotation once for the layers ``name`` (raises what it raises)."""
+        q = torch.zeros(1, 1, 2, width, dtype=torch.float64)
+        self.rotate(q, q.clone(), torch.tensor([0, 1]), self.layer_type(name))
+
     def inv_freq(self, layer_type: str | None) -> torch.Tensor:
         found = derive._inv_freq(self.rotary, layer_type)
         assert found is not None, f"{type(self.rotary).__name__} has no inv_freq for {layer_type!r}"
@@ -95,8 +105,7 @@ def _tolerance(positions: torch.Tensor, theta: torch.Tensor) -> float:
 
 def check_layer(ref: Reference, layer: LayerRope, name: str, positions: torch.Tensor) -> None:
     """One rotating kind of layer: frequencies, attention factor and rotated q and k."""
-    per_type = "layer_type" in inspect.signature(ref.rotary.forward).parameters
-    layer_type = name.removesuffix(":nope") if per_type else None
+    layer_type = ref.layer_type(name)
     ours = RotaryEmbedding(**layer.rotary_kwargs())
     theirs = ref.inv_freq(layer_type)
     torch.testing.assert_close(ours.inv_freq.float(), theirs.float(), rtol=4e-6, atol=1e-30,

@@ -56,6 +56,9 @@ from unittest import mock
 
 import torch
 
+from tests import rope_model_types_dependence as dependence
+from tests import rope_model_types_probes as probes
+
 TABLE_PATH = pathlib.Path(__file__).resolve().parents[1] / "posenc" / "rope_model_types.json"
 
 # The condition around a rotation call (ast.unparse of the `if` test) -> posenc's name for it.
@@ -369,11 +372,6 @@ def _key_landings(config_name: str, text: Any) -> dict[str, Any]:
         ignored = [t for t in _TOP_LEVEL if f"={t}" not in settable]
         if ignored:
             entry["ignored_top_level"] = ignored
-        absent = {t: baseline[t] for t in _TOP_LEVEL if t in settable and t in baseline}
-        if absent.get("rope_theta") == getattr(type(text), "default_theta", 10000.0):
-            del absent["rope_theta"]
-        if absent:
-            entry["absent_defaults"] = absent
         dict_defaults = {k: v for k, v in baseline.items() if k not in settable}
         if dict_defaults.get("rope_type", "default") != "default" or set(dict_defaults) - {"rope_type"}:
             entry["default_rope_parameters"] = dict_defaults
@@ -400,8 +398,6 @@ def _type_aliases(config_name: str, text: Any) -> dict[str, Any]:
         if len(kinds) == 1 and (kind := kinds.pop()) != name:
             renamed[name] = kind
         if _nested(landed) and name == "linear":
-            entry["flat_scaling_layer_types"] = sorted(t for t, v in landed.items()
-                                                       if isinstance(v, dict) and v.get("factor") == 3.0)
             old = _landing(config_name, text, rope_scaling={"type": "linear", "factor": 3.0}) or {}
             if not any(isinstance(v, dict) and v.get("rope_type") == "linear" for v in old.values()):
                 entry["flat_scaling_type_key_ignored"] = True
@@ -465,27 +461,32 @@ def _pattern(config_name: str, text: Any, field: str) -> dict[str, Any] | None:
     layers = 12
     base = _built(config_name, text, num_hidden_layers=layers)
     values = getattr(base, field, None)
-    if not isinstance(values, list) or len(set(map(str, values))) != 2:
+    if not isinstance(values, list) or len(set(map(str, values))) not in (1, 2):
         return None
-    fit = _fit_every(values)
+    if len(set(map(str, values))) == 1:  # every layer alike: k = 1
+        fit: tuple[Any, int, int] | None = (values[0], 1, 0)
+    else:
+        fit = _fit_every(values)
     if fit is None:
         return None
     every, k, offset = fit
-    other = next(v for v in values if v != every)
+    other = next((v for v in values if v != every), every)
     entry: dict[str, Any] = {"every": every, "other": other, "k": k, "offset": offset}
     shape = _pattern_shape(config_name, text, field, entry, layers)
     if shape is None:  # no every-k-th rule fits the class at other layer counts: posenc claims none
         return None
     entry.update(shape)
-    for key in _read_keys(type(text)) + [f.name for f in dataclasses.fields(type(text))] if dataclasses.is_dataclass(
-            type(text)) else _read_keys(type(text)):
+    fields = [f.name for f in dataclasses.fields(type(text))] if dataclasses.is_dataclass(type(text)) else []
+    for key in [] if k == 1 else _read_keys(type(text)) + fields:  # the key that sets k
         if key in ("num_hidden_layers", field) or not isinstance(_field_default(type(text), key), (int, type(None))):
             continue
-        changed = _built(config_name, text, num_hidden_layers=layers, **{key: 5})
+        probe = 5 if k != 5 else 3  # a k other than the default one (Gemma 3n's fixed 5 is no key's)
+        changed = _built(config_name, text, num_hidden_layers=layers, **{key: probe})
         got = getattr(changed, field, None)
-        if isinstance(got, list) and (refit := _fit_every(got)) is not None and refit[1] == 5 and refit[0] == every:
+        if isinstance(got, list) and (refit := _fit_every(got)) is not None and refit[1] == probe and refit[0] == every:
             entry["key"] = key
             break
+    entry.update(dependence.pattern_dependence(config_name, text, field, entry))
     return entry
 
 
@@ -564,7 +565,8 @@ def derive(model_type: str, config_name: str) -> dict[str, Any] | None:
     if not legacy and (not isinstance(params, dict) or not params or "Rotary" not in source):
         return {"rope": False}
     params = params if isinstance(params, dict) else {}
-    entry: dict[str, Any] = {"rotated_width_key": "rotary_dim"} if legacy else {}
+    # GPT-J's and CodeGen's fixed tables: base 10000 and no scaling, whatever the config says
+    entry: dict[str, Any] = {"rotated_width_key": "rotary_dim", "fixed_tables": True} if legacy else {}
     if text.model_type != model_type:
         entry["text_model_type"] = text.model_type
     layer_types = [t for t in getattr(text, "layer_types", None) or [] if isinstance(t, str)]
@@ -602,8 +604,21 @@ def derive(model_type: str, config_name: str) -> dict[str, Any] | None:
     for field, name in (("layer_types", "layer_pattern"), ("no_rope_layers", "nope_pattern")):
         if (pattern := _pattern(config_name, text, field)) is not None:
             entry[name] = pattern
+    if layer_types and "layer_pattern" not in entry and not entry.get("layer_types_computed"):
+        entry["layer_pattern_unknown"] = True  # the class fills layer_types by a rule no probe fitted
     entry.update(_key_landings(config_name, text))
+    defaults = entry.get("default_rope_parameters")
+    if isinstance(defaults, dict) and _nested(defaults):
+        entry.update(probes.per_layer_type(config_name, text, defaults, entry.get("base_keys", {})))
+    elif params and not _nested(params):
+        entry.update(probes.flat_class(config_name, text))
     entry.update(_type_aliases(config_name, text))
+    entry.update(probes.given_lists(config_name, text))
+    entry.update(probes.per_layer_head_dim(config_name, text))
+    entry.update(dependence.defaults_dependence(config_name, text, entry))
+    for key in ((entry.get("head_dim_from") or {}).get("key"), entry.get("rotated_width_key")):
+        if key and (value := _field_default(type(text), key)) is not None:  # what a config.json may leave out
+            entry.setdefault("field_defaults", {})[key] = value
     renamed = {key: name for key, name in (getattr(type(text), "attribute_map", None) or {}).items()
                if key in _MAPPED_KEYS}
     if renamed:
@@ -636,6 +651,25 @@ def derive(model_type: str, config_name: str) -> dict[str, Any] | None:
     return entry
 
 
+_LAYER_TYPES = ATTENTION_LAYER_TYPES + NOT_ATTENTION_LAYER_TYPES
+
+
+def _canonical(value: Any) -> Any:
+    """``value`` with every map keyed by layer types, and every list of layer types, in one fixed
+    order: some classes fill their per-layer-type defaults by iterating a set (NeoMME), whose order
+    changes with Python's string hashing from one process to the next."""
+    def rank(name: Any) -> tuple[int, str]:
+        return (_LAYER_TYPES.index(name), "") if name in _LAYER_TYPES else (len(_LAYER_TYPES), str(name))
+
+    if isinstance(value, dict):
+        out = {k: _canonical(v) for k, v in value.items()}
+        return dict(sorted(out.items(), key=lambda kv: rank(kv[0]))) if out and set(out) <= set(_LAYER_TYPES) else out
+    if isinstance(value, list):
+        out_list = [_canonical(v) for v in value]
+        return sorted(out_list, key=rank) if out_list and set(map(str, out_list)) <= set(_LAYER_TYPES) else out_list
+    return value
+
+
 def derive_all() -> dict[str, Any]:
     _quiet()
     torch.manual_seed(0)
@@ -643,7 +677,7 @@ def derive_all() -> dict[str, Any]:
     for model_type, config_name in _model_types().items():
         entry = derive(model_type, config_name)
         if entry is not None:
-            table[model_type] = entry
+            table[model_type] = _canonical(entry)
     import transformers
     return {"_source": f"derived by tests/rope_model_types.py from transformers {transformers.__version__}; "
                        f"do not edit by hand", "model_types": dict(sorted(table.items()))}

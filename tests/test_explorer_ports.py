@@ -26,7 +26,8 @@ import rope_data  # noqa: E402
 from tests.site.check_inspector import API_READING, BAD_INPUTS, ZOO, compare, posenc_reading  # noqa: E402
 from tests.test_rope_config_fuzz import CONFIGS, KEYS, NUMBERS, SMALL, WORDS  # noqa: E402
 
-MODULES = ["pyvalues.js", "pyjson.js", "rope_scaling.js", "rope_params.js", "rope_config.js", "formulas.js"]
+MODULES = ["pyvalues.js", "pyjson.js", "rope_scaling.js", "rope_table.js", "rope_layer.js", "rope_params.js",
+           "rope_config.js", "formulas.js"]
 RUNNER = """
 const fs = require("fs");
 globalThis.window = globalThis;
@@ -179,3 +180,21 @@ def test_what_the_fuzz_found_and_random_configs_read_alike(tmp_path: Path) -> No
         problems += [f"{text[:80]!r} (layout={layout}, length={length}): {d}" for d in compare(json.loads(ours), theirs)]
     assert not problems, "\n".join(problems[:10])
     assert 0.2 * len(cases) < refused < 0.9 * len(cases)  # both kinds of outcome are exercised
+
+
+@needs_node
+def test_the_sweeps_configs_read_alike(tmp_path: Path) -> None:
+    """The configs tests/rope_sweep.py builds for every model type (flat sets and null entries for
+    per-layer-type classes, given layer lists, ...): compared with transformers there, with posenc here."""
+    pytest.importorskip("transformers", reason="the sweep builds its configs from transformers' config classes")
+    from tests import rope_sweep
+
+    cases = [(json.dumps(config), None, length) for model_type in rope_sweep.model_types()
+             for config in rope_sweep.cases(model_type).values() for length in (None, 300000)]
+    results = run_js(tmp_path, API_READING.replace("([cases])", "(cases)"), cases)
+    assert isinstance(results, list) and len(results) == len(cases)
+    problems = []
+    for (text, layout, length), ours in zip(cases, results):
+        theirs = posenc_reading(text, layout, length)
+        problems += [f"{text[:80]!r} (length={length}): {d}" for d in compare(json.loads(ours), theirs)]
+    assert not problems, "\n".join(problems[:10])

@@ -244,9 +244,11 @@ def test_only_the_model_types_whose_code_skips_a_null_entry_read_it_as_nope() ->
 
 
 def test_a_null_layer_entry_where_transformers_reads_no_nope_is_an_error() -> None:
-    # Gemma 3's config class fills a null entry with its defaults; Laguna's keeps it and its rotary
-    # module then has no tables for those layers: neither reads it as "no rotation".
-    for model_type, layer_type in (("gemma3_text", "full_attention"), ("laguna", "sliding_attention")):
+    # Laguna's config class keeps a null entry and its rotary module then has no tables for those
+    # layers; Step 3.5's rebuilds every entry from its top-level keys once one is null. Neither reads
+    # it as "no rotation", and posenc follows neither. (Gemma 3's class fills a null entry in, and
+    # posenc follows it: tests/test_rope_sweep.py, live.)
+    for model_type, layer_type in (("laguna", "sliding_attention"), ("step3p5", "full_attention")):
         params = {"full_attention": {"rope_type": "default", "rope_theta": 1e6},
                   "sliding_attention": {"rope_type": "default", "rope_theta": 1e4}, layer_type: None}
         with pytest.raises(ValueError, match=rf"config\['rope_parameters'\]\['{layer_type}'\] is None"):
@@ -320,7 +322,7 @@ def test_one_flat_set_of_parameters_for_a_model_that_reads_them_per_layer_type()
     for key in ("rope_parameters", "rope_scaling"):
         config = {"model_type": "gemma4_text", **SMALL, key: {"rope_type": "linear", "factor": 2.0}}
         with pytest.raises(ValueError, match=r"must map each layer type to its parameters for this model type "
-                                             r"\('sliding_attention', 'full_attention'\)"):
+                                             r"\('full_attention', 'sliding_attention'\)"):
             read_config(config)
     # where the config class puts a flat set on some layer types (Gemma 3: full attention), it is read
     gemma3 = read_config({"model_type": "gemma3_text", **SMALL, "rope_scaling": {"rope_type": "linear", "factor": 8.0}})

@@ -8,9 +8,9 @@
 //     upgrades the placeholders) and the widget families widgets_sinusoidal.js, widgets_rope.js and
 //     widgets_bias.js;
 //   config, for the config inspector only (its placeholder near): pyjson.js (Python's JSON decoder),
-//     rope_params.js and rope_config.js (posenc's read_config and inspect's warnings), the model-type
-//     table and the zoo (assets/posenc/rope-data.js, written by hooks/rope_data.py), inspector_chart.js
-//     and inspector.js (the widget).
+//     rope_table.js, rope_layer.js, rope_params.js and rope_config.js (posenc's read_config and
+//     inspect's warnings), the model-type table and the zoo (assets/posenc/rope-data.js, written by
+//     hooks/rope_data.py), inspector_chart.js and inspector.js (the widget).
 // Widget names: sinusoidal, rope-scaling, rope-rotation, alibi, t5-buckets; rope-inspector.
 (function () {
   "use strict";
@@ -19,8 +19,8 @@
   const GROUPS = {
     core: ["pyvalues.js", "rope_scaling.js", "formulas.js", "../../assets/d3/d3.min.js", "widgets.js",
       "widgets_sinusoidal.js", "widgets_rope.js", "widgets_bias.js"],
-    config: ["pyjson.js", "rope_params.js", "rope_config.js", "../../assets/posenc/rope-data.js", "inspector_chart.js",
-      "inspector.js"],
+    config: ["pyjson.js", "rope_table.js", "rope_layer.js", "rope_params.js", "rope_config.js",
+      "../../assets/posenc/rope-data.js", "inspector_chart.js", "inspector.js"],
   };
   const CONFIG_WIDGETS = ["rope-inspector"];
   const loading = {};

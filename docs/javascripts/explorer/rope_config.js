@@ -49,7 +49,7 @@
   const quotient = (a, b) => Number(BigInt(a) / BigInt(b));
 
   // ---- the layers -----------------------------------------------------------------------------
-  function layerPlan(config, found, params) {
+  function layerPlan(config, found, modelType, params) {
     let layers = R.tableGet(found, config, "num_hidden_layers");
     layers = layers !== null ? P.checkInt("config['num_hidden_layers']", layers, { minimum: 1, maximum: 2 ** 20 }) : 0;
     let types = R.tableGet(found, config, "layer_types");
@@ -57,11 +57,12 @@
       if (!P.isList(types) || !types.every((t) => typeof t === "string")) {
         throw typeError(`config['layer_types'] must be a list of strings, got ${P.reprCut(types, 80)}`);
       }
-      types = [...types];
+      types = R.givenList(found, modelType, "layer_types", [...types]); // Gemma 4 forces the last one
     } else if (P.truthy(get(found, "layer_types_computed"))) {
       types = [];
-    } else if (layers && P.has(found, "layer_pattern")) {
-      types = R.everyK(found.layer_pattern, config, layers);
+    } else if (layers && (P.has(found, "layer_pattern") || P.truthy(get(found, "layer_pattern_unknown")))) {
+      types = P.has(found, "layer_pattern") ? R.pattern(found.layer_pattern, config, layers) : null;
+      if (types === null) types = unknownPattern(found, modelType, params);
     } else {
       const named = [...params.keys()].filter((k) => k !== null);
       const kinds = named.length ? named : ["full_attention"];
@@ -70,7 +71,15 @@
     let flags = types.map(() => true);
     if ((get(found, "rope_condition") || []).includes("no_rope_layers")) {
       let given = get(config, "no_rope_layers");
-      if (given === null && P.has(found, "nope_pattern") && types.length) given = R.everyK(found.nope_pattern, config, types.length);
+      if (given === null && P.has(found, "nope_pattern") && types.length) {
+        given = R.pattern(found.nope_pattern, config, types.length);
+        if (given === null) {
+          throw valueError(`config needs 'no_rope_layers' for model type ${repr(modelType)}: its config class fills ` +
+            "them from keys this config sets, by a rule posenc does not derive");
+        }
+      } else if (P.isList(given)) {
+        given = R.givenList(found, modelType, "no_rope_layers", [...given]);
+      }
       if (given !== null) {
         if (!P.isList(given) || given.length !== types.length) {
           throw valueError(`config['no_rope_layers'] must be a list of ${types.length} flags (1: the layer rotates, ` +
@@ -80,6 +89,17 @@
       }
     }
     return [types, flags];
+  }
+
+  /** No layer types for a config whose class fills them by a rule posenc does not follow: an error
+   * where the layer type decides the RoPE (one set per layer type, or only some kinds rotate). */
+  function unknownPattern(found, modelType, params) {
+    const conditions = get(found, "rope_condition") || [];
+    if ([...params.keys()].some((k) => k !== null) || ["sliding_only", "sliding_or_no_window"].some((c) => conditions.includes(c))) {
+      throw valueError(`config needs 'layer_types' for model type ${repr(modelType)}: its config class fills them by a ` +
+        "rule posenc does not derive (for this config), and its layers differ in RoPE by type");
+    }
+    return [];
   }
 
   function rotatesOf(config, found, layerType) {
@@ -141,8 +161,10 @@
     }
     const chosen = R.layoutFor(text, found, modelType, given);
     const declared = R.tableGet(found, text, "layer_types");
-    const params = R.parameters(text, found, iterate(P.truthy(declared) ? declared : []).filter((t) => typeof t === "string"));
-    const [types, flags] = layerPlan(text, found, params);
+    const notes = [...(get(found, "notes") || [])];
+    const params = R.parameters(text, found, iterate(P.truthy(declared) ? declared : []).filter((t) => typeof t === "string"),
+      notes);
+    const [types, flags] = layerPlan(text, found, modelType, params);
     let kinds = new Map();
     types.forEach((layerType, index) => {
       const name = flags[index] ? layerType : `${layerType}:nope`;
@@ -177,7 +199,6 @@
     }
     const originals = Object.values(layers).filter((l) => P.truthy(l.scaling) && P.has(l.scaling, "original_max_position_embeddings")
       && l.scaling.type !== "dynamic").map((l) => l.scaling.original_max_position_embeddings);
-    const notes = [...(get(found, "notes") || [])];
     if ([...params.values()].some((p) => P.isMapping(p) && P.has(p, "mrope_section"))) {
       notes.push("M-RoPE (mrope_section): a text token has the same position on all three axes, so text rotates as " +
         "the 1-D RoPE given here; image and video tokens get 3-D positions");

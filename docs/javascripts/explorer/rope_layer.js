@@ -1,0 +1,220 @@
+// One kind of layer of a config, as posenc/_rope_params.py reads it (its sections "widths" and
+// "one kind of layer"): head and rotated widths, context length, the scaling rule and its checks,
+// the query temperature, DeepSeek's softmax scale and the layout. Part of the port in rope_params.js.
+(function (global) {
+  "use strict";
+  const P = global.posencPython;
+  const S = global.posencRopeScaling;
+  const T = global.posencRopeTable;
+  const { valueError, typeError, repr, get, has } = P;
+  const { tableGet, field, lookup, layoutOf } = T;
+
+  const MAX_LENGTH = 2 ** 53;
+  const MAX_SIZE = 2 ** 24; // posenc._checks.MAX_SIZE: the largest size of one axis
+  const ROPE_TYPES = {
+    default: [],
+    linear: ["factor"],
+    dynamic: ["factor"],
+    yarn: ["factor", "original_max_position_embeddings", "attention_factor", "beta_fast", "beta_slow", "mscale",
+      "mscale_all_dim", "truncate"],
+    longrope: ["factor", "original_max_position_embeddings", "attention_factor", "short_factor", "long_factor"],
+    llama3: ["factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor"],
+    proportional: ["factor"],
+  };
+  const COMMON = ["rope_type", "type", "rope_theta", "partial_rotary_factor"];
+  const WITH_ORIGINAL = ["yarn", "longrope", "llama3"];
+
+  /** The value of key `name` in whichever sources have it (not None); they must agree. */
+  function one(name, ...sources) {
+    const found = sources.filter(([, source]) => get(source, name) !== null).map(([where, source]) => [where, get(source, name)]);
+    if (new Set(found.map(([, v]) => repr(v))).size > 1) {
+      throw valueError(`config is inconsistent: ${found.map(([where, v]) => `${where}[${repr(name)}] = ${repr(v)}`).join(", ")}`);
+    }
+    return found.length ? found[0][1] : null;
+  }
+
+  // ---- widths -----------------------------------------------------------------------------
+  function headDim(config, found, layerType) {
+    const overrides = get(config, "per_layer_config"), types = tableGet(found, config, "layer_types");
+    if (layerType !== null && P.isMapping(overrides) && P.isList(types)) { // Gemma 4
+      const byIndex = new Map();
+      for (const key of P.keys(overrides)) {
+        if (/^[0-9]+$/.test(key)) byIndex.set(Number(BigInt(key)), override(key, overrides[key]));
+      }
+      const dims = new Map(); // a Python set of the values (ints or None)
+      types.forEach((kind, i) => {
+        if (!P.equal(kind, layerType)) return;
+        const dim = byIndex.has(i) ? byIndex.get(i) : null;
+        const known = [...dims.keys()].find((d) => P.equal(d, dim));
+        if (known === undefined) dims.set(dim, true);
+      });
+      if (dims.size > 1) {
+        const shown = P.sortedStrings([...dims.keys()].map(P.str));
+        throw valueError(`config is inconsistent: layers of type ${repr(layerType)} have different head_dim ` +
+          `overrides in 'per_layer_config': ${repr(shown)}`);
+      }
+      const dim = dims.size ? [...dims.keys()][0] : null;
+      if (dim !== null) return dim;
+    }
+    const spec = get(get(found, "per_layer_head_dim") || {}, layerType);
+    if (spec !== null && overrides === null) { // Gemma 4: the class writes global_head_dim into per_layer_config
+      const value = get(config, spec.key);
+      return value === null ? spec.default : P.checkInt(`config[${repr(spec.key)}]`, value, { minimum: 2, maximum: S.MAX_ROPE_DIM });
+    }
+    let source = get(found, "head_dim_from");
+    if (!P.truthy(found) && get(config, "qk_rope_head_dim") !== null) source = { key: "qk_rope_head_dim", over_head_dim: true };
+    const given = tableGet(found, config, "head_dim");
+    const value = P.truthy(source) ? field(found, config, source.key) : null; // the class default if left out
+    if (P.truthy(source) && value !== null && (source.over_head_dim || given === null)) {
+      return P.checkInt(`config[${repr(source.key)}]`, value, { minimum: 2, maximum: S.MAX_ROPE_DIM });
+    }
+    const dim = field(found, config, "head_dim");
+    if (dim !== null) return P.checkInt("config['head_dim']", dim, { minimum: 2, maximum: S.MAX_ROPE_DIM });
+    const names = get(found, "attribute_map") || {};
+    const hiddenKey = get(config, "hidden_size") !== null ? "hidden_size" : get(names, "hidden_size") ?? "n_embd";
+    const headsKey = get(config, "num_attention_heads") !== null ? "num_attention_heads"
+      : get(names, "num_attention_heads") ?? "n_head";
+    if (get(config, hiddenKey) === null || get(config, headsKey) === null) {
+      throw valueError("config needs 'head_dim', or 'hidden_size' and 'num_attention_heads'");
+    }
+    const hidden = P.checkInt(`config[${repr(hiddenKey)}]`, config[hiddenKey], { minimum: 1, maximum: MAX_SIZE });
+    const heads = P.checkInt(`config[${repr(headsKey)}]`, config[headsKey], { minimum: 1, maximum: MAX_SIZE });
+    if (hidden % heads !== 0) {
+      throw valueError(`config[${repr(hiddenKey)}] (${hidden}) must be a multiple of config[${repr(headsKey)}] ` +
+        `(${heads}) when there is no 'head_dim'`);
+    }
+    if (hidden / heads > S.MAX_ROPE_DIM) {
+      throw valueError(`config[${repr(hiddenKey)}] / config[${repr(headsKey)}] (the head width, without 'head_dim') ` +
+        `must be <= ${S.MAX_ROPE_DIM}, got ${hidden} / ${heads} = ${hidden / heads}`);
+    }
+    return hidden / heads;
+  }
+
+  /** The head_dim one entry of Gemma 4's per_layer_config sets (null: it sets none). */
+  function override(key, value) {
+    if (value !== null && !P.isMapping(value)) {
+      throw typeError(`config['per_layer_config'][${repr(key)}] must be a dict of one layer's settings, got ${P.typeName(value)}`);
+    }
+    const dim = value === null ? null : get(value, "head_dim");
+    const name = `config['per_layer_config'][${repr(key)}]['head_dim']`;
+    return dim === null ? null : P.checkInt(name, dim, { minimum: 2, maximum: S.MAX_ROPE_DIM });
+  }
+
+  function rotaryWidth(config, found, params, dim) {
+    const fraction = get(params, "partial_rotary_factor");
+    const key = get(found, "rotated_width_key"); // GPT-J's "rotary_dim": a count of features
+    // left out: the class default; given as null: the whole head (GPT-J's `rotary_dim or embed_dim`)
+    const count = P.truthy(key) ? (has(config, key) ? get(config, key) : get(get(found, "field_defaults") || {}, key)) : null;
+    let width;
+    if (fraction !== null) {
+      const product = P.toNumber(dim) * P.checkFloat("partial_rotary_factor", fraction, { minimum: 0.0, maximum: 1.0 });
+      if (!Number.isFinite(product)) throw new P.PyError("OverflowError", "int too large to convert to float");
+      width = P.normalInt(BigInt(Math.trunc(product)));
+    } else if (count !== null) {
+      width = P.checkInt(`config[${repr(key)}]`, count, { minimum: 2, maximum: dim });
+    } else {
+      width = dim;
+    }
+    if (P.less(width, 2) || P.big(width) % 2n !== 0n) {
+      throw valueError(`the rotated width must be a positive even integer, got ${width} ` +
+        `(head_dim ${dim}, partial rotary factor ${P.str(fraction)})`);
+    }
+    return width;
+  }
+
+  function contextLength(config, found, key = "max_position_embeddings") {
+    const value = field(found, config, key);
+    return value === null ? null : P.checkInt(`config[${repr(key)}]`, value, { minimum: 1, maximum: MAX_LENGTH });
+  }
+
+  // ---- one kind of layer ---------------------------------------------------------------------
+  function scalingOf(config, found, params) {
+    const kind = params.rope_type;
+    if (!has(ROPE_TYPES, kind)) {
+      throw valueError(`rope_type must be one of ${P.keys(ROPE_TYPES).map(repr).join(", ")} (the types posenc reads ` +
+        `from a config), got ${repr(kind)}`);
+    }
+    const ignored = get(found, "ignore_keys") || [];
+    for (const key of P.keys(params)) {
+      if (!COMMON.includes(key) && !ROPE_TYPES[kind].includes(key) && !ignored.includes(key)) {
+        const allowed = P.sortedStrings([...new Set([...COMMON, ...ROPE_TYPES[kind], ...ignored])].filter((k) => k !== "type"));
+        throw valueError(`rope parameters of type ${repr(kind)} got the unknown key ${repr(key)} ` +
+          `(allowed: ${allowed.map(repr).join(", ")})`);
+      }
+    }
+    if (kind === "default") return null;
+    const scaling = { type: kind };
+    for (const k of P.keys(params)) if (ROPE_TYPES[kind].includes(k) && params[k] !== null) P.setKey(scaling, k, params[k]);
+    const longest = contextLength(config, found);
+    if (kind === "dynamic") { // transformers counts from max_position_embeddings
+      if (longest === null) {
+        throw valueError("config needs 'max_position_embeddings' for rope type 'dynamic' (the length past which the base grows)");
+      }
+      scaling.original_max_position_embeddings = longest;
+    }
+    if (WITH_ORIGINAL.includes(kind)) {
+      let trained = one("original_max_position_embeddings", ["rope_parameters", params], ["config", config]);
+      trained = trained === null ? longest : trained;
+      if (trained === null) {
+        throw valueError("config needs 'original_max_position_embeddings' or 'max_position_embeddings' for rope type " +
+          repr(kind));
+      }
+      scaling.original_max_position_embeddings = P.checkInt("original_max_position_embeddings", trained,
+        { minimum: 1, maximum: MAX_LENGTH });
+      if (get(scaling, "factor") === null && longest !== null) {
+        if (kind === "yarn") scaling.factor = longest / scaling.original_max_position_embeddings;
+        if (kind === "longrope") scaling.max_position_embeddings = longest;
+      }
+    }
+    if (kind === "proportional") {
+      scaling.partial_rotary_factor = has(params, "partial_rotary_factor") ? params.partial_rotary_factor : 1.0;
+    }
+    S.parseScaling(scaling); // every value named and checked
+    return scaling;
+  }
+
+  /** A factor on the queries after the rotation, by position (see read_config). */
+  function temperatureOf(config, found, params, rotates) {
+    const rule = get(found, "query_temperature");
+    if (rule === "llama_4_scaling_beta" && params !== null && get(params, "llama_4_scaling_beta") !== null) {
+      const beta = P.checkFloat("rope_parameters['llama_4_scaling_beta']", params.llama_4_scaling_beta,
+        { minimum: 0.0, maximum: 1e6 });
+      const length = P.checkInt("rope_parameters['original_max_position_embeddings']",
+        get(params, "original_max_position_embeddings"), { minimum: 1, maximum: MAX_LENGTH });
+      return { rule: "llama_4_scaling_beta", beta, length };
+    }
+    if (rule === "llama4_nope_tuning" && !rotates && P.truthy(field(found, config, "attn_temperature_tuning"))) {
+      const floor = P.checkInt("config['floor_scale']", field(found, config, "floor_scale"), { minimum: 1, maximum: MAX_LENGTH });
+      const scale = P.checkFloat("config['attn_scale']", field(found, config, "attn_scale"), { minimum: 0.0, maximum: 1e6 });
+      return { rule: "llama4_nope_tuning", floor_scale: floor, attn_scale: scale };
+    }
+    return null;
+  }
+
+  function softmaxScale(found, params) {
+    // DeepSeek-V2/V3 (transformers' yarn_apply_mscale): the logits' 1/sqrt(d) times m(s, mscale_all_dim)^2.
+    if (get(found, "softmax_scale") !== "yarn_mscale_all_dim" || params === null) return 1.0;
+    const kind = has(params, "rope_type") ? params.rope_type : "default";
+    if (kind === "default" || !P.truthy(get(params, "mscale_all_dim"))) return 1.0;
+    const factor = P.checkFloat("rope_parameters['factor']", get(params, "factor"), { positive: true });
+    return S.yarnMscale(factor, P.checkFloat("rope_parameters['mscale_all_dim']", params.mscale_all_dim)) ** 2;
+  }
+
+  function layoutFor(config, found, modelType, given) {
+    const derived = P.truthy(found) ? layoutOf(found, config) : null;
+    if (given !== null && derived !== null && given !== derived) {
+      throw valueError(`layout must be ${repr(derived)} for model type ${repr(modelType)} (how transformers' code for ` +
+        `it pairs q/k features), got layout=${repr(given)}`);
+    }
+    if (given !== null || derived !== null) return given || derived;
+    const why = modelType === null ? "the config has no 'model_type'"
+      : !P.truthy(lookup(modelType)) ? `the pinned transformers has no model type ${repr(modelType)}`
+        : `posenc could not derive it from transformers' code for model type ${repr(modelType)}`;
+    throw valueError(`layout is needed: ${why}; pass layout='half' (features i and i + d/2 form a pair, as GPT-NeoX ` +
+      "and Llama in transformers) or layout='interleaved' (features 2i and 2i + 1, as GPT-J and Meta's original code)");
+  }
+
+  global.posencRopeLayer = Object.freeze({
+    MAX_LENGTH, ROPE_TYPES, one, headDim, rotaryWidth, contextLength, scalingOf, temperatureOf, softmaxScale, layoutFor,
+  });
+})(typeof window !== "undefined" ? window : globalThis);
