@@ -169,10 +169,12 @@ def check_pattern(rope: ConfigRope, text: Any) -> None:
                 assert bool(flags[index]) == layer.rotates, (name, index)
 
 
-def check_config(config: Mapping[str, Any] | Any, positions: torch.Tensor | None = None) -> ConfigRope:
-    """Everything above, for one config (a dict, or a transformers config object)."""
+def check_config(config: Mapping[str, Any] | Any, positions: torch.Tensor | None = None,
+                 layout: str | None = None) -> ConfigRope:
+    """Everything above, for one config (a dict, or a transformers config object), read with
+    ``layout`` where given (a model type whose layout posenc does not derive)."""
     text = config if not isinstance(config, Mapping) else transformers_config(config)
-    rope = read_config(config)
+    rope = read_config(config, layout=layout)
     ref = Reference(text)
     if positions is None:
         trained = rope.original_max_position_embeddings or rope.max_position_embeddings or 4096
