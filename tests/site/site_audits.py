@@ -154,7 +154,7 @@ def _phone_visit(browser: Any, origin: str, base: str, site_dir: Path, page: str
             _check_reading(visit, variant)
             if screenshots is not None:
                 shot = screenshots / f"{result.page.replace('/', '__')}-{variant}-390.png"
-                visit.page.screenshot(path=str(shot), full_page=True, animations="disabled")
+                visit.screenshot(shot)
             if step == 0 and visit.toggle_palette() is None:
                 break
     except Exception as error:  # noqa: BLE001 - reported like any other problem
@@ -213,7 +213,7 @@ def check_page(browser: Any, origin: str, base: str, site_dir: Path, page: str, 
             result.schemes[variant] = "ok" if ok else "FAIL"
             if screenshots is not None:
                 shot = screenshots / f"{result.page.replace('/', '__')}-{variant}.png"
-                visit.page.screenshot(path=str(shot), full_page=True, animations="disabled")
+                visit.screenshot(shot)
             if step == 0:
                 new = visit.toggle_palette()
                 if new is None or new == scheme:

@@ -121,6 +121,9 @@ class _PageVisit:
         )
         self.context.add_init_script(reader_checks.FIRST_PAINT_SCHEME)
         self.context.route("**/*", self._route)
+        self.shooting = False  # True while screenshot() runs
+        self.shot_requests: set[Any] = set()  # the requests made while it ran (not the reader's)
+        self.context.on("request", lambda request: self.shot_requests.add(request) if self.shooting else None)
         self.context.on("requestfailed", self._failed)
         self.context.on("response", self._response)
         self.page = self.context.new_page()
@@ -141,6 +144,8 @@ class _PageVisit:
             route.abort("blockedbyclient")
 
     def _failed(self, request: Any) -> None:
+        if request.failure == "net::ERR_ABORTED" and request in self.shot_requests:
+            return  # asked for by a full-page screenshot and cancelled when it ended: see screenshot()
         if request.url.startswith(self.origin + "/"):
             self._problem("failed request", f"{request.url}: {request.failure}")
 
@@ -197,6 +202,17 @@ class _PageVisit:
         self.page.wait_for_timeout(300)  # let Material's colour transitions finish before contrast checks
         self.settle()
         return self.scheme()
+
+    def screenshot(self, path: Path) -> None:
+        """A full-page PNG. While Chromium lays out the whole page for it, the narrow layout's
+        ``<source>`` of a figure can match even at 1280 px: the browser then asks for the narrow
+        images and cancels what has not arrived when the screenshot ends (net::ERR_ABORTED, seen
+        on a loaded machine). Those requests are the screenshot's, not a reader's."""
+        self.shooting = True
+        try:
+            self.page.screenshot(path=str(path), full_page=True, animations="disabled")
+        finally:
+            self.shooting = False
 
     def close(self) -> None:
         self.context.close()
