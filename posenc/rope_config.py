@@ -157,6 +157,8 @@ def _layer_plan(config: Mapping[str, Any], found: Mapping[str, Any], model_type:
         types = table.given_list(found, model_type, "layer_types", list(types))  # Gemma 4 forces the last one
     elif found.get("layer_types_computed"):
         types = []  # the config class computes them from other keys, which posenc does not read
+    elif layers and found.get("layer_types_from") and config.get(found["layer_types_from"]["key"]):
+        types = _types_from_flags(config, found["layer_types_from"], layers)  # Llama 4: from no_rope_layers
     elif layers and ("layer_pattern" in found or found.get("layer_pattern_unknown")):
         types = table.pattern(found["layer_pattern"], config, layers) if "layer_pattern" in found else None
         if types is None:
@@ -180,6 +182,17 @@ def _layer_plan(config: Mapping[str, Any], found: Mapping[str, Any], model_type:
                                  f"rotates, 0: NoPE), got {given!r:.80}")
             flags = [bool(flag) for flag in given]
     return types, flags
+
+
+def _types_from_flags(config: Mapping[str, Any], spec: Mapping[str, Any], layers: int) -> list[str]:
+    """The kind of each layer where the config class names it from the given NoPE flags (Llama 4:
+    a layer that rotates is chunked attention, a NoPE layer full attention)."""
+    key = spec["key"]
+    flags = config[key]
+    if not isinstance(flags, (list, tuple)) or len(flags) != layers:
+        raise ValueError(f"config[{key!r}] must be a list of {layers} flags (1: the layer rotates, 0: NoPE), "
+                         f"got {flags!r:.80}")
+    return [spec["kinds"]["1" if flag else "0"] for flag in flags]
 
 
 def _unknown_pattern(found: Mapping[str, Any], model_type: str | None, params: Mapping[str | None, Any]) -> list[str]:

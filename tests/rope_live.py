@@ -160,7 +160,9 @@ def check_outside(ref: Reference, rope: ConfigRope, positions: torch.Tensor) -> 
 def check_pattern(rope: ConfigRope, text: Any) -> None:
     """Layer kinds against transformers' config: layer types, and NoPE layers where it flags them."""
     types = getattr(text, "layer_types", None)
-    flags = getattr(text, "no_rope_layers", None)
+    # a config object keeps any key it is given: no_rope_layers counts where the model's code reads it
+    reads_flags = "no_rope_layers" in inspect.getsource(derive._module(text.model_type))
+    flags = getattr(text, "no_rope_layers", None) if reads_flags else None
     for name, layer in rope.layers.items():
         for index in layer.layers:
             if types:

@@ -614,6 +614,7 @@ def derive(model_type: str, config_name: str) -> dict[str, Any] | None:
         entry.update(probes.flat_class(config_name, text))
     entry.update(_type_aliases(config_name, text))
     entry.update(probes.given_lists(config_name, text))
+    entry.update(probes.layer_types_from_flags(config_name, text))
     entry.update(probes.per_layer_head_dim(config_name, text))
     entry.update(dependence.defaults_dependence(config_name, text, entry))
     for key in ((entry.get("head_dim_from") or {}).get("key"), entry.get("rotated_width_key")):

@@ -8,6 +8,8 @@ config with a named error rather than guess.
 * **a given list** (``given_lists``): whether the class keeps a ``layer_types`` (or
   ``no_rope_layers``) list a config gives as it is, forces its last entry (Gemma 4: the last layer is
   full attention, ``{"last": ...}``), or rewrites it some other way (``{"rewritten": true}``).
+* **layer kinds from the NoPE flags** (``layer_types_from_flags``): a class that names each layer's
+  kind from a given ``no_rope_layers`` (Llama 4), and the kind of each flag.
 * **one RoPE per layer type** (``per_layer_type``), for classes whose default ``rope_parameters``
   map layer types to their settings:
   ``flat_landing``: where a flat ``rope_scaling`` or ``rope_parameters`` lands, per source: the layer
@@ -108,6 +110,30 @@ def given_lists(config_name: str, text: Any) -> dict[str, Any]:
         if results and (fit := _fit_given(results, renames=field == "layer_types")) is not None:
             entry[name] = fit
     return entry
+
+
+def layer_types_from_flags(config_name: str, text: Any) -> dict[str, Any]:
+    """Whether the class names each layer's kind from a ``no_rope_layers`` list the config gives
+    (Llama 4: 1, the layer rotates, chunked attention; 0, NoPE, full attention) when it gives no
+    ``layer_types``: ``layer_types_from``, the key and the kind of each flag."""
+    h = _helpers()
+    layers = 7
+    base = h._built(config_name, text, num_hidden_layers=layers)
+    defaults, flags = getattr(base, "layer_types", None), getattr(base, "no_rope_layers", None)
+    if not isinstance(defaults, list) or not isinstance(flags, list) or len(flags) != layers:
+        return {}
+    kinds: dict[str, Any] = {}
+    for probe in ([1, 0] * 4)[:layers], ([0, 1] * 4)[:layers], [1, 1, 0, 0, 1, 1, 0]:
+        got = getattr(h._built(config_name, text, num_hidden_layers=layers, no_rope_layers=list(probe)), "layer_types",
+                      None)
+        if not isinstance(got, list) or len(got) != layers:
+            return {}
+        for flag, kind in zip(probe, got):
+            if kinds.setdefault(str(flag), kind) != kind:
+                return {}
+    if len(set(kinds.values())) != 2 or [kinds["1" if f else "0"] for f in flags] != defaults:
+        return {}  # layer types that do not follow the flags, or follow them by another rule
+    return {"layer_types_from": {"key": "no_rope_layers", "kinds": dict(sorted(kinds.items()))}}
 
 
 # ---------------------------------------------------------------- one RoPE per layer type

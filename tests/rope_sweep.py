@@ -4,9 +4,11 @@ For every model type of ``posenc/rope_model_types.json`` that has RoPE settings 
 are read as their text model), a few config.json dicts are built the way people write them: the
 model type and its head sizes and nothing else, then with a flat ``rope_scaling`` (linear, YaRN), a
 flat ``rope_parameters`` (with and without a base), a ``layer_types`` list in another pattern than
-the class's, 5 and 13 layers, and for the classes with one RoPE per layer type an entry set to null
-and entries without a base next to a top-level one. Each is read by posenc and by transformers'
-config class, rotary module and rotation function (``tests/rope_live.py``), layer type by layer type.
+the class's, a ``no_rope_layers`` list where the model reads one, 5 and 13 layers, and for the
+classes with one RoPE per layer type an entry set to null (with the class's base keys and without),
+entries without a base next to a top-level one, and a flat set next to the base keys. Each is read
+by posenc and by transformers' config class, rotary module and rotation function
+(``tests/rope_live.py``), layer type by layer type; where posenc asks for the layout, with each.
 
 An outcome is one of: ``ok`` (they agree, layer pattern included), ``refused`` (posenc raises a
 ValueError / TypeError naming the key), ``transformers fails`` (transformers' config class or
@@ -71,6 +73,8 @@ def cases(model_type: str) -> dict[str, dict[str, Any]]:
         kinds.append("sliding_attention")
     if kinds:  # another pattern than the class's, ending in another kind than its last layer
         out["layer-types"] = {"num_hidden_layers": 6, "layer_types": [kinds[(i + 1) % len(kinds)] for i in range(6)]}
+    if "no_rope_layers" in _rope_table.model_types()[model_type].get("rope_condition", ()):  # Llama 4, SmolLM3
+        out["no-rope-layers"] = {"num_hidden_layers": 6, "no_rope_layers": [1, 0, 0, 1, 1, 0]}
     params = getattr(text, "rope_parameters", None)
     if isinstance(params, dict) and params and all(isinstance(v, dict) or v is None for v in params.values()):
         names = list(params)

@@ -100,6 +100,8 @@ FOUND = [
     _case({"model_type": "laguna", "layer_types": ["full_attention", "sliding_attention"],
            "rope_parameters": {"sliding_attention": None, "full_attention": {"rope_type": "default"}}}),
     _case({"model_type": "gemma4_text", "rope_parameters": {"rope_type": "linear", "factor": 2.0}}),
+    # Llama 4 names its layers from a given no_rope_layers (tests/test_rope_sweep.py)
+    *(_case({"model_type": "llama4_text", "no_rope_layers": flags}) for flags in ([1, 0, 0, 1, 1, 0], [1, 0], "10", [])),
     _case({"model_type": "llama", "head_dim": 10**320, "partial_rotary_factor": 0.5}),
     _case({"model_type": "llama", "head_dim": 65538}),
     _case({"model_type": "llama", "hidden_size": 2**40, "num_attention_heads": 1}),

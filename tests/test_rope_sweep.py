@@ -60,6 +60,18 @@ def test_a_given_layer_types_list_is_read_as_the_class_keeps_it(model_type: str)
     assert rope.layers["full_attention"].layers[-1] == len(given) - 1
 
 
+def test_layer_kinds_named_from_given_nope_flags() -> None:
+    # Llama 4's class names each layer from no_rope_layers when the config gives no layer_types:
+    # a layer that rotates is chunked attention, a NoPE layer full attention
+    flags = [1, 0, 0, 1, 1, 0]
+    rope, text = _live({"model_type": "llama4_text", **SMALL, "num_hidden_layers": 6, "no_rope_layers": flags})
+    assert list(text.layer_types) == ["chunked_attention" if f else "full_attention" for f in flags]
+    assert rope.pattern == tuple(text.layer_types)
+    assert rope.layers["chunked_attention"].rotates and not rope.layers["full_attention"].rotates
+    with pytest.raises(ValueError, match=r"config\['no_rope_layers'\] must be a list of 6 flags"):
+        read_config({"model_type": "llama4_text", **SMALL, "num_hidden_layers": 6, "no_rope_layers": [1, 0]})
+
+
 # ---------------------------------------------------------------- 2. one flat set, per-layer-type class
 @pytest.mark.parametrize("model_type", _with("flat_landing"))
 @pytest.mark.parametrize("source", ["rope_parameters", "rope_scaling"])

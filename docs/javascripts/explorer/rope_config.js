@@ -60,6 +60,8 @@
       types = R.givenList(found, modelType, "layer_types", [...types]); // Gemma 4 forces the last one
     } else if (P.truthy(get(found, "layer_types_computed"))) {
       types = [];
+    } else if (layers && P.truthy(get(found, "layer_types_from")) && P.truthy(get(config, found.layer_types_from.key))) {
+      types = typesFromFlags(config, found.layer_types_from, layers); // Llama 4: from no_rope_layers
     } else if (layers && (P.has(found, "layer_pattern") || P.truthy(get(found, "layer_pattern_unknown")))) {
       types = P.has(found, "layer_pattern") ? R.pattern(found.layer_pattern, config, layers) : null;
       if (types === null) types = unknownPattern(found, modelType, params);
@@ -89,6 +91,16 @@
       }
     }
     return [types, flags];
+  }
+
+  /** The kind of each layer where the config class names it from the given NoPE flags (Llama 4). */
+  function typesFromFlags(config, spec, layers) {
+    const flags = config[spec.key];
+    if (!P.isList(flags) || flags.length !== layers) {
+      throw valueError(`config[${repr(spec.key)}] must be a list of ${layers} flags (1: the layer rotates, 0: NoPE), ` +
+        `got ${P.reprCut(flags, 80)}`);
+    }
+    return flags.map((flag) => spec.kinds[P.truthy(flag) ? "1" : "0"]);
   }
 
   /** No layer types for a config whose class fills them by a rule posenc does not follow: an error
