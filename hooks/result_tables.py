@@ -52,6 +52,12 @@ BETTER: dict[str, list[tuple[str, str]]] = {
     "extension_accuracy_table": [(r"@\d+$", "higher")],
     "windows_table": [(r".", "lower")],  # every column: perplexity at 8L under one attention setting
     "large_table": [(r"^ppl@|^8 texts", "lower"), (r"^recall@", "higher")],
+    "training_free_perplexity_table": [(r"^ppl@", "lower")],
+    "training_free_accuracy_table": [(r"^recall@", "higher")],
+    "base_table": [(r"^ppl@", "lower"), (r"^recall@", "higher")],
+    "depth_table": [(r"^ppl@", "lower"), (r"@\d+$", "higher")],  # "middle @512": MQAR accuracy
+    "hybrid_table": [(r"^ppl@", "lower"), (r"^recall@", "higher")],
+    "large_later_table": [(r"^ppl@", "lower")],  # recall at L: whether the task was learned, not a ranking
 }
 _WHAT = {"lower": "lowest", "higher": "highest"}
 _KIND = {"lower": "perplexity", "higher": "accuracy"}  # what the marked columns of these tables measure

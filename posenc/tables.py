@@ -26,8 +26,10 @@ from posenc.experiments.length_extrapolation import (
 from posenc.model import TinyTransformer
 from posenc.rope_scaling import rope_attention_scaling, rope_inverse_frequencies
 
-__all__ = ["acts_on", "extension_accuracy_table", "extension_perplexity_table", "extrapolation_table",
-           "large_table", "perplexity_table", "retrieval_table", "scaling_table", "windows_table", "zoo_table"]
+__all__ = ["acts_on", "base_table", "depth_table", "extension_accuracy_table", "extension_perplexity_table",
+           "extrapolation_table", "hybrid_table", "large_later_table", "large_table", "perplexity_table",
+           "retrieval_table", "scaling_table", "training_free_accuracy_table", "training_free_perplexity_table",
+           "windows_table", "zoo_table"]
 
 Table = tuple[list[str], list[list[str]]]
 
@@ -305,3 +307,112 @@ def zoo_table() -> Table:
                      _per_kind(rope, _scaling_cell), context, _outside_cell(rope)])
     return header, rows
 # --8<-- [end:zoo]
+
+
+# --8<-- [start:later]
+def _scores(entry: dict[str, Any], metric: str) -> list[str]:
+    """`_spread` at every length of one entry."""
+    return [_spread(entry, metric, i) for i in range(len(entry[metric]))]
+
+
+def _training_free_table(task: str) -> Table:
+    from posenc.experiments import training_free
+
+    results = training_free.load_results()
+    entry, lengths = results["tasks"][task], results["eval_lengths"]
+    metric = entry["metric"]
+    short = "ppl" if metric == "perplexity" else "recall"
+    rows = [[method, *_scores(scores, metric)] for method, scores in entry["methods"].items()]
+    # the scaling rules without training on the same models (factor l/L; at L, the model itself)
+    extension = context_extension.load_results()["tasks"][task]
+    for rule in ("ntk", "yarn"):
+        at_l = _spread(extension["at_train_length"], metric, 0)
+        rows.append([f"{rule} (scaling rule)", at_l, *_scores(extension["no_training"][rule], metric)])
+    return ["method"] + [f"{short}@{n}" for n in lengths], rows
+
+
+def training_free_perplexity_table() -> Table:
+    """The RoPE language models at L to 8L with each training-free method (``rope``: as trained),
+    and two scaling rules without training beside them: perplexity, mean over seeds (min–max)."""
+    return _training_free_table("lm")
+
+
+def training_free_accuracy_table() -> Table:
+    """The same for the RoPE MQAR models: accuracy, mean over seeds (min–max)."""
+    return _training_free_table("retrieval")
+
+
+def base_table() -> Table:
+    """The RoPE models trained with each base: how far B(m) stays non-negative (capped at 8L), MQAR
+    accuracy and perplexity at L and 8L, mean over seeds (min–max)."""
+    from posenc.experiments import base_context
+
+    results = base_context.load_results()
+    lengths = results["eval_lengths"]
+    header = ["base", "B ≥ 0 up to", f"recall@{lengths[0]}", f"recall@{lengths[-1]}", f"ppl@{lengths[0]}",
+              f"ppl@{lengths[-1]}"]
+    rows = [[f"{entry['base']:,.0f}", f"{entry['context_length']:d}", _spread(entry, "accuracy", 0),
+             _spread(entry, "accuracy", -1), _spread(entry, "perplexity", 0), _spread(entry, "perplexity", -1)]
+            for entry in results["bases"].values()]
+    return header, rows
+
+
+def depth_table() -> Table:
+    """MQAR accuracy with the key-value pairs at the start, middle and end, at L and 8L, for every
+    row of the depth study, and its perplexity on text at 8L (same models' language-modelling
+    twins: the language-modelling, training-free and hybrid studies): mean over seeds (min–max)."""
+    from posenc.experiments import depth, hybrid, training_free
+
+    results = depth.load_results()
+    lengths = results["eval_lengths"]
+    text = {m: e for m, e in load_results()["methods"].items()}
+    text |= {f"rope + {m}": e for m, e in training_free.load_results()["tasks"]["lm"]["methods"].items()}
+    text |= {f"{m} (4 layers)": e for m, e in hybrid.load_results("lm")["methods"].items()}
+    header = ["method"] + [f"{place} @{n}" for n in (lengths[0], lengths[-1]) for place in results["depths"]]
+    header.append(f"ppl@{lengths[-1]}")
+    rows = []
+    for row, entry in results["rows"].items():
+        cells = [_spread(entry["accuracy"][place], "accuracy", i) for i in (0, -1) for place in results["depths"]]
+        rows.append([row, *cells, _spread(text[row], "perplexity", -1) if row in text else "-"])
+    return header, rows
+
+
+def hybrid_table() -> Table:
+    """Today's hybrid designs and RoPE, NoPE and ALiBi, four layers each: perplexity and MQAR
+    accuracy at L and 8L, mean over seeds (min–max), and the CPU seconds of one model's training."""
+    from posenc.experiments import hybrid
+
+    text, recall = hybrid.load_results("lm"), hybrid.load_results("retrieval")
+    lengths = text["eval_lengths"]
+    header = ["method", f"ppl@{lengths[0]}", f"ppl@{lengths[-1]}", f"recall@{lengths[0]}", f"recall@{lengths[-1]}",
+              "train s"]
+    rows = []
+    for method, entry in text["methods"].items():
+        seconds = [run["train_cpu_seconds"] for run in entry["runs"]]
+        rows.append([method, _spread(entry, "perplexity", 0), _spread(entry, "perplexity", -1),
+                     _spread(recall["methods"][method], "accuracy", 0),
+                     _spread(recall["methods"][method], "accuracy", -1), f"{sum(seconds) / len(seconds):.0f}"])
+    return header, rows
+
+
+def large_later_table() -> Table:
+    """The later studies' larger run (GPU, one seed, L = 256): perplexity at L and 8L of the
+    training-free methods on the RoPE model and of the four-layer designs, and their MQAR accuracy
+    at L (which shows whether the task was learned)."""
+    from posenc.experiments import hybrid, training_free
+
+    free = training_free.load_results(large_path(training_free.RESULTS_PATH))["tasks"]
+    designs = [hybrid.load_results(task, large_path(hybrid.RESULTS_PATHS[task])) for task in ("lm", "retrieval")]
+    n = designs[0]["eval_lengths"]
+    header = ["model", f"ppl@{n[0]}", f"ppl@{n[-1]}", f"recall@{n[0]}"]
+    rows = []
+    for method in free["lm"]["methods"]:
+        label = "rope (3 layers)" if method == "rope" else f"rope + {method}"
+        rows.append([label] + [_spread(free["lm"]["methods"][method], "perplexity", i, one_seed=True) for i in (0, -1)]
+                    + [_spread(free["retrieval"]["methods"][method], "accuracy", 0, one_seed=True)])
+    for method in designs[0]["methods"]:
+        rows.append([f"{method} (4 layers)"]
+                    + [_spread(designs[0]["methods"][method], "perplexity", i, one_seed=True) for i in (0, -1)]
+                    + [_spread(designs[1]["methods"][method], "accuracy", 0, one_seed=True)])
+    return header, rows
+# --8<-- [end:later]

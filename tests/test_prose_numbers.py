@@ -34,6 +34,9 @@ ANYWHERE = {"0": "position 0, the first token", "1": "1-D, a distance of 1, one 
 ALLOWED: dict[str, dict[str, str]] = {
     "extrapolation.md": {
         "4": "eval multiples 1, 2, 4, 8; 4 heads; 4 sinks; 32L is 4 times 8L; exercise 2's 4 slopes",
+        "5": "the fifth of the studies listed in the introduction",
+        "6": "the sixth of the studies listed in the introduction",
+        "7": "the seventh of the studies listed in the introduction",
         "8": "the multiples 1, 2, 4, 8; exercise 3's 8L",
         "15": "positions 0 to 15 hold the 8 key-value pairs",
         "16": "key ids 1 to 16; heads 16 wide",
