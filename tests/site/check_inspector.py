@@ -80,7 +80,7 @@ BAD_INPUTS: list[tuple[str, str, str]] = [
     ("a huge head", '{"model_type": "llama", "head_dim": 100000, "hidden_size": 4096, "num_attention_heads": 32}',
      "config['head_dim'] must be an integer <= 65536"),
     ("nested too deeply", "[" * 3000 + "]" * 3000, "nested too deeply"),
-    ("a null entry the model type fills in", '{"model_type": "gemma3_text", "hidden_size": 64, "num_attention_heads": 4, '
+    ("a null entry the model type does not fill in", '{"model_type": "step3p5", "hidden_size": 64, "num_attention_heads": 4, '
      '"rope_parameters": {"sliding_attention": {"rope_type": "default"}, "full_attention": null}}',
      "config['rope_parameters']['full_attention'] is None"),
     ("one set where each layer type needs its own", '{"model_type": "gemma4_text", "hidden_size": 64, '
