@@ -22,20 +22,18 @@ import torch
 
 from posenc import _rope_table as table
 from posenc._checks import check_choice, check_int
-from posenc._rope_params import (
+from posenc._rope_layer import (
     MAX_LENGTH,
     ROPE_TYPES,
-    _as_mapping,
     _head_dim,
     _layout,
     _length,
-    _parameters,
     _rotary_width,
     _scaling,
     _softmax_scale,
     _temperature,
-    _text_part,
 )
+from posenc._rope_params import _as_mapping, _parameters, _text_part
 from posenc.rope_layouts import LAYOUTS
 from posenc.rope_scaling import _real, rope_attention_scaling
 from posenc.temperature import attention_temperature

@@ -21,6 +21,9 @@ config with a named error rather than guess.
   such an entry without a base. ``nested_fill``: other settings the class adds to an entry that
   lacks them, and ``nested_forced`` those it sets whatever the entry says.
   ``null_filled``: the layer types whose ``None`` entry the class fills in as an entry without a base.
+* **a rotated fraction in an entry** (``nested_partial``): the layer types whose rotary module
+  ignores an entry's ``partial_rotary_factor`` (``nested_partial_ignored``), and the top-level keys
+  the class copies into the entries (``nested_top_level``).
 * **per-layer head widths** (``per_layer_head_dim``): a key whose value the class writes into
   ``per_layer_config`` as the head width of one layer type when the config gives no
   ``per_layer_config`` (Gemma 4's ``global_head_dim``), and its default.
@@ -232,6 +235,43 @@ def per_layer_type(config_name: str, text: Any, defaults: dict[str, Any], base_k
             filled.append(layer_type)
     if filled:
         entry["null_filled"] = filled
+    return entry
+
+
+def _widths(config_name: str, text: Any, entries: dict[str, Any]) -> dict[str, int] | None:
+    """The number of frequencies the model's rotary module makes for each layer type, built from a
+    config with ``entries`` as its rope_parameters (None if it cannot be built)."""
+    h = _helpers()
+    built = h._built(config_name, text, rope_parameters=copy.deepcopy(entries))
+    rotaries = h._rotary_candidates(h._module(built.model_type), built) if built is not None else []
+    if not rotaries:
+        return None
+    found = {t: h._inv_freq(rotaries[0], t) for t, v in entries.items() if v is not None}
+    return None if any(v is None for v in found.values()) else {t: v.numel() for t, v in found.items()}
+
+
+def nested_partial(config_name: str, text: Any, defaults: dict[str, Any], fill: dict[str, Any]) -> dict[str, Any]:
+    """Layer types whose rotary module rotates the whole head whatever ``partial_rotary_factor`` an
+    entry of rope type "default" gives (Gemma 3's own default rule reads only the base; not where
+    the class sets the fraction itself, ``fill``: Dots3's module reads the width it stands for from
+    ``qk_rope_head_dim``), and
+    ``nested_top_level``: the top-level keys the class copies into entries that lack them
+    (Step 3.5's ``partial_rotary_factor``)."""
+    h = _helpers()
+    entry: dict[str, Any] = {}
+    bare = {t: None if d is None else {"rope_type": "default", "rope_theta": S} for t, d in defaults.items()}
+    landed = _entries(h._landing(config_name, text, rope_parameters=copy.deepcopy(bare), partial_rotary_factor=0.375),
+                      list(defaults)) or {}
+    if any(isinstance(v, dict) and v.get("partial_rotary_factor") == 0.375 for v in landed.values()):
+        entry["nested_top_level"] = ["partial_rotary_factor"]
+    whole = _widths(config_name, text, bare)
+    half = _widths(config_name, text, {t: None if d is None else {**d, "partial_rotary_factor": 0.5}
+                                       for t, d in bare.items()})
+    if whole and half:
+        ignored = sorted(t for t in whole if half.get(t) == whole[t]
+                         and "partial_rotary_factor" not in (fill.get(t) or {}))
+        if ignored:
+            entry["nested_partial_ignored"] = ignored
     return entry
 
 

@@ -100,6 +100,12 @@ FOUND = [
     _case({"model_type": "laguna", "layer_types": ["full_attention", "sliding_attention"],
            "rope_parameters": {"sliding_attention": None, "full_attention": {"rope_type": "default"}}}),
     _case({"model_type": "gemma4_text", "rope_parameters": {"rope_type": "linear", "factor": 2.0}}),
+    # a rotated fraction in an entry: ignored by Gemma 3's module (refused), copied in by Step 3.5's class
+    _case({"model_type": "gemma3_text", "rope_parameters": {
+        t: {"rope_type": "default", "rope_theta": 1e4, "partial_rotary_factor": 0.5} for t in ("full_attention",
+                                                                                              "sliding_attention")}}),
+    _case({"model_type": "step3p5", "partial_rotary_factor": 0.5,
+           "rope_parameters": {"full_attention": {"rope_type": "default", "rope_theta": 1e4}}}),
     # Llama 4 names its layers from a given no_rope_layers (tests/test_rope_sweep.py)
     *(_case({"model_type": "llama4_text", "no_rope_layers": flags}) for flags in ([1, 0, 0, 1, 1, 0], [1, 0], "10", [])),
     _case({"model_type": "llama", "head_dim": 10**320, "partial_rotary_factor": 0.5}),

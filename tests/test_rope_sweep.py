@@ -122,6 +122,21 @@ def test_a_key_that_rebuilds_the_entries_is_refused() -> None:
         read_config(config)
 
 
+def test_a_rotated_fraction_in_an_entry() -> None:
+    # Gemma 3's own default rule reads only an entry's base: its rotary module rotates the whole head
+    entries = {t: {"rope_type": "default", "rope_theta": 1e4, "partial_rotary_factor": 0.5}
+               for t in ("full_attention", "sliding_attention")}
+    config = {"model_type": "gemma3_text", **SMALL, "num_hidden_layers": 6, "rope_parameters": entries}
+    reference = rope_live.Reference(rope_live.transformers_config(config))
+    assert reference.inv_freq("sliding_attention").numel() == SMALL["head_dim"] // 2  # the whole head
+    with pytest.raises(ValueError, match=r"\['partial_rotary_factor'\] is 0.5, which transformers' code"):
+        read_config(config)
+    # Step 3.5's class copies a top-level partial_rotary_factor into its entries, and its module uses it
+    rope, _ = _live({"model_type": "step3p5", **SMALL, "num_hidden_layers": 4, "partial_rotary_factor": 0.5,
+                     "rope_parameters": {"full_attention": {"rope_type": "default", "rope_theta": 1e4}}})
+    assert rope.layers["full_attention"].rotary_dim == SMALL["head_dim"] // 2
+
+
 # ---------------------------------------------------------------- 3. a null entry
 @pytest.mark.parametrize("model_type", _with("null_filled"))
 def test_a_null_entry_the_class_fills_in(model_type: str) -> None:

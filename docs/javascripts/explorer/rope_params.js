@@ -196,6 +196,10 @@
         nested.set(layerType, entry);
       }
       if (entry === null) continue; // NoPE where the class marks it so (Beam); an error otherwise (read_config)
+      for (const key of get(found, "nested_top_level") || []) { // Step 3.5 copies a top-level partial_rotary_factor in
+        if (get(entry, key) === null && get(config, key) !== null) P.setKey(entry, key, config[key]);
+      }
+      checkEntryFraction(found, layerType, entry);
       const spec = get(get(found, "nested_bases") || {}, layerType);
       if (get(entry, "rope_theta") === null && P.truthy(get(found, "nested_theta_required"))) {
         throw valueError(`config['rope_parameters'][${repr(layerType)}] needs 'rope_theta': transformers' config ` +
@@ -216,6 +220,18 @@
         if (forced.includes(key) || get(entry, key) === null) relied.push(`rope_parameters[${repr(layerType)}][${repr(key)}]`);
         if (get(entry, key) === null) P.setKey(entry, key, value);
       }
+    }
+  }
+
+  /** A rotated fraction in an entry of rope type "default" that the model's rotary module ignores. */
+  function checkEntryFraction(found, layerType, entry) {
+    const fraction = get(entry, "partial_rotary_factor");
+    const kind = (has(entry, "rope_type") ? entry.rope_type : get(entry, "type")) || "default";
+    if (fraction !== null && !P.equal(fraction, 1.0) && kind === "default" &&
+        (get(found, "nested_partial_ignored") || []).includes(layerType)) {
+      throw valueError(`config['rope_parameters'][${repr(layerType)}]['partial_rotary_factor'] is ${repr(fraction)}, ` +
+        "which transformers' code for this model type does not apply to an entry of rope_type 'default' (it rotates " +
+        "the whole head); leave it out");
     }
   }
 
