@@ -6,7 +6,7 @@ import importlib
 import json
 import multiprocessing
 import platform
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -83,13 +83,24 @@ def run_jobs(function: Callable[..., dict[str, Any]], jobs: list[Job], config: A
              workers: int, progress: bool) -> dict[Job, dict[str, Any]]:
     """``function(method, seed, config, device, progress, bar_position)`` for every (method, seed)
     job, in ``workers`` processes of one thread each (or in this process when ``workers`` is 1)."""
+    from tqdm import tqdm
+
     tasks = [(function, job, config, device, progress, i % workers) for i, job in enumerate(jobs)]
-    if workers == 1:
-        threads = torch.get_num_threads()
-        try:
-            return dict(_call(task) for task in tasks)
-        finally:
-            torch.set_num_threads(threads)
-    context = multiprocessing.get_context("spawn")
-    with context.Pool(min(workers, len(tasks))) as pool:
-        return dict(pool.imap_unordered(_call, tasks))
+    # one bar over the jobs below the workers' own: scoring a cached model shows no training bar
+    bar = tqdm(total=len(tasks), desc="jobs done", position=workers, disable=not progress)
+
+    def counted(results: Iterable[tuple[Job, dict[str, Any]]]) -> Iterator[tuple[Job, dict[str, Any]]]:
+        for result in results:
+            bar.update(1)
+            yield result
+
+    with bar:
+        if workers == 1:
+            threads = torch.get_num_threads()
+            try:
+                return dict(counted(map(_call, tasks)))
+            finally:
+                torch.set_num_threads(threads)
+        context = multiprocessing.get_context("spawn")
+        with context.Pool(min(workers, len(tasks))) as pool:
+            return dict(counted(pool.imap_unordered(_call, tasks)))
