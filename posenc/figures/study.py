@@ -156,7 +156,7 @@ def rope_base_figure() -> Figure:
     axes[1].set_title("Text by length")
     bound = results["lower_bound"]["base"]
     _bottom_legend(fig, axes[0], 1 if narrow() else 2,
-                   [(Line2D([], [], color="none"), f"(lower bound of the base for {lengths[0]}: {bound:,.0f})")])
+                   [(Line2D([], [], ls="none"), f"(lower bound of the base for {lengths[0]}: {bound:,.0f})")])
     return fig
 
 
