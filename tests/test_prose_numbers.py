@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "hooks"))
 from values import CHECK, VALUE, expand_values
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
-CHAPTERS = ["extrapolation.md", "context-extension.md", "inference.md", "positions-2d.md", "beyond-alibi.md",
+CHAPTERS = ["extrapolation.md", "extension-designs-measured.md", "context-extension.md", "inference.md", "positions-2d.md", "beyond-alibi.md",
             "tiny-transformer.md", "architectures.md"]
 
 # Constants every chapter may type: positions and counts of the first examples, and names
@@ -34,9 +34,6 @@ ANYWHERE = {"0": "position 0, the first token", "1": "1-D, a distance of 1, one 
 ALLOWED: dict[str, dict[str, str]] = {
     "extrapolation.md": {
         "4": "eval multiples 1, 2, 4, 8; 4 heads; 4 sinks; 32L is 4 times 8L; exercise 2's 4 slopes",
-        "5": "the fifth of the studies listed in the introduction",
-        "6": "the sixth of the studies listed in the introduction",
-        "7": "the seventh of the studies listed in the introduction",
         "8": "the multiples 1, 2, 4, 8; exercise 3's 8L",
         "15": "positions 0 to 15 hold the 8 key-value pairs",
         "16": "key ids 1 to 16; heads 16 wide",
@@ -68,6 +65,22 @@ ALLOWED: dict[str, dict[str, str]] = {
         "0.9": "the chapter's threshold for a seed that learned the task",
         "90%": "exercise 3's threshold",
         "3.12": "Python 3.12, the version of the larger run's text",
+    },
+    "extension-designs-measured.md": {
+        "4": "Llama 4 (a model's name)",
+        "8": "8.4e4 for 8k tokens, Xu et al.'s Table 2, quoted",
+        "16": "heads 16 wide (the set-up); ReRoPE's factor of 16, quoted from its patch",
+        "32": "the chunk of 32 (L/2, a setting); the 32 tokens before the queries at L (a setting)",
+        "50": "the smallest base trained (a setting)",
+        "63": "the last trained offset (L - 1)",
+        "64": "L, the training length",
+        "128": "a 128-wide head (Xu et al.'s table); width 128 of the larger configuration (a setting)",
+        "200": "a base trained (a setting)",
+        "500": "a base trained (a setting); Xu et al.'s 500 tokens, quoted",
+        "1024": "ReRoPE's window of 1024 for a 4k model, quoted from its README",
+        "10,000": "the base of the other studies' RoPE model (a setting)",
+        "100": "Xu et al.'s base 100, quoted",
+        "0.9": "the threshold for a seed that learned the task",
     },
     "context-extension.md": {
         "4": "the running example's factor s = 4",
