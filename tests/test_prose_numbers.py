@@ -242,3 +242,50 @@ def test_every_allowed_constant_is_used(page: str) -> None:
     text = prose((DOCS / page).read_text(encoding="utf-8"))
     typed = {match[0].rstrip(",") for match in NUMBER.finditer(text)}
     assert set(ALLOWED[page]) <= typed, f"{page}: listed but not typed: {sorted(set(ALLOWED[page]) - typed)}"
+
+
+# ---------------------------------------------------------------------------------------------
+# comparisons with a bound, a paper's number or a config value
+
+
+def test_a_list_against_a_bound_fails_on_the_one_that_is_not_below() -> None:
+    """Issue 34, item 1: "bases 200, 500 and 2,000 lie below the bound" is false for 2,000; the
+    bound here is recomputed by posenc (Xu et al.'s search), not read from the claims module."""
+    from posenc.experiments.claims import ClaimError, check
+    from posenc.rope_base import rope_base_lower_bound
+
+    bound = rope_base_lower_bound(16, 64)
+    assert 500 < bound < 2000
+    check("below(200, 500, base:lower_bound.base)")
+    check(f"below(200, 500, {bound})")
+    with pytest.raises(ClaimError, match=r"2000 = 2000: not all below 1706\.6 \(base:lower_bound\.base\)"):
+        check("below(200, 500, 2000, base:lower_bound.base)")
+    check("above(base:bases.2000.base, base:bases.10000.base, posenc: rope_base.rope_base_lower_bound(16, 64))")
+
+
+@pytest.mark.parametrize(("claim", "holds"), [
+    ("at_most(2, 2)", True), ("below(2, 2)", False), ("at_least(2, 2)", True), ("above(2, 2)", False),
+    ("at_least(3, 2.5, 2)", True), ("at_most(1, 3, 2)", False),
+    ("near(0.52, 0.5, 0.02)", True), ("near(0.53, 0.5, 0.02)", False),
+    ("below(1, posenc: [alibi_slopes(4)[0], 3][1])", True),  # brackets keep a posenc argument whole
+])
+def test_bound_claims_draw_the_line_where_they_say(claim: str, holds: bool) -> None:
+    from posenc.experiments.claims import ClaimError, check
+
+    if holds:
+        check(claim)
+    else:
+        with pytest.raises(ClaimError, match="not"):
+            check(claim)
+
+
+def test_every_seed_counts_against_a_bound() -> None:
+    """A measure with seeds passes only when every seed does: KERPLE's ratio at 8L to L is below 1
+    for each seed but its highest seed is not below its mean."""
+    from posenc.experiments.claims import ClaimError, check, measure
+
+    kerple = measure("lm.kerple@8L").values()
+    ratio = [a / b for a, b in zip(kerple, measure("lm.kerple@L").values())]
+    check(f"below(lm.kerple@8L / @L, {max(ratio) + 1e-9})")
+    with pytest.raises(ClaimError):
+        check(f"below(lm.kerple@8L / @L, {sum(ratio) / len(ratio)})")

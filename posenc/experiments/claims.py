@@ -54,8 +54,15 @@ seeds do not overlap.
 - ``tied(A, B, ...)``: every two ranges overlap;
 - ``mean_lower``, ``mean_higher``, ``mean_lowest``, ``mean_highest``, ``mean_within(A, lo, hi)``:
   the same on the means only, for sentences that say "on average" or "the mean";
-- ``within(A, lo, hi)``, ``below(A, x)``, ``above(A, x)``: every seed in ``[lo, hi]``, below or
-  above ``x``;
+- ``within(A, lo, hi)``: every seed in ``[lo, hi]``;
+- ``below(A, ..., BOUND)``, ``above(A, ..., BOUND)``, ``at_most(A, ..., BOUND)``,
+  ``at_least(A, ..., BOUND)``: every seed of every measure before the last lies below (above, at
+  most, at least) the last, a bound: a number typed (a paper's figure, a config value), a number of
+  a results file (``base:lower_bound.base``) or a computed one (``posenc: EXPR``), so that "bases
+  200, 500 and 2,000 lie below the bound" is ``below(200, 500, 2000, base:lower_bound.base)`` and
+  fails where one does not;
+- ``near(A, x, tolerance)``: every seed within ``tolerance`` of ``x`` (a result said to match a
+  paper's or a config's number);
 - ``count_at_least(A, x, n)``: exactly ``n`` seeds at least ``x``;
 - ``same(A, B)``: equal seed by seed.
 
@@ -168,7 +175,33 @@ def _claim_count(ms: list[Measure]) -> str | None:
 
 def _bounds(ms: list[Measure], test: Any, words: str) -> str | None:
     values = ms[0].values()
-    return None if all(test(v) for v in values) else f"{ms[0].name} = {', '.join(f'{v:.4g}' for v in values)}: {words}"
+    return None if all(test(v) for v in values) else f"{ms[0].name} = {_listed(ms[0])}: {words}"
+
+
+def _listed(m: Measure) -> str:
+    """The seeds of ``m``, or its one number (a constant's range is that number twice)."""
+    values = m.values()
+    return f"{values[0]:.6g}" if len(set(values)) == 1 else ", ".join(f"{v:.6g}" for v in values)
+
+
+_BOUND_TESTS: dict[str, tuple[Any, str]] = {
+    "below": (lambda v, bound: v < bound, "below"), "above": (lambda v, bound: v > bound, "above"),
+    "at_most": (lambda v, bound: v <= bound, "at most"), "at_least": (lambda v, bound: v >= bound, "at least"),
+}
+
+
+def _against_bound(kind: str) -> Any:
+    """The claim that every measure but the last lies ``kind`` the last (the bound)."""
+    test, words = _BOUND_TESTS[kind]
+
+    def claim(ms: list[Measure]) -> str | None:
+        bound = ms[-1].mean
+        bad = [m for m in ms[:-1] if not all(test(v, bound) for v in m.values())]
+        if not bad:
+            return None
+        named = "" if ms[-1].name == f"{bound:g}" else f" ({ms[-1].name})"
+        return f"{bad[0].name} = {_listed(bad[0])}: not all {words} {bound:g}{named}"
+    return claim
 
 
 def _claim_same(ms: list[Measure]) -> str | None:
@@ -191,8 +224,12 @@ CLAIMS: dict[str, tuple[int, Any]] = {  # name: (least number of arguments, test
     "within": (3, lambda ms: _bounds(ms, lambda v: ms[1].mean <= v <= ms[2].mean, f"not within [{ms[1].mean:g}, {ms[2].mean:g}]")),
     "mean_within": (3, lambda ms: None if ms[1].mean <= ms[0].mean <= ms[2].mean
                     else f"mean {ms[0].mean:.4g} of {ms[0].name} not within [{ms[1].mean:g}, {ms[2].mean:g}]"),
-    "below": (2, lambda ms: _bounds(ms, lambda v: v < ms[1].mean, f"not all below {ms[1].mean:g}")),
-    "above": (2, lambda ms: _bounds(ms, lambda v: v > ms[1].mean, f"not all above {ms[1].mean:g}")),
+    "below": (2, _against_bound("below")),
+    "above": (2, _against_bound("above")),
+    "at_most": (2, _against_bound("at_most")),
+    "at_least": (2, _against_bound("at_least")),
+    "near": (3, lambda ms: _bounds(ms, lambda v: abs(v - ms[1].mean) <= ms[2].mean * (1 + 1e-9),  # 0.52 is 0.02 from 0.5
+                                   f"not within {ms[2].mean:g} of {ms[1].mean:g} ({ms[1].name})")),
     "same": (2, _claim_same),
 }
 
@@ -200,7 +237,7 @@ CLAIMS: dict[str, tuple[int, Any]] = {  # name: (least number of arguments, test
 def _split_arguments(text: str) -> list[str]:
     parts, depth, current = [], 0, ""
     for char in text:
-        depth += {"(": 1, ")": -1}.get(char, 0)
+        depth += {"(": 1, ")": -1, "[": 1, "]": -1}.get(char, 0)  # posenc: f(a, b)[0, 1] is one argument
         if char == "," and depth == 0:
             parts.append(current)
             current = ""
@@ -217,7 +254,7 @@ def check(claim: str) -> None:
         raise ClaimError(f"cannot read the claim {claim.strip()!r}; the claims are {sorted(CLAIMS)}")
     least, test = CLAIMS[match[1]]
     arguments = [evaluate(argument) for argument in _split_arguments(match[2])]
-    if len(arguments) < least or (match[1] in ("within", "mean_within", "below", "above", "same", "count_at_least") and len(arguments) != least):
+    if len(arguments) < least or (match[1] in ("within", "mean_within", "near", "same", "count_at_least") and len(arguments) != least):
         raise ClaimError(f"{claim.strip()}: {match[1]} takes {least} arguments")
     why = test(arguments)
     if why:
