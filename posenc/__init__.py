@@ -12,12 +12,15 @@ Examples:
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 __version__ = "0.1.0"
 
-# Public name -> module that defines it. One line per name; the figure cache reads this table
-# to know which module a `from posenc import name` depends on.
+# Public name -> module that defines it: the one list of the public API (`__all__` and the lazy
+# look-up below are built from it; the figure cache imports it to know which module a
+# `from posenc import name` depends on). Add a name with one line here. Type checkers see each name
+# through the module-level `__getattr__` (PEP 562) as `Any`; import from the defining module
+# (`from posenc.rope import apply_rope`) where full types matter.
 _EXPORTS: dict[str, str] = {
     "scaled_dot_product_attention": "posenc.attention",
     "SelfAttention": "posenc.attention",
@@ -84,39 +87,3 @@ def __getattr__(name: str) -> Any:
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
 
-
-if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from posenc.alibi import AlibiBias, alibi_bias, alibi_slopes
-    from posenc.attention import SelfAttention, scaled_dot_product_attention
-    from posenc.cope import CoPE, contextual_positions
-    from posenc.designs import design_plans
-    from posenc.embedding import PositionalEmbedding
-    from posenc.fire import FireBias
-    from posenc.inference import KVCache, packed_attention_mask, packed_positions, positions_from_mask
-    from posenc.kerple import KerpleBias
-    from posenc.latent import LatentAttention, LatentCache
-    from posenc.layer_plan import LayerPlan
-    from posenc.learned import LearnedPositionalEmbedding
-    from posenc.model import TinyTransformer
-    from posenc.randomized import randomized_positions
-    from posenc.relative import (
-        ShawRelativeAttention,
-        T5RelativeBias,
-        relative_positions,
-        t5_relative_position_bucket,
-    )
-    from posenc.relative_terms import deberta_relative_index, deberta_scores, transformer_xl_scores
-    from posenc.rope import (
-        RotaryEmbedding,
-        apply_rope,
-        convert_rope_layout,
-        rope_attention_scaling,
-        rope_inverse_frequencies,
-    )
-    from posenc.rope_nd import apply_rope_nd, mrope_positions
-    from posenc.sinusoidal import SinusoidalPositionalEncoding, offset_matrix, sinusoidal_encoding
-    from posenc.spans import AttentionSpan, span_mask
-    from posenc.temperature import QueryTemperature, attention_temperature
-    from posenc.vision import LearnedPositionalEmbedding2D, TinyViT, sinusoidal_encoding_2d
-    from posenc.windowing import apply_in_windows, window_spans
-    from posenc.xpos import XPos

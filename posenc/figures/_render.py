@@ -26,7 +26,6 @@ import json
 import os
 import random
 from concurrent.futures import ProcessPoolExecutor
-from functools import cache
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
@@ -49,14 +48,9 @@ def _module_path(module: str) -> Path | None:
     return None
 
 
-@cache
 def _exports() -> dict[str, str]:
-    """posenc's public-name table, read from its source (no import needed)."""
-    tree = ast.parse((PACKAGE_ROOT / "__init__.py").read_text())
-    for node in tree.body:
-        if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "_EXPORTS" and node.value:
-            return dict(ast.literal_eval(node.value))
-    return {}
+    """posenc's public-name table (importing ``posenc`` is cheap: it loads no submodule)."""
+    return dict(importlib.import_module("posenc")._EXPORTS)
 
 
 def _imports_of(module: str) -> set[str]:
