@@ -426,6 +426,34 @@ EXAMPLES: dict[str, Example] = {
                                 position="rope", channels=1, mlp_ratio=2, rope_base=100.0, rope_rescale=False),
     "posenc.vision.TinyViT.forward": ex(
         _lazy("posenc.vision.TinyViT", 8, 2, 10, 16, 2, 1, position="rope"), images=lambda: torch.zeros(2, 1, 8, 8)),
+    # images and video (issue 36)
+    "posenc.rope_images.patch_center_coordinates": ex(height=2, width=3),
+    "posenc.rope_images.augment_patch_coordinates": ex(
+        coords=lambda: torch.rand(6, 2) * 2 - 1, shift=0.1, jitter=1.5, rescale=2.0,
+        generator=lambda: torch.Generator().manual_seed(0)),
+    "posenc.rope_images.apply_dinov3_rope": ex(x=_t(2, 6, 8), coords=lambda: torch.rand(6, 2) * 2 - 1, base=100.0),
+    "posenc.rope_images.apply_pixtral_rope": ex(x=_t(2, 6, 8), positions=lambda: torch.tensor([[0, 0], [0, 1], [0, 2],
+                                                                                              [1, 0], [1, 1], [1, 2]]),
+                                                base=10000.0),
+    "posenc.rope_images.apply_rope_head_thirds": ex(x=_t(2, 4, 14), positions=lambda: torch.tensor(
+        [[0, 0, 0], [0, 0, 1], [0, 1, 0], [1, 1, 1]]), base=10000.0, pairing="vjepa2"),
+    "posenc.rope_images.RopeMixed": ex(head_dim=8, num_heads=2, base=10.0,
+                                       generator=lambda: torch.Generator().manual_seed(0)),
+    "posenc.rope_images.RopeMixed.angles": ex(_lazy("posenc.rope_images.RopeMixed", 8, 2),
+                                              positions=lambda: torch.tensor([[0, 0], [1, 2]])),
+    "posenc.rope_images.RopeMixed.forward": ex(_lazy("posenc.rope_images.RopeMixed", 8, 2), x=_t(1, 2, 2, 8),
+                                               positions=lambda: torch.tensor([[0, 0], [1, 2]])),
+    "posenc.rope_video.flux_position_ids": ex(text_tokens=3, height=2, width=4),
+    "posenc.rope_video.video_axes_dims": ex(head_dim=24),
+    "posenc.rope_video.ntk_axis_factor": ex(scale=2.0, dim=16),
+    "posenc.rope_video.axes_frequencies": ex(axes_dims=(4, 6, 6), base=10000.0, ntk_factors=[1.0, 2.0, 2.0]),
+    "posenc.rope_video.riflex_intrinsic_index": ex(theta=lambda: 256.0 ** -(torch.arange(0, 16, 2) / 16.0),
+                                                   repetition=66),
+    "posenc.rope_video.riflex_frequencies": ex(theta=lambda: 256.0 ** -(torch.arange(0, 16, 2) / 16.0), index=3,
+                                               length=98, margin=0.9),
+    "posenc.rope_video.apply_axes_rope": ex(x=_t(2, 5, 16), positions=lambda: torch.tensor(
+        [[0, 0, 0], [0, 0, 0], [0, 0, 1], [0, 1, 0], [0, 1, 1]]), axes_dims=(4, 6, 6), theta=None, base=10000.0,
+        layout="interleaved"),
     # windowing
     "posenc.tables.acts_on": ex(model=TinyTransformer(10, 8, 2, 1, position="rope"), length=16),
     "posenc.tables.extrapolation_table": ex(),
