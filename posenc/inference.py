@@ -64,9 +64,10 @@ def positions_from_mask(attention_mask: Tensor) -> Tensor:
         attention_mask: ``[batch, seq]`` booleans, True for a real token, False for padding.
 
     Returns:
-        ``[batch, seq]`` int64: the number of real tokens before each real token; padding
-        gets 0 (it is masked anyway). A left-padded row starts at 0 on its first real token,
-        as if it had not been padded.
+        ``[batch, seq]`` int64: for each real token, the number of real tokens before it, so
+            that a left-padded row starts at 0 on its first real token, as if it had not been
+            padded; for each padding token, 0 (it is masked anyway, and -1 is no valid row of a
+            learned position table).
 
     Examples:
         >>> mask = torch.tensor([[False, False, True, True, True],

@@ -113,6 +113,7 @@ ALLOWED: dict[str, dict[str, str]] = {
         "511": "the last position of 8L",
         "512": "8L",
         "10,000": "an illustrative step",
+        "5.23": "the pinned transformers version",
     },
     "positions-2d.md": {
         "4": "a grid of 4 columns; exercise 2's image of 4 tokens",
@@ -157,6 +158,7 @@ ALLOWED: dict[str, dict[str, str]] = {
         "128": "gpt-oss's window, DeepSeek-V3's heads, MiniMax-M2's head width, from their configs; exercise 3",
         "256": "Qwen3-Next's head width, from its config",
         "512": "exercise 3's latent width (DeepSeek-V3's)",
+        "62": "Gemma 3 27B's layer count, from its config",
         "1024": "Gemma 3's window, from its config",
         "4096": "Command R7B's window, from its config",
         "8192": "ModernBERT's context, from its config",
@@ -289,3 +291,39 @@ def test_every_seed_counts_against_a_bound() -> None:
     check(f"below(lm.kerple@8L / @L, {max(ratio) + 1e-9})")
     with pytest.raises(ClaimError):
         check(f"below(lm.kerple@8L / @L, {sum(ratio) / len(ratio)})")
+
+
+BOUND_WORDS = re.compile(r"\b(?:below|above|under|over|exceeds?|beyond)\s+(?:the|its|their|this|that)\s+"
+                         r"(?:lower\s+|upper\s+)?(?:bound|threshold|limit)\b", re.IGNORECASE)
+BOUND_CHECK = re.compile(r"(?<![\w])(?:below|above|at_most|at_least|within|near|mean_within)\s*\(")
+
+
+def bound_sentences_without_check(text: str) -> list[str]:
+    """The paragraphs (or list items) of ``text`` that compare a rendered number with a bound or a
+    threshold in words ("lies above the bound") and carry no check of a bound claim."""
+    text = FENCE.sub(lambda match: "\n" * match[0].count("\n"), text)
+    found = []
+    for block in re.split(r"\n[ \t]*\n|\n(?=[ \t]*(?:[-*]|\d+\.)\s)", text):
+        if "[[value" in block and BOUND_WORDS.search(block):
+            claims = " ".join(re.findall(r"<!--\s*check:(.*?)-->", block, re.DOTALL))
+            if not BOUND_CHECK.search(claims):
+                found.append(" ".join(block.split())[:120])
+    return found
+
+
+def test_the_bound_guard_finds_an_unchecked_comparison() -> None:
+    unchecked = "Base [[value base:bases.2000.base | ,.0f]] lies above the bound.\n\nNext."
+    assert bound_sentences_without_check(unchecked) == ["Base [[value base:bases.2000.base | ,.0f]] lies above the bound."]
+    checked = unchecked.replace(".\n\n", ".\n<!-- check: above(base:bases.2000.base, base:lower_bound.base) -->\n\n")
+    assert bound_sentences_without_check(checked) == []
+    counted = checked.replace("above(base:bases.2000.base", "count_at_least(base:bases.2000.base, 1")
+    assert bound_sentences_without_check(counted) != []  # a count is not a bound claim
+
+
+@pytest.mark.parametrize("page", sorted(path.name for path in DOCS.glob("*.md")))
+def test_a_rendered_number_compared_with_a_bound_is_checked(page: str) -> None:
+    """Issue 34, item 2: a sentence that puts a rendered number above or below a bound or a
+    threshold carries a hidden ``below``/``above``/``at_least``/``at_most``/``within``/``near``
+    check in its paragraph, so that the build fails when the comparison stops holding."""
+    missing = bound_sentences_without_check((DOCS / page).read_text(encoding="utf-8"))
+    assert not missing, f"{page}: compared with a bound without a check:\n  " + "\n  ".join(missing)
