@@ -14,8 +14,17 @@
 # # Order blindness in a notebook
 #
 # A companion to [Why position matters](../../why-position/): the same experiment as a notebook
-# you can download and run (install posenc first: `pip install -e .` in a checkout of its
-# repository, or `pip install git+<repository URL>`).
+# you can download and run.
+#
+# **To run it yourself** (Python 3.11 or newer): clone posenc's repository (the site links it at
+# the top of each page when it has one) and, in the clone, run `make install` (it needs make and npm
+# besides Python). That creates `.venv/`
+# with the pinned versions and registers its Jupyter kernel; in an environment of your own,
+# `pip install -e .` in the clone does the same for posenc alone. Then either run this file as a
+# script, `.venv/bin/python docs/notebooks/order_blindness.py`, or open it as a notebook:
+# `.venv/bin/pip install jupyterlab`, then `.venv/bin/jupyter lab` and open the downloaded
+# `order_blindness.ipynb` (or this `.py` file with *Open With > Jupytext Notebook*). Where the
+# site shows an *Open in Binder* link above, Binder runs it in the browser with nothing to install.
 #
 # Shuffle the words of a sentence with a permutation $P$ and run one self-attention layer on
 # both orders. Without positions, attention is permutation-*equivariant*: the outputs for the

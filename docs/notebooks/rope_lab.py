@@ -15,9 +15,19 @@
 #
 # A companion to [RoPE](../../rope/) and [The RoPE animator](../../rope-animator/): it rotates
 # query and key vectors with RoPE, compares the rotation with the sinusoidal and learned tables
-# on the same input, and checks which scores depend only on the offset. To run it yourself,
-# download it (link above) and install posenc first: `pip install -e .` in a checkout of the
-# repository (or `pip install git+<repository URL>`). The tasks are a common RoPE exercise; the
+# on the same input, and checks which scores depend only on the offset.
+#
+# **To run it yourself** (Python 3.11 or newer): clone posenc's repository (the site links it at
+# the top of each page when it has one) and, in the clone, run `make install` (it needs make and npm
+# besides Python). That creates `.venv/`
+# with the pinned versions and registers its Jupyter kernel; in an environment of your own,
+# `pip install -e .` in the clone does the same for posenc alone. Then either run this file as a
+# script, `.venv/bin/python docs/notebooks/rope_lab.py`, or open it as a notebook:
+# `.venv/bin/pip install jupyterlab`, then `.venv/bin/jupyter lab` and open the downloaded
+# `rope_lab.ipynb` (or this `.py` file with *Open With > Jupytext Notebook*). Where the site shows
+# an *Open in Binder* link above, Binder runs it in the browser with nothing to install.
+#
+# The tasks are a common RoPE exercise; the
 # solutions use `posenc`, and the mistakes these tasks invite are on the
 # [errata](../../errata/#rope) page, linked where they come up.
 #
