@@ -126,10 +126,10 @@ def reading_line(fields: dict[str, str], words: int, lines: int, where: str = ""
     if track not in TRACKS:
         raise ValueError(f"{where}: track: {track!r} is not one of {', '.join(TRACKS)}")
     code = f", plus {lines} lines of optional code" if lines else ""
-    return (f'<p class="posenc-reading posenc-track-{track.replace(" ", "-")}">'
+    return (f'<p class="posenc-reading posenc-track-{track.replace(" ", "-")}"><small>'
             f"<strong>{escape(track.capitalize())}</strong> · {minutes(words)} min of prose{code}. "
             f"<strong>Assumes:</strong> {escape(fields['assumes'])}. "
-            f"<strong>After it you can</strong> {escape(fields['after'])}.</p>")
+            f"<strong>After it you can</strong> {escape(fields['after'])}.</small></p>")
 
 
 def _insert_after_title(markdown: str, line: str) -> str:
