@@ -8,12 +8,17 @@ encodes both:
   1-D sine-cosine table of the column, the other half of the row;
 * `LearnedPositionalEmbedding2D`: one trainable vector per grid cell (ViT, DeiT), resized by
   bicubic interpolation when the grid changes;
-* axial RoPE (Heo et al., 2024), through `posenc.rope_nd.apply_rope_nd`.
+* axial RoPE (Heo et al., 2024), through `posenc.rope_nd.apply_rope_nd`, and its relatives for
+  images: RoPE-Mixed's learned directions and DINOv3's normalised patch centres
+  (`posenc.rope_images`).
 
 `TinyViT` wires any of them (or none) into a small classifier.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
 
 import torch
 from torch import Tensor, nn
@@ -21,13 +26,15 @@ from torch.nn import functional
 
 from posenc._checks import MAX_ELEMENTS, MAX_GRID_CELLS, check_choice, check_float, check_int, check_size, check_tensor
 from posenc.attention import SelfAttention
-from posenc.rope_nd import apply_rope_nd, grid_positions
+from posenc._vit_rotary import EXTENSIONS, MixedRotary, axial_rotary, normalised_rotary
+from posenc.rope_images import RopeMixed
+from posenc.rope_nd import grid_positions
 from posenc.sinusoidal import inverse_frequencies
 
 __all__ = ["VIT_POSITIONS", "LearnedPositionalEmbedding2D", "TinyViT", "sinusoidal_encoding_2d"]
 
 #: The ``position`` values of `TinyViT`.
-VIT_POSITIONS = ("none", "learned", "sinusoidal", "rope")
+VIT_POSITIONS = ("none", "learned", "sinusoidal", "rope", "rope-mixed", "rope-normalized")
 _MAX_WIDTH = 1 << 16  # a bound on feature widths
 
 
@@ -180,23 +187,10 @@ class _EncoderBlock(nn.Module):
         self.mlp_norm = nn.LayerNorm(dim)
         self.mlp = nn.Sequential(nn.Linear(dim, hidden), nn.GELU(), nn.Linear(hidden, dim))
 
-    def forward(self, x: Tensor, rotary: _AxialRotary | None) -> Tensor:
+    def forward(self, x: Tensor, rotary: Callable[[Tensor, Tensor], tuple[Tensor, Tensor]] | None) -> Tensor:
         attended, _ = self.attention(self.attention_norm(x), rotary=rotary)
         x = x + attended
         return x + self.mlp(self.mlp_norm(x))
-
-
-class _AxialRotary:
-    """The ``rotary`` hook of `posenc.attention.SelfAttention`: axial 2-D RoPE at (row, column)."""
-
-    def __init__(self, positions: Tensor, head_dim: int, base: float) -> None:
-        self.positions, self.sections, self.base = positions, (head_dim // 4, head_dim // 4), base
-
-    def __call__(self, q: Tensor, k: Tensor) -> tuple[Tensor, Tensor]:
-        def rotate(t: Tensor) -> Tensor:
-            return apply_rope_nd(t, self.positions, sections=self.sections, base=self.base,
-                                 frequencies="per_axis")
-        return rotate(q), rotate(k)
 
 
 # --8<-- [start:vit]
@@ -213,14 +207,25 @@ class TinyViT(nn.Module):
             a multiple of 4: half of its pairs for the row, half for the column).
         num_layers: encoder blocks (pre-norm, bidirectional attention).
         position: ``"none"``, ``"learned"`` (`LearnedPositionalEmbedding2D`), ``"sinusoidal"``
-            (`sinusoidal_encoding_2d`) or ``"rope"`` (axial 2-D RoPE, `posenc.rope_nd.apply_rope_nd`
-            with ``frequencies="per_axis"``, in every layer).
+            (`sinusoidal_encoding_2d`), ``"rope"`` (axial 2-D RoPE at patch indices, as
+            `posenc.rope_nd.apply_rope_nd` with ``frequencies="per_axis"``, in every layer),
+            ``"rope-mixed"`` (`posenc.rope_images.RopeMixed`, learned, one per layer; base 10 as the
+            paper unless ``rope_base`` says otherwise) or ``"rope-normalized"`` (DINOv3's patch centres
+            in [-1, 1], `posenc.rope_images.apply_dinov3_rope`).
         channels: colour channels of the images.
         mlp_ratio: width of the feed-forward layer, as a multiple of ``dim``.
         rope_base: the RoPE base (Heo et al. use 100 for ViTs).
         rope_rescale: for ``"rope"`` on a grid other than the trained one, multiply the
             coordinates by (trained rows / rows, trained columns / columns), so that they span the
             trained range, as a resampled learned grid does; False keeps the patch indices.
+        rope_extension: for ``"rope"`` on a grid larger than the trained one, change each longer
+            axis's speeds at test time: ``"none"``, ``"ntk"`` (per-axis NTK,
+            `posenc.rope_video.ntk_axis_factor` with the ratio of the sides) or ``"riflex"``
+            (`posenc.rope_video.riflex_frequencies`, the intrinsic pair the one whose period is
+            closest to the trained side).
+        coordinate_jitter, coordinate_rescale: for ``"rope-normalized"``, DINOv3's training-time
+            draws (`posenc.rope_images.augment_patch_coordinates`), one per forward call in
+            training mode; None leaves a draw out.
 
     Patches are embedded by a strided convolution, as in ViT; the class is read from the mean
     of the patch outputs (no class token). An image of another size gives another grid: the
@@ -236,7 +241,8 @@ class TinyViT(nn.Module):
 
     def __init__(self, image_size: int | tuple[int, int], patch_size: int, num_classes: int, dim: int,
                  num_heads: int, num_layers: int, *, position: str, channels: int = 1, mlp_ratio: int = 2,
-                 rope_base: float = 100.0, rope_rescale: bool = False) -> None:
+                 rope_base: float | None = None, rope_rescale: bool = False, rope_extension: str = "none",
+                 coordinate_jitter: float | None = None, coordinate_rescale: float | None = None) -> None:
         super().__init__()
         size = (image_size, image_size) if not isinstance(image_size, tuple) else image_size
         if len(size) != 2:
@@ -263,15 +269,23 @@ class TinyViT(nn.Module):
                              f"reduce dim={self.dim}, num_layers={self.num_layers}, mlp_ratio={mlp_ratio}, "
                              f"num_classes={self.num_classes}, channels={self.channels} "
                              f"or patch_size={self.patch_size}")
-        self.rope_base = check_float("rope_base", rope_base, positive=True)
+        default_base = 10.0 if self.position == "rope-mixed" else 100.0  # as Heo et al.'s mixed and axial ViTs
+        self.rope_base = check_float("rope_base", default_base if rope_base is None else rope_base, positive=True)
+        if self.rope_base == 1.0:
+            raise ValueError("rope_base must be > 0 and != 1 (every pair would turn at the same speed), got 1.0")
         if not isinstance(rope_rescale, bool):
             raise TypeError(f"rope_rescale must be True or False, got {rope_rescale!r}")
         self.rope_rescale = rope_rescale
+        self.rope_extension = check_choice("rope_extension", rope_extension, EXTENSIONS)
+        self.coordinate_jitter = None if coordinate_jitter is None else check_float(
+            "coordinate_jitter", coordinate_jitter, minimum=1.0, maximum=1e3)
+        self.coordinate_rescale = None if coordinate_rescale is None else check_float(
+            "coordinate_rescale", coordinate_rescale, minimum=1.0, maximum=1e3)
         if self.dim % self.num_heads:
             raise ValueError(f"dim must be divisible by num_heads, got dim={dim}, num_heads={num_heads}")
         head_dim = self.dim // self.num_heads
-        if position == "rope" and head_dim % 4:
-            raise ValueError(f"position='rope' needs a head width dim // num_heads that is a multiple of 4, "
+        if position.startswith("rope") and head_dim % 4:
+            raise ValueError(f"position={position!r} needs a head width dim // num_heads that is a multiple of 4, "
                              f"got {head_dim}")
         if position == "sinusoidal" and self.dim % 4:
             raise ValueError(f"position='sinusoidal' needs dim to be a multiple of 4, got {dim}")
@@ -280,6 +294,8 @@ class TinyViT(nn.Module):
         self.learned = LearnedPositionalEmbedding2D(*self.grid, self.dim) if position == "learned" else None
         self.blocks = nn.ModuleList(_EncoderBlock(self.dim, self.num_heads, mlp_ratio * self.dim)
                                     for _ in range(self.num_layers))
+        self.mixed = nn.ModuleList(RopeMixed(head_dim, self.num_heads, base=self.rope_base)
+                                   for _ in range(self.num_layers)) if position == "rope-mixed" else None
         self.norm = nn.LayerNorm(self.dim)
         self.head = nn.Linear(self.dim, self.num_classes)
 
@@ -296,17 +312,26 @@ class TinyViT(nn.Module):
                              f"got shape {tuple(images.shape)}")
         weight = self.patches.weight  # the model computes in its own dtype, whatever the images'
         x = self.patches(images.to(weight.dtype)).flatten(2).transpose(1, 2)  # [batch, rows * cols, dim]
-        rotary = None
         if self.learned is not None:  # the trained grid, resampled if the grid changed
             x = self.learned(x, rows, cols)
         elif self.position == "sinusoidal":  # the table at the new coordinates
             x = x + sinusoidal_encoding_2d(rows, cols, self.dim).to(device=x.device, dtype=x.dtype)
-        elif self.position == "rope":  # rotate q and k by (row, column) in every layer
-            positions = grid_positions(rows, cols).to(device=x.device, dtype=torch.float64)
-            if self.rope_rescale:  # (rows, cols) coordinates squeezed into the trained grid's range
-                positions = positions * torch.tensor([self.grid[0] / rows, self.grid[1] / cols], device=x.device)
-            rotary = _AxialRotary(positions, self.head_dim, self.rope_base)
-        for block in self.blocks:
+        for block, rotary in zip(self.blocks, self._rotaries(rows, cols, x.device)):
             x = block(x, rotary)
         return self.head(self.norm(x.mean(dim=1)))
+
+    def _rotaries(self, rows: int, cols: int, device: torch.device) -> list[Any]:
+        """The ``rotary`` hook of each block on a ``rows x cols`` grid (None for an additive method)."""
+        if self.position == "rope":  # rotate q and k by (row, column) in every layer
+            rotary: Any = axial_rotary(rows, cols, head_dim=self.head_dim, base=self.rope_base, trained=self.grid,
+                                       rescale=self.rope_rescale, extension=self.rope_extension, device=device)
+        elif self.position == "rope-normalized":
+            rotary = normalised_rotary(rows, cols, head_dim=self.head_dim, base=self.rope_base, training=self.training,
+                                       jitter=self.coordinate_jitter, rescale=self.coordinate_rescale, device=device)
+        elif self.mixed is not None:
+            cells = grid_positions(rows, cols).to(device)
+            return [MixedRotary(layer, cells) for layer in self.mixed]
+        else:
+            rotary = None
+        return [rotary] * self.num_layers
 # --8<-- [end:vit]

@@ -29,6 +29,8 @@ STUDIES = {
                 "full attention, a sliding window, and a window plus sinks"),
     "vit-resolution": ("vit_resolution", "train a tiny ViT per position method and seed on 8x8 digits and score "
                        "it on the test digits upsampled to larger grids"),
+    "vit-images": ("vit_images", "the digits ViT with the schemes of image and video models (RoPE-Mixed, DINOv3's "
+                   "coordinates, per-axis NTK, RIFLEx), three seeds, scored on larger grids"),
     "training-free": ("training_free", "score the trained RoPE models with ReRoPE, Self-Extend, Dual Chunk "
                       "Attention and STRING at 1, 2, 4 and 8 times the training length"),
     "rope-base": ("base_context", "train RoPE models with bases from 50 to 10^6 and score them on MQAR by "
@@ -54,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     for name, (module_name, description) in STUDIES.items():
         command = commands.add_parser(name, help=description)
-        configs = ("full", "tiny") if name == "vit-resolution" else ("full", "large", "tiny")
+        configs = ("full", "tiny") if name.startswith("vit-") else ("full", "large", "tiny")
         command.add_argument("--config", choices=configs, default="full")
         command.add_argument("--output", default=None, help="JSON file to write (default: the committed results)")
         command.add_argument("--workers", type=int, default=2, help="parallel processes, one thread each "

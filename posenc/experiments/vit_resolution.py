@@ -30,10 +30,18 @@ from torch.nn import functional
 
 from posenc._checks import check_choice, check_int
 from posenc.experiments._results import read_json, versions, write_json
-from posenc.vision import VIT_POSITIONS, TinyViT
+from posenc.vision import TinyViT
 
-#: The position methods compared: TinyViT's four, and RoPE with coordinates rescaled to the trained range.
-METHODS = (*VIT_POSITIONS, "rope-rescaled")
+#: The position methods compared: TinyViT's first four, and RoPE with coordinates rescaled to the trained range.
+METHODS = ("none", "learned", "sinusoidal", "rope", "rope-rescaled")
+#: Every method `build_model` knows: a TinyViT position, or one of these settings of it. The
+#: test-time variants of ``"rope"`` (rescaled, NTK, RIFLEx) train the same model as ``"rope"``.
+VARIANTS: dict[str, dict[str, Any]] = {
+    "rope-rescaled": {"position": "rope", "rope_rescale": True},
+    "rope-ntk": {"position": "rope", "rope_extension": "ntk"},
+    "rope-riflex": {"position": "rope", "rope_extension": "riflex"},
+    "rope-dinov3": {"position": "rope-normalized", "coordinate_rescale": 2.0},  # the released models' setting
+}
 #: The committed results of the full configuration; the page and its figure read this file.
 RESULTS_PATH = Path(__file__).resolve().parent / "results" / "vit_resolution.json"
 
@@ -98,12 +106,13 @@ def upsample(images: Tensor, size: int) -> Tensor:
 
 
 def build_model(method: str, config: Config, seed: int) -> TinyViT:
-    """``"rope-rescaled"`` is ``position="rope"`` with ``rope_rescale=True``: the same model when
-    trained, other coordinates on a larger grid."""
+    """A TinyViT position by name, or a setting of one in `VARIANTS`: ``"rope-rescaled"`` is
+    ``position="rope"`` with ``rope_rescale=True``, the same model when trained, other
+    coordinates on a larger grid."""
     torch.manual_seed(seed)
-    position = "rope" if method == "rope-rescaled" else method
+    settings = VARIANTS.get(method, {"position": method})
     return TinyViT(config.train_size, config.patch_size, 10, config.dim, config.num_heads, config.num_layers,
-                   position=position, rope_rescale=method == "rope-rescaled")
+                   **settings)
 
 
 @torch.no_grad()
