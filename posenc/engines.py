@@ -1,0 +1,227 @@
+"""Positions in the engines people run models with: their names for RoPE's layouts and scaling rules,
+what each supports, and where one computes a config otherwise than ``transformers`` does.
+
+This module is data, read by the chapter "Positions in the engines you run" (its support matrix is
+`support_table`) and by `posenc.inspect` (`layout_flags`, `known_disagreements`). Every entry says
+how it was established:
+
+* ``"run"``: checked by running the engine here, beside posenc, in ``tests/engines/`` (the test is
+  named); the engine is pinned in ``requirements.lock`` or ``tools/engines-nodeps.txt``;
+* ``"read"``: read in the engine's source (the locator is given), not run here (vLLM and SGLang need
+  a GPU build; llama.cpp's converter and server are not packaged; ggml itself runs, through
+  ``ggml-python``).
+
+posenc's side of every comparison is `posenc.rope_scaling` (which agrees with transformers'
+``modeling_rope_utils``), `posenc.rope_nd`, `posenc.alibi` and `posenc.temperature`.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from posenc._checks import check_choice
+
+__all__ = ["DISAGREEMENTS", "ENGINES", "FEATURES", "SUPPORT", "Disagreement", "Engine", "known_disagreements",
+           "layout_flags", "support_table"]
+
+
+class Engine(NamedTuple):
+    """One engine: how it is named, how it was checked, and how a reader tells it a config's settings."""
+
+    name: str
+    checked: str                 # "run" (installed and run here) or "read" (its source read)
+    half: str                    # its spelling of the "half" layout (pairs i, i + d/2)
+    interleaved: str             # its spelling of the "interleaved" layout (pairs 2i, 2i + 1)
+    settings: str                # how to give it a config's rope settings
+    where: str                   # locator of the above
+
+
+class Disagreement(NamedTuple):
+    """A place where an engine computes a config otherwise than transformers does."""
+
+    engine: str
+    feature: str                 # a key of FEATURES
+    summary: str
+    where: str                   # file:line or function locator in the engine's source
+    checked: str                 # "run" (the test shows it and its size) or "read"
+    test: str | None             # tests/engines/<file>::<test> that shows it, where run
+
+
+ENGINES: dict[str, Engine] = {
+    "llama.cpp": Engine(
+        "llama.cpp (ggml)", "run",
+        "LLAMA_ROPE_TYPE_NEOX (ggml mode 2)", "LLAMA_ROPE_TYPE_NORM (ggml mode 0)",
+        "GGUF keys {arch}.rope.freq_base, {arch}.rope.scaling.type (none, linear, yarn, longrope), "
+        "{arch}.rope.scaling.factor, {arch}.rope.scaling.original_context_length; at run time "
+        "--rope-scaling, --rope-scale, --rope-freq-base, --yarn-orig-ctx, --yarn-beta-fast/-slow. "
+        "The layout is not in the file: llama.cpp picks it per architecture",
+        "gguf-py gguf/constants.py Keys.Rope and RopeScalingType (run here); src/llama-model.cpp "
+        "llama_model_rope_type; common/arg.cpp (--rope-scaling ...)"),
+    "mlx-lm": Engine(
+        "MLX (mlx-lm)", "run", "traditional=False", "traditional=True",
+        "the model's config.json, read by mlx_lm.models.rope_utils.initialize_rope "
+        "(rope_scaling / rope_parameters); edit the file to change them",
+        "mlx_lm/models/rope_utils.py initialize_rope; mx.fast.rope(traditional=...)"),
+    "vllm": Engine(
+        "vLLM", "read", "is_neox_style=True", "is_neox_style=False",
+        "--hf-overrides '{\"rope_parameters\": {...}}' (the older --rope-scaling is gone)",
+        "vllm-project/vllm docs/features/context_extension; "
+        "vllm/model_executor/layers/rotary_embedding/__init__.py get_rope"),
+    "sglang": Engine(
+        "SGLang", "read", "is_neox_style=True", "is_neox_style=False",
+        "--json-model-override-args '{\"rope_scaling\": {...}}' (a nested config: under \"text_config\")",
+        "sgl-project/sglang python/sglang/srt/server_args.py (--json-model-override-args)"),
+    "torchtune": Engine(
+        "torchtune", "run", "Qwen2/Phi3RotaryPositionalEmbeddings", "RotaryPositionalEmbeddings",
+        "the model builder's arguments (rope_base, scale_factor, ...); no config.json is read",
+        "torchtune/modules/position_embeddings.py; torchtune/models/*/_position_embeddings.py"),
+    "keras-hub": Engine(
+        "Keras Hub", "run", "RotaryEmbedding (its only layout)", "—",
+        "RotaryEmbedding(max_wavelength, scaling_factor, rope_type, beta_fast, beta_slow, "
+        "original_max_position_embeddings, truncate)",
+        "keras_hub/src/layers/modeling/rotary_embedding.py RotaryEmbedding.__init__"),
+    "llama-models": Engine(
+        "Meta llama-models", "run", "—", "apply_rotary_emb (view_as_complex)",
+        "params.json: rope_theta, use_scaled_rope, rope_scaling_factor, rope_high_freq_factor, "
+        "attn_temperature_tuning, floor_scale, attn_scale",
+        "llama_models/llama4/args.py ModelArgs; llama_models/llama3/model.py apply_scaling"),
+}
+
+#: The features of the support matrix, in its row order: key -> what the row means.
+FEATURES: dict[str, str] = {
+    "layouts": "both layouts (half, interleaved)",
+    "partial": "partial rotary width",
+    "linear": "linear (position interpolation)",
+    "dynamic": "dynamic NTK",
+    "yarn": "YaRN (frequencies, attention factor)",
+    "llama3": "Llama 3",
+    "longrope": "LongRoPE",
+    "proportional": "proportional (p-RoPE)",
+    "mrope": "M-RoPE, blocks",
+    "imrope": "M-RoPE, interleaved",
+    "vision2d": "2-D RoPE of image patches",
+    "alibi": "ALiBi slopes",
+    "temperature": "Llama 4 temperature",
+}
+
+# (engine, feature) -> (status, test or locator). status: "same" (agrees with posenc, run here),
+# "differs" (see DISAGREEMENTS), "fixed" (only Meta's fixed settings, agree, run here), "read"
+# (supported, read only), "none" (not supported). A missing pair: not checked.
+SUPPORT: dict[tuple[str, str], tuple[str, str]] = {
+    ("llama.cpp", "layouts"): ("same", "test_ggml.py::test_layouts"),
+    ("llama.cpp", "partial"): ("same", "test_ggml.py::test_partial_width"),
+    ("llama.cpp", "linear"): ("same", "test_ggml.py::test_linear"),
+    ("llama.cpp", "dynamic"): ("none", "gguf RopeScalingType has none, linear, yarn, longrope"),
+    ("llama.cpp", "yarn"): ("same", "test_ggml.py::test_yarn"),
+    ("llama.cpp", "longrope"): ("differs", "test_ggml.py::test_longrope_factors"),
+    ("llama.cpp", "mrope"): ("same", "test_ggml.py::test_mrope_blocks"),
+    ("llama.cpp", "imrope"): ("differs", "test_ggml.py::test_imrope_fourth_section"),
+    ("llama.cpp", "alibi"): ("same", "test_ggml.py::test_alibi_slopes"),
+    ("mlx-lm", "layouts"): ("same", "test_mlx.py::test_layouts"),
+    ("mlx-lm", "partial"): ("same", "test_mlx.py::test_partial_width"),
+    ("mlx-lm", "linear"): ("same", "test_mlx.py::test_linear"),
+    ("mlx-lm", "dynamic"): ("same", "test_mlx.py::test_dynamic"),
+    ("mlx-lm", "yarn"): ("differs", "test_mlx.py::test_yarn"),
+    ("mlx-lm", "llama3"): ("same", "test_mlx.py::test_llama3"),
+    ("mlx-lm", "longrope"): ("differs", "test_mlx.py::test_longrope_long_factors_always"),
+    ("mlx-lm", "proportional"): ("same", "test_mlx.py::test_proportional"),
+    ("mlx-lm", "temperature"): ("same", "test_mlx.py::test_llama4_temperature"),
+    ("vllm", "layouts"): ("read", "get_rope(is_neox_style)"),
+    ("vllm", "yarn"): ("read", "get_rope: yarn, deepseek_yarn"),
+    ("vllm", "mrope"): ("read", "get_rope: mrope_section"),
+    ("vllm", "imrope"): ("read", "get_rope: mrope_interleaved"),
+    ("torchtune", "layouts"): ("same", "test_torchtune.py::test_layouts"),
+    ("torchtune", "llama3"): ("same", "test_torchtune.py::test_llama3_rule_float64"),
+    ("torchtune", "vision2d"): ("same", "test_torchtune.py::test_vision_2d"),
+    ("torchtune", "linear"): ("none", "no rope_type argument"),
+    ("keras-hub", "layouts"): ("same", "test_keras.py::test_default"),
+    ("keras-hub", "linear"): ("same", "test_keras.py::test_linear"),
+    ("keras-hub", "dynamic"): ("differs", "test_keras.py::test_dynamic_scales_every_length"),
+    ("keras-hub", "yarn"): ("same", "test_keras.py::test_yarn"),
+    ("keras-hub", "alibi"): ("same", "test_keras.py::test_alibi_slopes"),
+    ("llama-models", "layouts"): ("same", "test_llama_models.py::test_rotation"),
+    ("llama-models", "llama3"): ("fixed", "test_llama_models.py::test_llama3_rule_float64"),
+    ("llama-models", "temperature"): ("same", "test_llama_models.py::test_llama4_temperature"),
+}
+
+DISAGREEMENTS: tuple[Disagreement, ...] = (
+    Disagreement(
+        "keras-hub", "dynamic",
+        "rope_type='dynamic' divides every frequency by factor^(d/(d-2)) at every length: a linear "
+        "scaling by more than the factor, where transformers leaves the frequencies unchanged up to "
+        "the trained length and then raises the base",
+        "keras_hub/src/layers/modeling/rotary_embedding.py RotaryEmbedding._get_inverse_freq "
+        "(the 'dynamic' branch)",
+        "run", "tests/engines/test_keras.py::test_dynamic_scales_every_length"),
+    Disagreement(
+        "mlx-lm", "longrope",
+        "SuScaledRoPE always divides by long_factor, also within the original length, where "
+        "transformers uses short_factor; its attention factor comes from max_position_embeddings / "
+        "original_max_position_embeddings, and a config's factor or attention_factor is not read",
+        "mlx_lm/models/rope_utils.py SuScaledRoPE.__init__ (self._freqs, self._scale), initialize_rope",
+        "run", "tests/engines/test_mlx.py::test_longrope_long_factors_always"),
+    Disagreement(
+        "mlx-lm", "yarn",
+        "initialize_rope passes only original_max_position_embeddings, beta_fast, beta_slow, mscale "
+        "and mscale_all_dim: truncate (gpt-oss: false) and attention_factor are dropped, and mscale or "
+        "mscale_all_dim given alone changes the factor on cos and sin, where transformers uses their "
+        "ratio only when both are given",
+        "mlx_lm/models/rope_utils.py initialize_rope (the yarn branch) and YarnRoPE.__init__",
+        "run", "tests/engines/test_mlx.py::test_yarn_dropped_keys"),
+    Disagreement(
+        "llama.cpp", "longrope",
+        "the converter writes LongRoPE's attention factor from max_position_embeddings / "
+        "original_max_position_embeddings even where the config gives factor (or attention_factor), "
+        "and llama.cpp picks the long or short factors once, by the context size it was started "
+        "with, not by the positions present (transformers: by the sequence)",
+        "llama.cpp conversion/phi.py Phi3MiniModel.generate_extra_tensors; src/llama-model.cpp "
+        "llama_model::get_rope_factors",
+        "read", "tests/engines/test_ggml.py::test_longrope_factors"),
+    Disagreement(
+        "llama.cpp", "imrope",
+        "ggml's interleaved M-RoPE gives the pairs the three sections leave over to a fourth position, "
+        "which llama.cpp's multimodal helpers set to 0: with Qwen3-VL's sections (24, 20, 20) pairs 61 "
+        "and 62 of a 128-wide head do not rotate, where transformers turns them with the temporal "
+        "position",
+        "ggml/src/ggml-cpu/ops.cpp ggml_mrope_cache_init (is_imrope); tools/mtmd/mtmd-helper.cpp "
+        "(pos[i + n_tokens * 3] = 0)",
+        "run", "tests/engines/test_ggml.py::test_imrope_fourth_section"),
+)
+
+_STATUS_WORDS = {"same": "yes", "differs": "differs", "fixed": "fixed values", "read": "yes (read)", "none": "no"}
+
+
+def support_table() -> tuple[list[str], list[list[str]]]:
+    """The support matrix: one row per feature, one column per engine (``[[table ...]]`` renders it).
+
+    "yes": agrees with posenc (and transformers) where run here; "differs": see the disagreements;
+    "fixed values": only the model's own settings; "yes (read)": supported, read in its source, not
+    run; "no": not supported; "?": not checked.
+    """
+    header = ["Feature", *(engine.name for engine in ENGINES.values())]
+    rows = [[label, *(_STATUS_WORDS[SUPPORT[(key, feature)][0]] if (key, feature) in SUPPORT else "?"
+                      for key in ENGINES)]
+            for feature, label in FEATURES.items()]
+    return header, rows
+
+
+def layout_flags(layout: str) -> dict[str, str]:
+    """Each engine's spelling of a layout, ``"half"`` or ``"interleaved"`` ("—": it has no such layout).
+
+    Examples:
+        >>> layout_flags("interleaved")["mlx-lm"]
+        'traditional=True'
+    """
+    layout = check_choice("layout", layout, ("half", "interleaved"))
+    return {key: getattr(engine, layout) for key, engine in ENGINES.items()}
+
+
+def known_disagreements(feature: str) -> list[Disagreement]:
+    """The disagreements with transformers known for a feature (a key of `FEATURES`, e.g. a scaling type).
+
+    Examples:
+        >>> [d.engine for d in known_disagreements("longrope")]
+        ['mlx-lm', 'llama.cpp']
+    """
+    feature = check_choice("feature", feature, tuple(FEATURES))
+    return [d for d in DISAGREEMENTS if d.feature == feature]
