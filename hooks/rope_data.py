@@ -16,7 +16,7 @@ from typing import Any
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.structure.files import File, Files
 
-__all__ = ["DATA_FILE", "on_files", "rope_data_script", "zoo_entries"]
+__all__ = ["DATA_FILE", "divergences", "on_files", "rope_data_script", "zoo_entries"]
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLE = ROOT / "posenc" / "rope_model_types.json"
@@ -35,10 +35,18 @@ def zoo_entries() -> list[dict[str, str]]:
     return sorted(entries, key=lambda e: (e["family"].lower(), e["name"]))
 
 
+def divergences() -> list[dict[str, Any]]:
+    """The register of transformers' departures from published models (posenc._rope_divergences)."""
+    from posenc._rope_divergences import DIVERGENCES
+    return [{"model_type": d.model_type, "key": d.key, "published": d.published, "transformers": d.transformers,
+             "evidence": list(d.evidence)} for d in DIVERGENCES]
+
+
 def rope_data_script() -> str:
-    """The script that defines ``window.posencRopeData = {table, zoo}`` (JSON text in string literals)."""
+    """The script that defines ``window.posencRopeData = {table, zoo, divergences}`` (the table as JSON
+    text in a string literal)."""
     table = json.dumps(json.loads(TABLE.read_text(encoding="utf-8")), separators=(",", ":"))
-    data: dict[str, Any] = {"table": table, "zoo": zoo_entries()}
+    data: dict[str, Any] = {"table": table, "zoo": zoo_entries(), "divergences": divergences()}
     return ("// Generated at build time by hooks/rope_data.py from posenc/rope_model_types.json and posenc/zoo/*.json.\n"
             f"window.posencRopeData = {json.dumps(data, separators=(',', ':'))};\n")
 

@@ -1,10 +1,11 @@
-"""``python -m posenc.inspect CONFIG.json [--layer-type T] [--length N]``: what a config does with positions.
+"""``python -m posenc.inspect CONFIG.json [--layer-type T] [--length N] [--engines]``: what a config does with positions.
 
 Reads a model's ``config.json`` with `posenc.rope_config.read_config` and says, per kind of layer,
 whether it rotates, how (layout, rotated width, base, scaling rule, attention factor), what acts
 outside the rotation (a query temperature, a softmax scale), how the slowest pair's wavelength
 compares with the trained and the declared context, how many pairs complete a turn within them,
-and the warnings a practitioner needs. Bad input (a missing file, text that is not JSON, JSON that
+and the warnings a practitioner needs; with ``--engines``, the name each inference engine gives the
+layout (`posenc.rope_layouts.ENGINE_LAYOUT_NAMES`). ``-`` as the file reads standard input. Bad input (a missing file, text that is not JSON, JSON that
 is not an object, an unknown key, an impossible value) gets one line on stderr that names the
 problem, and exit status 2.
 """
@@ -22,6 +23,7 @@ from posenc import _rope_table
 from posenc._checks import check_int
 from posenc._rope_params import _too_deep
 from posenc.rope_config import ConfigRope, LayerRope, query_temperature, read_config
+from posenc.rope_layouts import _engine_names as engine_names
 from posenc.rope_scaling import rope_inverse_frequencies
 
 __all__ = ["describe", "main", "warnings_for"]
@@ -128,7 +130,16 @@ def warnings_for(rope: ConfigRope, length: int | None = None, config: Mapping[st
     return found + list(rope.notes)
 
 
-def describe(config: Mapping[str, Any], layer_type: str | None = None, length: int | None = None) -> str:
+def _engine_lines(rope: ConfigRope) -> list[str]:
+    layouts = dict.fromkeys(layer.layout for layer in rope.layers.values() if layer.rotates and layer.layout)
+    lines = ["layout names in engines:"] if layouts else []
+    for layout in layouts:
+        lines.append(f"- {layout}: " + "; ".join(f"{engine} {name}" for engine, name in engine_names(layout).items()))
+    return lines
+
+
+def describe(config: Mapping[str, Any], layer_type: str | None = None, length: int | None = None,
+             engines: bool = False) -> str:
     """What a config does with positions, in words, per kind of layer, then the warnings.
 
     Args:
@@ -136,6 +147,7 @@ def describe(config: Mapping[str, Any], layer_type: str | None = None, length: i
         layer_type: describe only the layers of this type (a key of `read_config`'s ``layers``).
         length: a sequence length to evaluate at (the frequencies of length-dependent rules, the
             query temperature, the pairs that turn within it).
+        engines: also say what llama.cpp, MLX, vLLM and flash-attn call the layout.
 
     Examples:
         >>> print(describe({"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32,
@@ -149,6 +161,8 @@ def describe(config: Mapping[str, Any], layer_type: str | None = None, length: i
     """
     if length is not None:
         length = check_int("length", length, minimum=1, maximum=_MAX_LENGTH)
+    if not isinstance(engines, bool):
+        raise TypeError(f"engines must be True or False, got {type(engines).__name__} {engines!r:.40}")
     rope = read_config(config)
     layers = rope.layers
     if layer_type is not None:
@@ -163,7 +177,7 @@ def describe(config: Mapping[str, Any], layer_type: str | None = None, length: i
     if found:
         lines.append("warnings:")
         lines += [f"- {warning}" for warning in found]
-    return "\n".join(lines)
+    return "\n".join(lines + (_engine_lines(rope) if engines else []))
 
 
 class _Parser(argparse.ArgumentParser):
@@ -173,7 +187,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The command line: ``python -m posenc.inspect CONFIG.json [--layer-type T] [--length N]``.
+    """The command line: ``python -m posenc.inspect CONFIG.json [--layer-type T] [--length N] [--engines]``.
 
     Returns 0, or 2 after one line on stderr for bad input.
 
@@ -185,9 +199,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                              or not all(isinstance(arg, str) for arg in argv)):
         raise TypeError(f"argv must be a list of strings (the command line's arguments) or None, got {argv!r:.60}")
     parser = _Parser(prog="python -m posenc.inspect", description=__doc__.splitlines()[0])
-    parser.add_argument("config", help="a model's config.json")
+    parser.add_argument("config", help="a model's config.json, or - for standard input")
     parser.add_argument("--layer-type", help="describe only the layers of this type")
     parser.add_argument("--length", type=int, help="a sequence length to evaluate at")
+    parser.add_argument("--engines", action="store_true", help="also name the layout as llama.cpp, MLX, vLLM and "
+                                                               "flash-attn do")
     try:
         args = parser.parse_args(None if argv is None else list(argv))
     except SystemExit as stop:
@@ -196,7 +212,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         config = _load(args.config)
         if not isinstance(config, dict):
             raise TypeError(f"{args.config} must hold a JSON object (a config.json), got a {type(config).__name__}")
-        print(describe(config, args.layer_type, args.length))
+        print(describe(config, args.layer_type, args.length, args.engines))
     except (OSError, json.JSONDecodeError, ValueError, TypeError) as error:
         message = f"{args.config}: not JSON ({error})" if isinstance(error, json.JSONDecodeError) else str(error)
         print(f"posenc.inspect: error: {message}", file=sys.stderr)
@@ -205,10 +221,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _load(path: str) -> Any:
-    """The JSON in ``path``. Nesting past what a config needs (read_config's limit) is refused as not
+    """The JSON in ``path`` (``-``: standard input). Nesting past what a config needs (read_config's limit) is refused as not
     JSON, whether Python's decoder runs out of recursion first or not, with one message."""
-    with open(path, encoding="utf-8") as file:
-        text = file.read()
+    if path == "-":
+        text = sys.stdin.read()
+    else:
+        with open(path, encoding="utf-8") as file:
+            text = file.read()
     try:
         value = json.loads(text)
         deep = _too_deep(value)

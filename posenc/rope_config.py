@@ -21,6 +21,7 @@ from typing import Any
 import torch
 
 from posenc import _rope_table as table
+from posenc import _rope_window as windows
 from posenc._checks import check_choice, check_int
 from posenc._rope_layer import (
     MAX_LENGTH,
@@ -34,6 +35,7 @@ from posenc._rope_layer import (
     _temperature,
 )
 from posenc._rope_params import _as_mapping, _parameters, _text_part
+from posenc._rope_divergences import divergence_notes
 from posenc.rope_layouts import LAYOUTS
 from posenc.rope_scaling import _real, rope_attention_scaling
 from posenc.temperature import attention_temperature
@@ -58,7 +60,10 @@ class LayerRope:
             rotation, as a dict (``rule`` and its settings; see `read_config`), or None.
         softmax_scale: a factor on the usual ``1/sqrt(head_dim)`` of the attention logits (DeepSeek's
             YaRN ``mscale``), 1.0 for most models.
-        window: the sliding window or chunk these layers attend within, or None.
+        window: the sliding window or chunk these layers attend within, or None, as transformers'
+            code applies it (`posenc._rope_window`): a window of W tokens lets a query see itself and
+            the W - 1 tokens before it; a chunk (``chunked_attention`` layers) of C tokens, the tokens
+            of its own block of C positions up to itself.
         layers: the indices of the layers of this kind (empty when the config gives no count).
         note: anything else a reader of the config should know about these layers.
     """
@@ -155,6 +160,8 @@ def _layer_plan(config: Mapping[str, Any], found: Mapping[str, Any], model_type:
         types = table.given_list(found, model_type, "layer_types", list(types))  # Gemma 4 forces the last one
     elif found.get("layer_types_computed"):
         types = []  # the config class computes them from other keys, which posenc does not read
+    elif layers and found.get("window_layers"):  # Qwen2: the layers from max_window_layers on, once the window is on
+        types = windows.window_types(config, found, layers) or []
     elif layers and found.get("layer_types_from") and config.get(found["layer_types_from"]["key"]):
         types = _types_from_flags(config, found["layer_types_from"], layers)  # Llama 4: from no_rope_layers
     elif layers and ("layer_pattern" in found or found.get("layer_pattern_unknown")):
@@ -217,16 +224,10 @@ def _rotates(config: Mapping[str, Any], found: Mapping[str, Any], layer_type: st
     return True, None
 
 
-def _window(config: Mapping[str, Any], found: Mapping[str, Any], layer_type: str) -> int | None:
-    key = {"sliding_attention": "sliding_window", "chunked_attention": "attention_chunk_size"}.get(layer_type)
-    value = table.field(found, config, key) if key else None
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 def _layer(config: Mapping[str, Any], found: Mapping[str, Any], model_type: str | None, layer_type: str,
            params: dict[str, Any] | None, rotates: bool | None, note: str | None, layout: str | None,
            layers: tuple[int, ...]) -> LayerRope:
-    window = _window(config, found, layer_type)
+    window = windows.layer_window(config, found, layer_type)
     if rotates and params is None:
         rotates, note = False, f"config['rope_parameters'][{layer_type!r}] is None (NoPE)"
     if not rotates or params is None:
@@ -325,6 +326,7 @@ def read_config(config: Mapping[str, Any], *, layout: str | None = None) -> Conf
     if any(isinstance(p, Mapping) and "mrope_section" in p for p in params.values()):
         notes.append("M-RoPE (mrope_section): a text token has the same position on all three axes, so text "
                      "rotates as the 1-D RoPE given here; image and video tokens get 3-D positions")
+    notes += windows.window_notes(text, found) + divergence_notes(model_type, text)
     pattern = {index: name for name, indices in kinds.items() for index in indices}
     return ConfigRope(model_type, result, tuple(pattern[i] for i in sorted(pattern)), _length(text, found),
                       originals[0] if originals else None, tuple(notes), bool(found.get("attention_sinks")))

@@ -243,6 +243,7 @@ def _layers_cell(rope: Any) -> str:
     parts = []
     for name, layer in rope.layers.items():
         kind = name.removesuffix(":nope").replace("_attention", "")
+        kind = "sliding" if kind == "full" and layer.window else kind  # Mistral: one window for every layer
         count = f"{len(layer.layers)} " if layer.layers else ""
         what = "" if layer.rotates else " no attention" if kind == "linear" else " NoPE"
         parts.append(f"{count}{kind}{what}")

@@ -30,6 +30,8 @@ What is derived, and how (no hand-written list of model names):
   ``no_rope_layers`` when a config.json gives none, fitted as "every k-th layer" at 12 layers and
   checked at 2 to 13: counted from the last layer (``from_end``), the last layer forced
   (``last``), or made ``every`` when no other layer is (``at_least_one``); no fit, no pattern.
+* **windows** (``window_all_layers``, ``window_switch``, ``window_layers``): which layers attend
+  within ``sliding_window`` (``tests/rope_model_types_windows.py``);
 * the class defaults `from_config` needs when a config.json leaves a key out (``default_theta``,
   the default ``rope_parameters``, ``head_dim``, ``rope_interleave``), and the keys the class tells
   its RoPE validation to ignore.
@@ -58,6 +60,7 @@ import torch
 
 from tests import rope_model_types_dependence as dependence
 from tests import rope_model_types_probes as probes
+from tests import rope_model_types_windows as windows
 
 TABLE_PATH = pathlib.Path(__file__).resolve().parents[1] / "posenc" / "rope_model_types.json"
 
@@ -618,6 +621,7 @@ def derive(model_type: str, config_name: str) -> dict[str, Any] | None:
     entry.update(probes.layer_types_from_flags(config_name, text))
     entry.update(probes.per_layer_head_dim(config_name, text))
     entry.update(dependence.defaults_dependence(config_name, text, entry))
+    entry.update(windows.windows(config_name, text, source))  # which layers attend within a window
     for key in ((entry.get("head_dim_from") or {}).get("key"), entry.get("rotated_width_key")):
         if key and (value := _field_default(type(text), key)) is not None:  # what a config.json may leave out
             entry.setdefault("field_defaults", {})[key] = value

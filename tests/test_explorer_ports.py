@@ -25,6 +25,9 @@ import rope_data  # noqa: E402
 
 from tests.site.check_inspector import API_READING, BAD_INPUTS, ZOO, compare, posenc_reading  # noqa: E402
 from tests.test_rope_config_fuzz import CONFIGS, KEYS, NUMBERS, SMALL, WORDS  # noqa: E402
+from tests.rope_windows_live import CASES as _WINDOWS  # noqa: E402
+
+WINDOW_CASES = list(_WINDOWS.values())
 
 MODULES = ["pyvalues.js", "pyjson.js", "rope_scaling.js", "rope_table.js", "rope_layer.js", "rope_params.js",
            "rope_config.js", "formulas.js"]
@@ -138,6 +141,13 @@ FOUND = [
       for model_type, layout in (("gemma4_text", None), ("beam", None), ("muse_spark_text", "half"),
                                  ("olmo_hybrid", "half"), ("neomme", "half"))
       for layers in (2, 5, 8, 13)),
+    # attention spans (tests/test_rope_windows.py): model-wide windows, switches, windowed layers, and
+    # the window keys posenc refuses; each with and without a sliding window of another size
+    *(_case({**config, **extra}) for config in WINDOW_CASES
+      for extra in ({}, {"sliding_window": 5}, {"sliding_window": 0}, {"sliding_window": "4096"},
+                    {"use_sliding_window": True, "sliding_window": None}, {"use_sliding_window": 1},
+                    {"max_window_layers": -1}, {"max_window_layers": 99, "use_sliding_window": True},
+                    {"attention_chunk_size": 0})),
 ]
 
 

@@ -103,3 +103,30 @@ def test_a_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
 def test_a_good_run_from_the_shell(tmp_path: Path) -> None:
     code, out, err = _run(tmp_path, json.dumps(LLAMA), "--length", "4096")
     assert code == 0 and not err and "rotates 128 of 128 features in half pairs, base 500000" in out
+
+
+def test_standard_input_and_engine_names() -> None:
+    """``-`` reads the config from standard input; ``--engines`` names the layout as each engine does
+    (read at each engine's source: posenc.rope_layouts.ENGINE_LAYOUT_NAMES)."""
+    gptj = {"model_type": "gptj", "n_embd": 4096, "n_head": 16, "n_layer": 28, "rotary_dim": 64}
+    done = subprocess.run([sys.executable, "-m", "posenc.inspect", "-", "--engines"], input=json.dumps(gptj),
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0 and not done.stderr
+    engines = done.stdout.split("layout names in engines:\n")[1].splitlines()
+    assert engines == ["- interleaved: llama.cpp LLAMA_ROPE_TYPE_NORM; MLX traditional=True; "
+                       "vLLM is_neox_style=False; flash-attn interleaved=True"]
+    assert "layout names" not in describe(LLAMA)  # only when asked
+    assert "- half: llama.cpp LLAMA_ROPE_TYPE_NEOX" in describe(LLAMA, engines=True)
+    bad = subprocess.run([sys.executable, "-m", "posenc.inspect", "-"], input="[1,", capture_output=True, text=True,
+                         timeout=120, check=False)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "-: not JSON" in bad.stderr
+    with pytest.raises(TypeError, match="engines must be True or False"):
+        describe(LLAMA, engines="yes")  # type: ignore[arg-type]
+
+
+def test_a_model_wide_window_is_described() -> None:
+    mistral = {"model_type": "mistral", "hidden_size": 4096, "num_attention_heads": 32, "num_hidden_layers": 32,
+               "sliding_window": 4096, "rope_theta": 10000.0, "max_position_embeddings": 32768}
+    text = describe(mistral)
+    assert "full_attention (32 layers): " in text and "attends within 4,096 tokens" in text
+    assert "limits every attention layer" in text

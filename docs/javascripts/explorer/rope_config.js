@@ -60,6 +60,8 @@
       types = R.givenList(found, modelType, "layer_types", [...types]); // Gemma 4 forces the last one
     } else if (P.truthy(get(found, "layer_types_computed"))) {
       types = [];
+    } else if (layers && P.truthy(get(found, "window_layers"))) { // Qwen2: from max_window_layers on, once the window is on
+      types = windowTypes(config, found, layers) || [];
     } else if (layers && P.truthy(get(found, "layer_types_from")) && P.truthy(get(config, found.layer_types_from.key))) {
       types = typesFromFlags(config, found.layer_types_from, layers); // Llama 4: from no_rope_layers
     } else if (layers && (P.has(found, "layer_pattern") || P.truthy(get(found, "layer_pattern_unknown")))) {
@@ -130,10 +132,81 @@
     return [true, null];
   }
 
+  // ---- windows: a port of posenc/_rope_window.py --------------------------------------------
+  const MAX_WINDOW = 2 ** 53;
+
+  /** config[key] as the config gives it (an explicit null stays null), else the class default. */
+  function givenOrDefault(config, found, key) {
+    if (P.has(config, key)) return get(config, key);
+    const mapped = get(get(found, "attribute_map") || {}, key);
+    if (mapped !== null && P.has(config, mapped)) return get(config, mapped);
+    return get(get(found, "field_defaults") || {}, key);
+  }
+
+  function windowSize(name, value) {
+    if (value === null) return null;
+    if (!P.isInt(value)) throw typeError(`${name} must be a positive integer or null, got ${P.typeName(value)} ${P.reprCut(value, 40)}`);
+    if (!(Number(value) >= 1 && Number(value) <= MAX_WINDOW)) {
+      throw valueError(`${name} must be a positive integer or null (a window of that many tokens), got ${repr(value)}; ` +
+        "transformers builds a mask from it without checking (a window of 0 or less leaves a query nothing to attend to)");
+    }
+    return value;
+  }
+
+  function slidingWindow(config, found) {
+    const window = windowSize("config['sliding_window']", givenOrDefault(config, found, "sliding_window"));
+    const sw = get(found, "window_switch");
+    if (!P.truthy(sw)) return window;
+    const on = get(config, sw.key) !== null ? get(config, sw.key) : sw.default;
+    if (!P.isBool(on)) throw typeError(`config[${repr(sw.key)}] must be true or false, got ${P.typeName(on)} ${P.reprCut(on, 40)}`);
+    if (on && window === null) {
+      throw valueError(`config[${repr(sw.key)}] is true but config['sliding_window'] is null: no window to apply ` +
+        `(transformers then applies none, silently); give the window or set ${repr(sw.key)} to false`);
+    }
+    return on ? window : null;
+  }
+
+  function windowTypes(config, found, layers) {
+    const rule = get(found, "window_layers");
+    if (!P.truthy(rule) || !layers) return null;
+    const window = slidingWindow(config, found);
+    const key = rule.key;
+    const count = get(config, key) !== null ? get(config, key) : rule.default;
+    if (!P.isInt(count)) throw typeError(`config[${repr(key)}] must be an integer, got ${P.typeName(count)} ${P.reprCut(count, 40)}`);
+    if (Number(count) < 0) throw valueError(`config[${repr(key)}] must be an integer >= 0 (a number of layers), got ${repr(count)}`);
+    if (window === null) return new Array(layers).fill("full_attention");
+    const below = rule.compare === "<";
+    const m = Number(count);
+    const types = [...Array(layers).keys()].map((i) => (((below ? i < m : i >= m) && (i + rule.offset) % rule.k === 0)
+      ? "sliding_attention" : "full_attention"));
+    if (!types.includes("sliding_attention")) {
+      throw valueError(`config[${repr(key)}] is ${repr(count)} with ${layers} layers, so no layer gets the sliding window the ` +
+        `config turns on (transformers silently uses full attention everywhere); lower ${repr(key)} or turn the window off`);
+    }
+    return types;
+  }
+
   function windowOf(config, found, layerType) {
-    const key = { sliding_attention: "sliding_window", chunked_attention: "attention_chunk_size" }[layerType];
-    const value = key ? R.field(found, config, key) : null;
-    return P.isInt(value) ? value : null;
+    const kind = layerType.endsWith(":nope") ? layerType.slice(0, -5) : layerType;
+    if (R.NOT_ATTENTION_LAYER_TYPES.includes(kind)) return null;
+    if (kind === "chunked_attention") return windowSize("config['attention_chunk_size']", givenOrDefault(config, found, "attention_chunk_size"));
+    if (kind === "sliding_attention" || P.truthy(get(found, "window_all_layers"))) return slidingWindow(config, found);
+    return null;
+  }
+
+  /** posenc._rope_divergences.divergence_notes: transformers' departures from the published model. */
+  function divergenceNotes(modelType, config) {
+    const register = (global.posencRopeData && global.posencRopeData.divergences) || [];
+    return register.filter((d) => d.model_type === modelType && get(config, d.key) !== null).map((d) =>
+      `config[${repr(d.key)}] = ${repr(get(config, d.key))}: transformers departs from the published model here. ` +
+      `Published: ${d.published}. transformers (what posenc reads): ${d.transformers}`);
+  }
+
+  function windowNotes(config, found) {
+    const window = P.truthy(get(found, "window_all_layers")) ? slidingWindow(config, found) : null;
+    if (window === null) return [];
+    return [`config['sliding_window'] (${repr(window)}) limits every attention layer: transformers' code for this model ` +
+      "type builds one sliding-window mask for the whole model"];
   }
 
   function layerOf(config, found, name, params, rotates, note, layout, layers) {
@@ -215,6 +288,7 @@
       notes.push("M-RoPE (mrope_section): a text token has the same position on all three axes, so text rotates as " +
         "the 1-D RoPE given here; image and video tokens get 3-D positions");
     }
+    notes.push(...windowNotes(text, found), ...divergenceNotes(modelType, text));
     const pattern = [];
     for (const [name, indices] of kinds) for (const i of indices) pattern[i] = name;
     return { model_type: modelType, layers, pattern: pattern.filter((n) => n !== undefined),

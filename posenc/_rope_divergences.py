@@ -1,0 +1,62 @@
+"""Where transformers runs a published model otherwise than its authors do: a register.
+
+posenc reads a config as the pinned ``transformers`` runs it (`posenc.rope_config.read_config`),
+and says so where that departs from the model as published: each entry names the model type, the
+config key, what the model card or the authors' code does, what transformers does, and the
+evidence (a URL and section, a file and line). `read_config` adds a note naming both sides to a
+config that sets the key; ``tests/test_rope_divergences.py`` shows transformers' side live.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["DIVERGENCES", "Divergence", "divergence_notes"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Divergence:
+    """One place where transformers departs from the published model.
+
+    Attributes:
+        model_type: the config's ``model_type`` the entry applies to.
+        key: the config key whose meaning differs (the note appears where a config sets it).
+        published: what the model card or the authors' code does with it.
+        transformers: what the pinned transformers does with it.
+        evidence: locators for both sides (URL and section; repository, file and line).
+    """
+
+    model_type: str
+    key: str
+    published: str
+    transformers: str
+    evidence: tuple[str, ...]
+
+
+DIVERGENCES: tuple[Divergence, ...] = (
+    Divergence(
+        model_type="minimax",
+        key="rotary_dim",
+        published="MiniMax-01 (MiniMax-Text-01) rotates half of each 128-wide attention head: 64 features, "
+                  "config['rotary_dim'] = 64",
+        transformers="MiniMaxConfig has no rotary_dim: the key is kept as an unused attribute, and the rotary "
+                     "module and apply_rotary_pos_emb rotate the whole head",
+        evidence=(
+            "https://huggingface.co/MiniMaxAI/MiniMax-Text-01 (model card, section 2 'Model Architecture': "
+            "'Rotary Position Embedding (RoPE) applied to half of the attention head dimension with a base "
+            "frequency of 10,000,000'; read through the search tool's copy of README.md at revision e1640d7a)",
+            "transformers 5.23.0 models/minimax/configuration_minimax.py (no rotary_dim or "
+            "partial_rotary_factor field) and models/minimax/modeling_minimax.py:329-351 "
+            "(apply_rotary_pos_emb over the whole head_dim)",
+        ),
+    ),
+)
+
+
+def divergence_notes(model_type: str | None, config: Mapping[str, Any]) -> list[str]:
+    """The notes `read_config` adds for a config that sets a key of a registered divergence."""
+    return [f"config[{entry.key!r}] = {config[entry.key]!r}: transformers departs from the published model "
+            f"here. Published: {entry.published}. transformers (what posenc reads): {entry.transformers}"
+            for entry in DIVERGENCES if entry.model_type == model_type and config.get(entry.key) is not None]
