@@ -8,6 +8,7 @@
   so a rebuild with nothing changed starts no process and draws nothing; an edit to posenc
   re-runs the renderer, which redraws only the figures whose inputs changed.
 * Math: KaTeX comes from ``node_modules`` (installed by ``make``) and is served from the site.
+* Fonts: the text and code fonts come from ``node_modules`` too (hooks/site_fonts.py).
 * Notebooks: mkdocs-jupyter's cache is keyed by the notebook only, so we put it under a folder
   named by the posenc fingerprint (editing posenc re-executes the notebooks); its MathJax loader
   (a CDN script) is removed so the site's KaTeX renders notebook math; and each notebook is
@@ -30,6 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from css_prune import prune_inline_styles  # hooks/css_prune.py (MkDocs puts hooks/ on the path)
+from listing_math import plain_listing_math
+from site_fonts import CSS_URI, MissingFonts, font_css, font_files
 from site_weight import DEFER_SEARCH_INDEX, code_break_points, drop_math_assets, noscript_fallbacks, palette_script, prune_search_index
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
@@ -119,6 +122,13 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
         files.append(File.generated(config, f"assets/katex/{relative}", abs_src_path=str(katex / relative)))
     for font in sorted((katex / "fonts").glob("*.woff2")):
         files.append(File.generated(config, f"assets/katex/fonts/{font.name}", abs_src_path=str(font)))
+    try:
+        fonts = font_files()
+        files.append(File.generated(config, CSS_URI, content=font_css()))
+    except MissingFonts as error:
+        raise PluginError(str(error)) from error
+    for uri, path in fonts.items():
+        files.append(File.generated(config, uri, abs_src_path=str(path)))
     files.append(File.generated(config, CHART_FILE, content=chart_library()))
     for uri, content in api_reference().items():
         files.append(File.generated(config, uri, content=content))
@@ -314,7 +324,7 @@ def on_post_build(config: MkDocsConfig) -> None:
 
 
 def on_post_page(output: str, page: Page, config: MkDocsConfig) -> str:
-    output = _first_view(_accessible(output), config)
+    output = plain_listing_math(_first_view(_accessible(output), config))  # docstring TeX in listings
     if page.file.src_uri.startswith("notebooks/") and page.file.src_uri.endswith(".py"):
         output = NOTEBOOK_MERMAID.sub("", NOTEBOOK_MATHJAX.sub("", output))
         output = prune_inline_styles(output)  # JupyterLab's 575 kB stylesheet, cut to what the page uses

@@ -39,7 +39,9 @@ What it does, in order:
    phone, figure text below 11 px as displayed (the narrow layout on a phone), copy buttons over
    code, prose lines over 100 characters (also at 1920 px), exercises without as many solutions,
    display math wider than its column; copy-button text that does not parse as Python, notebook
-   plots that would show as white boxes in the dark palette, TeX left in the search index.
+   plots that would show as white boxes in the dark palette, TeX left in the search index; and
+   (``tests/site/reader_states.py``) buttons under 4.5:1 when focused or pressed (at 1280 px),
+   collapsible and admonition bars short of their box, code under 11 px, TeX in listed docstrings.
 7. **No palette flash**: the 390-px visit comes from a reader whose system prefers dark; the
    colour scheme when the page header is parsed (before the theme's script runs) must be dark.
 8. **Search**: on the home page, opening the search box and typing a word must give results (the

@@ -1,5 +1,5 @@
 """What ``check_site`` checks on one page in the browser: images, math, raw TeX, figures and
-palettes, axe-core, the reader's checks (``reader_checks``) at 1280, 390 and 1920 px, the palette
+palettes, axe-core, the reader's checks (``reader_checks``, ``reader_states``) at 1280, 390 and 1920 px, the palette
 flash and the first-view weight (:func:`check_page`); and the search box (:func:`check_search`).
 """
 
@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.site import reader_checks
+from tests.site import reader_checks, reader_states
 from tests.site.site_browser import AXE, AXE_RUN, BLOCKING_IMPACTS, SEARCH_INDEX, PageResult, _PageVisit
 from tests.site.site_pages import page_label
 
@@ -116,6 +116,11 @@ def _check_reading(visit: _PageVisit, variant: str) -> bool:
         result.reading[f"code@{width}"] = str(len(found["overflow"]["code"]))
     for check, line in reader_checks.reading_problems(found, width):
         visit._problem(check, f"[{variant}] {line}")
+    for check, line in reader_states.state_problems(visit.page.evaluate(reader_states.IN_PAGE_STATES), width):
+        visit._problem(check, f"[{variant}] {line}")
+    if width > 1000:  # buttons in their active states (focused, pressed), in both palettes
+        for line in reader_states.button_problems(visit.page.evaluate(reader_states.BUTTON_STATES), width):
+            visit._problem("button contrast", f"[{variant}] {line}")
     problems, smallest = reader_checks.figure_text_problems(visit.site_dir, visit.page_path, found["figures"], width)
     for line in problems:
         visit._problem("figure text", f"[{variant}] {line}")

@@ -9,6 +9,7 @@ same functions; the defect must be reported and the clean page must not be. Run 
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,11 +17,19 @@ from typing import Any
 
 import pytest
 
-from tests.site import reader_checks
+from tests.site import reader_checks, reader_states
 from tests.site.site_audits import weight_problems
 from tests.site.site_browser import CHROMIUM, CHROMIUM_ARGS, PageResult
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "hooks"))
+from site_fonts import CODE_FAMILY, TEXT_FAMILY, font_css  # noqa: E402  (hooks/site_fonts.py)
+
+# The prose measure, read from the site's stylesheet so that this test judges the site's value.
+_MEASURE = re.search(r"/\* Measure on wide screens.*?li:not\([^{]*\{\s*max-width: (?P<value>[0-9.]+(?:em|ch));",
+                     (ROOT / "docs" / "stylesheets" / "posenc.css").read_text(encoding="utf-8"), re.DOTALL)
+assert _MEASURE, "docs/stylesheets/posenc.css: the prose measure rule (after 'Measure on wide screens') moved"
+PROSE_MEASURE = _MEASURE["value"]
 
 pytestmark = pytest.mark.skipif(
     not Path(CHROMIUM).exists(),
@@ -29,23 +38,25 @@ pytestmark = pytest.mark.skipif(
 
 # The site's markup, reduced: Material's content column, its code blocks and copy button, and
 # the rules of posenc.css that the checks are about (code never wraps and shows a scroll cue, the
-# copy button has a gutter, prose keeps a measure, result tables become cards on a phone).
-BASE_CSS = """
-body { margin: 0; font: 16px/1.6 sans-serif; }
-.md-content__inner { margin: 0 16px; }
-pre { position: relative; margin: 1em 0; font: 13px/1.4 monospace; }
-pre > code { display: block; overflow: auto; white-space: pre; padding: 0.8em 1em;
+# copy button has a gutter, prose keeps a measure, result tables become cards on a phone). Text and
+# code are set in the site's own fonts (inlined, from node_modules), so the pages measure the same
+# on any machine, whatever fonts it has installed (issue 31).
+BASE_CSS = font_css(inline=True) + f"""
+body {{ margin: 0; font: 16px/1.6 "{TEXT_FAMILY}"; }}
+.md-content__inner {{ margin: 0 16px; }}
+pre {{ position: relative; margin: 1em 0; font: 13px/1.4 "{CODE_FAMILY}"; }}
+pre > code {{ display: block; overflow: auto; white-space: pre; padding: 0.8em 1em;
   background: linear-gradient(to left, #eee 50%, transparent) right / 2em 100% no-repeat local,
-              radial-gradient(farthest-side at 100% 50%, rgba(0,0,0,.4), transparent) right / 1em 100% no-repeat scroll, #eee; }
-.md-code__nav { position: absolute; top: 0.2em; right: 0.2em; width: 1.6em; height: 1.6em; }
-.gutter pre { padding-right: 2.3em; background: #eee; }
-p { max-width: 44em; }
-.posenc-table table { border-collapse: collapse; font-size: 12.8px; }
-.posenc-table :is(th, td) { padding: 0.4em; white-space: nowrap; }
-@media (max-width: 44.9375em) {
-  .posenc-table--cards :is(table, tbody, tr, th, td) { display: block; }
-  .posenc-table--cards thead { display: none; }
-}
+              radial-gradient(farthest-side at 100% 50%, rgba(0,0,0,.4), transparent) right / 1em 100% no-repeat scroll, #eee; }}
+.md-code__nav {{ position: absolute; top: 0.2em; right: 0.2em; width: 1.6em; height: 1.6em; }}
+.gutter pre {{ padding-right: 2.3em; background: #eee; }}
+p {{ max-width: {PROSE_MEASURE}; }}
+.posenc-table table {{ border-collapse: collapse; font-size: 12.8px; }}
+.posenc-table :is(th, td) {{ padding: 0.4em; white-space: nowrap; }}
+@media (max-width: 44.9375em) {{
+  .posenc-table--cards :is(table, tbody, tr, th, td) {{ display: block; }}
+  .posenc-table--cards thead {{ display: none; }}
+}}
 """
 
 
@@ -66,8 +77,8 @@ def browser() -> Iterator[Any]:
 
 
 def measure(browser: Any, html: str, width: int, tmp_path: Path, color_scheme: str = "light",
-            init_script: str | None = None) -> tuple[dict[str, Any], Any]:
-    """(IN_PAGE_READER's measurements, the first-paint scheme) of ``html`` at ``width`` px."""
+            init_script: str | None = None, script: str = reader_checks.IN_PAGE_READER) -> tuple[Any, Any]:
+    """(``script``'s measurements, IN_PAGE_READER by default; the first-paint scheme) of ``html`` at ``width`` px."""
     file = tmp_path / f"page-{width}-{abs(hash(html)) % 10**8}.html"
     file.write_text(html, encoding="utf-8")
     context = browser.new_context(viewport={"width": width, "height": 800}, color_scheme=color_scheme)
@@ -75,8 +86,9 @@ def measure(browser: Any, html: str, width: int, tmp_path: Path, color_scheme: s
     try:
         tab = context.new_page()
         tab.goto(file.as_uri(), wait_until="load")
+        tab.evaluate("async () => { await document.fonts.ready; }")
         first = tab.evaluate("() => window.__posencFirstScheme === undefined ? null : window.__posencFirstScheme")
-        return tab.evaluate(reader_checks.IN_PAGE_READER), first
+        return tab.evaluate(script), first
     finally:
         context.close()
 
@@ -177,3 +189,63 @@ def test_a_first_view_over_budget_is_reported() -> None:
     heavy = PageResult("page", loaded={"page/index.html": 400_000, "assets/katex/katex.min.js": 700_000})
     assert weight_problems(heavy, 1.0) and "1.10 MB" in weight_problems(heavy, 1.0)[0]
     assert weight_problems(PageResult("page", loaded={"page/index.html": 400_000}), 1.0) == []
+
+
+# Issue 32's polish: states and sizes (tests/site/reader_states.py).
+BUTTON = '<p><button class="md-button" aria-pressed="false">Pause</button></p>'
+BUTTON_CSS = ".md-button {{ color: #4051b5; background: #fff; border: 1px solid; }} .md-button:{state} {{ {fill} }}"
+
+
+@pytest.mark.parametrize("state", ["focus", "is([aria-pressed=true])"])
+def test_a_button_unreadable_in_its_active_state_is_reported(browser: Any, tmp_path: Path, state: str) -> None:
+    accent = BUTTON_CSS.format(state=state, fill="background: #ff6e42; transition: background 1s;")  # the old Pause
+    states, _ = measure(browser, page(BUTTON, accent), 1280, tmp_path, script=reader_states.BUTTON_STATES)
+    problems = reader_states.button_problems(states, 1280)
+    assert problems and all("Pause" in line for line in problems) and "rest" not in " ".join(problems)
+    filled = BUTTON_CSS.format(state=state, fill="background: #4051b5; color: #fff;")
+    states, _ = measure(browser, page(BUTTON, filled), 1280, tmp_path, script=reader_states.BUTTON_STATES)
+    assert len(states) == 3 and reader_states.button_problems(states, 1280) == []
+
+
+DETAILS = ('<div style="width: 900px"><details class="note" style="border: 1px solid; padding: 0 12px">'
+           '<summary style="display: block; margin: 0 -12px; padding: 4px 12px; background: #eee">Check it</summary>'
+           "<p>x</p></details></div>")
+
+
+def test_a_bar_short_of_its_box_is_reported(browser: Any, tmp_path: Path) -> None:
+    short, _ = measure(browser, page(DETAILS, "summary { max-width: 563px; }"), 1280, tmp_path, script=reader_states.IN_PAGE_STATES)
+    assert reader_states.bar_problems(short["bars"], 1280)
+    full, _ = measure(browser, page(DETAILS), 1280, tmp_path, script=reader_states.IN_PAGE_STATES)
+    assert reader_states.bar_problems(full["bars"], 1280) == []
+
+
+def test_code_under_11_px_on_a_phone_is_reported(browser: Any, tmp_path: Path) -> None:
+    block = '<div class="admonition" style="font-size: 12.8px"><p>Call <code>apply_rope</code>.</p></div>'
+    small, _ = measure(browser, page(block, "code { font-size: 0.85em; }"), 390, tmp_path, script=reader_states.IN_PAGE_STATES)
+    assert reader_states.code_size_problems(small["code"], 390)
+    fixed, _ = measure(browser, page(block, "code { font-size: max(0.85em, 11px); }"), 390, tmp_path,
+                       script=reader_states.IN_PAGE_STATES)
+    assert reader_states.code_size_problems(fixed["code"], 390) == []
+
+
+def test_tex_in_a_listed_docstring_is_reported(browser: Any, tmp_path: Path) -> None:
+    sys.path.insert(0, str(ROOT / "hooks"))
+    from listing_math import plain_listing_math
+
+    listing = ('<pre><code><span class="k">def</span> <span class="nf">init</span>():\n    '
+               '<span class="sd">&quot;&quot;&quot;Weights from \\(\\mathcal{N}(0, 0.1^2)\\).&quot;&quot;&quot;</span></code></pre>')
+    raw, _ = measure(browser, page(listing), 1280, tmp_path, script=reader_states.IN_PAGE_STATES)
+    assert reader_states.listing_problems(raw["listings"])
+    plain, _ = measure(browser, page(plain_listing_math(listing)), 1280, tmp_path, script=reader_states.IN_PAGE_STATES)
+    assert reader_states.listing_problems(plain["listings"]) == []
+
+
+def test_a_result_table_scrolling_on_a_desktop_is_reported(browser: Any, tmp_path: Path) -> None:
+    cells = "".join(f"<td>{'a setting in words ' * 3}</td>" for _ in range(8))
+    table = ('<figure class="posenc-table"><div class="posenc-table__scroll" aria-label="zoo table" style="overflow-x: auto">'
+             f"<table><tbody><tr>{cells}</tr></tbody></table></div></figure>")
+    wide, _ = measure(browser, page(table), 1280, tmp_path, script=reader_states.IN_PAGE_STATES)  # cells never wrap
+    assert reader_states.desktop_table_problems(wide["tables"], 1280)
+    wrapped, _ = measure(browser, page(table, ".posenc-table :is(th, td) { white-space: normal; }"), 1280, tmp_path,
+                         script=reader_states.IN_PAGE_STATES)
+    assert reader_states.desktop_table_problems(wrapped["tables"], 1280) == []
