@@ -225,7 +225,6 @@ def _check_offsets(offsets: object, shape: tuple[int, ...]) -> Tensor:
     return tensor
 
 
-# --8<-- [start:logits]
 def rope_logits(q: Tensor, k: Tensor, inv_freq: Tensor, offsets: Tensor, *, layout: str = "half") -> Tensor:
     r"""\(q_i^\top R(\theta\, r_{ij})\, k_j\) for every query \(i\) and key \(j\): RoPE's logits for any offsets.
 
@@ -276,4 +275,3 @@ def rope_logits(q: Tensor, k: Tensor, inv_freq: Tensor, offsets: Tensor, *, layo
         logits.addcmul_(q12 @ k12.transpose(-2, -1), angle.cos().to(dtype))  # (q1 k1 + q2 k2) cos
         logits.addcmul_(q12 @ k21.transpose(-2, -1), angle.sin().to(dtype))  # (q1 k2 - q2 k1) sin
     return logits.to(q.dtype)
-# --8<-- [end:logits]

@@ -265,7 +265,6 @@ class LatentAttention(nn.Module):
         return q_nope, q_rope, latent, rope_key
     # --8<-- [end:project]
 
-    # --8<-- [start:attend]
     def _attend(self, shape: torch.Size, q_nope: Tensor, q_rope: Tensor, latent: Tensor, rope_key: Tensor,
                 mask: Tensor | None, absorb: bool) -> tuple[Tensor, Tensor]:
         batch, seq, _ = shape
@@ -289,7 +288,6 @@ class LatentAttention(nn.Module):
             out, weights = scaled_dot_product_attention(torch.cat((q_nope, q_rope), dim=-1), keys, kv[..., nope:],
                                                         causal=mask is None, mask=mask, scores=scores)
         return self.out(out.transpose(1, 2).reshape(batch, seq, heads * self.v_head_dim)), weights
-    # --8<-- [end:attend]
 
 
 def latent_key_logits(q: Tensor, latent: Tensor, w_uk: Tensor, *, q_positions: Tensor | None = None,

@@ -131,7 +131,6 @@ def scale_queries(q: Tensor, factors: Tensor) -> Tensor:
     return _scale_queries(q, factors)
 
 
-# --8<-- [start:norm-temperature]
 def _l2_norm(x: Tensor, eps: float = QK_NORM_EPS) -> Tensor:
     dtype = x.dtype if x.dtype in (torch.float32, torch.float64) else torch.float32
     y = x.to(dtype)
@@ -141,7 +140,6 @@ def _l2_norm(x: Tensor, eps: float = QK_NORM_EPS) -> Tensor:
 def _scale_queries(q: Tensor, factors: Tensor) -> Tensor:
     dtype = q.dtype if q.dtype in (torch.float32, torch.float64) else torch.float32
     return (q.to(dtype) * factors.to(device=q.device, dtype=dtype)[:, None, :, None]).to(q.dtype)
-# --8<-- [end:norm-temperature]
 
 
 def _temperature(scale: QueryScale, positions: Tensor) -> Tensor:

@@ -48,7 +48,6 @@ _BASES_PER_BLOCK = 64
 _DISTANCES_PER_BLOCK = 512
 
 
-# --8<-- [start:margin]
 def similarity_margin(distances: Tensor, dim: int, *, base: float = 10000.0) -> Tensor:
     r"""\(B(m) = \sum_i \cos(m\,\theta_i)\) at each distance \(m\) (float64): Xu et al.'s measure of how
     much more a query attends to a similar key than to a random one at that distance.
@@ -64,7 +63,6 @@ def similarity_margin(distances: Tensor, dim: int, *, base: float = 10000.0) -> 
         raise ValueError(f"distances has {m.numel()} entries: with dim={dim} that is more than {1 << 27} cosines")
     theta = rope_inverse_frequencies(dim, base=base).to(torch.float64)
     return torch.cos(m.to(torch.float64)[:, None] * theta[None, :]).sum(dim=-1)
-# --8<-- [end:margin]
 
 
 def _holds(bases: Tensor, dim: int, length: int) -> Tensor:
@@ -106,7 +104,6 @@ def rope_base_context_length(dim: int, base: float, *, max_length: int = MAX_CON
     return max_length
 
 
-# --8<-- [start:bound]
 def rope_base_lower_bound(dim: int, context_length: int, *, relative_step: float = 1e-3,
                           max_base: float = 1e12) -> float:
     r"""The smallest base keeping \(B(m) \ge 0\) for \(m = 0, \dots, L - 1\), \(L\) = ``context_length``
@@ -139,6 +136,5 @@ def rope_base_lower_bound(dim: int, context_length: int, *, relative_step: float
             return float(bases[good][0])
     raise ValueError(f"no base up to max_base={top:g} keeps B(m) >= 0 for every m below "
                      f"context_length={length} at dim={dim}")
-# --8<-- [end:bound]
 
 

@@ -62,7 +62,6 @@ def _check_sections(sections: object) -> tuple[int, ...]:
     return checked
 
 
-# --8<-- [start:assignment]
 def rope_axis_assignment(sections: Sequence[int], *, assignment: str = "blocks") -> Tensor:
     """The axis that owns each rotation pair, ``[sum(sections)]`` int64.
 
@@ -96,10 +95,8 @@ def rope_axis_assignment(sections: Sequence[int], *, assignment: str = "blocks")
                          f"j = a, a + {n}, ... below {n} * sections[a], and among the {int(counts.sum())} pairs "
                          f"that is not sections[a] pairs for every axis (axis 0 needs at least as many as the others)")
     return owner
-# --8<-- [end:assignment]
 
 
-# --8<-- [start:frequencies]
 def _pair_frequencies(owner: Tensor, sections: tuple[int, ...], frequencies: str, base: float) -> Tensor:
     """theta of each pair, float64: the head's ladder, or the k-th rung of its axis's own ladder."""
     if frequencies == "global":
@@ -108,7 +105,6 @@ def _pair_frequencies(owner: Tensor, sections: tuple[int, ...], frequencies: str
     for axis, pairs in enumerate(sections):
         theta[owner == axis] = frequency_ladder(2 * pairs, base)  # base^(-k/pairs)
     return theta
-# --8<-- [end:frequencies]
 
 
 def apply_rope_nd(x: Tensor, positions: Tensor, *, sections: Sequence[int], base: float = 10000.0,
@@ -167,7 +163,6 @@ def _rotate_nd(x: Tensor, positions: Tensor, owner: Tensor, sections: tuple[int,
 # --8<-- [end:apply]
 
 
-# --8<-- [start:grid]
 def grid_positions(*sizes: int) -> Tensor:
     """The integer coordinates of every cell of a grid, row-major, ``[prod(sizes), len(sizes)]``.
 
@@ -189,7 +184,6 @@ def grid_positions(*sizes: int) -> Tensor:
         raise ValueError(f"the grid {tuple(checked)} has {total} cells, more than the {MAX_GRID_CELLS} allowed")
     axes = torch.meshgrid(*(torch.arange(size) for size in checked), indexing="ij")
     return torch.stack(axes, dim=-1).reshape(-1, len(checked))
-# --8<-- [end:grid]
 
 
 def _check_segment(index: int, segment: object, merge: int) -> tuple[int, int, int] | int:

@@ -41,7 +41,6 @@ def _check_span(window: object, chunk: object) -> tuple[int | None, int | None]:
     return w, c
 
 
-# --8<-- [start:within]
 def _within(q_pos: Tensor, k_pos: Tensor, window: int | None, chunk: int | None) -> Tensor:
     """``[..., q_len, k_len]``: whether each key lies in the query's window or chunk (causality aside)."""
     q, k = q_pos[..., :, None], k_pos[..., None, :]
@@ -49,7 +48,6 @@ def _within(q_pos: Tensor, k_pos: Tensor, window: int | None, chunk: int | None)
         return q - k < window  # the query and the window - 1 positions before it
     assert chunk is not None
     return torch.div(q, chunk, rounding_mode="floor") == torch.div(k, chunk, rounding_mode="floor")
-# --8<-- [end:within]
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,6 @@ __all__ = ["XPos", "xpos_zeta"]
 GAMMA = 0.4
 
 
-# --8<-- [start:zeta]
 def xpos_zeta(dim: int) -> Tensor:
     r"""The per-pair decay base \(\zeta_i = (2i/d + 0.4) / 1.4\) (\(d\) = ``dim``), ``[dim // 2]``, float64.
 
@@ -58,7 +57,6 @@ def xpos_zeta(dim: int) -> Tensor:
     """
     dim = check_even_dim("dim", dim)
     return (torch.arange(0, dim, 2, dtype=torch.float64) / dim + GAMMA) / (1 + GAMMA)
-# --8<-- [end:zeta]
 
 
 def _check_scale_base(value: object) -> float:
