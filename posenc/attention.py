@@ -9,7 +9,11 @@ Position methods act in one of three places (see the chapters):
   `Rotation`);
 * on the logits themselves, through ``logit_hook``, when the term depends on them (CoPE);
 * in place of the logits, through ``scores``, when they are not \(q k^\top / \sqrt{d}\) (RoPE
-  logits from a matrix of offsets, `posenc.extension.rope_logits`).
+  logits from a matrix of offsets, `posenc.extension.rope_logits`; FoX's and PaTH's logits);
+* from the layer's input itself, through ``content``, when the position term is computed from
+  each token (FoX's forget gates, PaTH's Householder transforms): it joins what it computes to
+  the keys, so a cache keeps it with them, and ``scores`` reads it back;
+* in place of the softmax, through ``weighting`` (stick-breaking attention).
 
 ``sinks`` adds one learned logit per head to the softmax's denominator only (gpt-oss): a query
 may then give less than all of its weight to the keys.
@@ -31,10 +35,16 @@ from typing import Protocol
 import torch
 from torch import Tensor, nn
 
-from posenc._checks import check_bool, check_elements, check_size, check_size_int, check_tensor
+from posenc._checks import (
+    check_bool,
+    check_elements,
+    check_size,
+    check_size_int,
+    check_tensor,
+)
 
-__all__ = ["KeyValueHook", "LogitHook", "PositionBias", "QueryKeyTransform", "Rotation", "ScoreHook", "SelfAttention",
-           "scaled_dot_product_attention"]
+__all__ = ["ContentHook", "KeyValueHook", "LogitHook", "PositionBias", "QueryKeyTransform", "Rotation", "ScoreHook",
+           "SelfAttention", "WeightHook", "scaled_dot_product_attention"]
 
 #: Called as ``rotary(q, k)`` on per-head queries and keys; returns the rotated pair.
 QueryKeyTransform = Callable[[Tensor, Tensor], tuple[Tensor, Tensor]]
@@ -48,6 +58,15 @@ LogitHook = Callable[[Tensor, Tensor], Tensor]
 #: logits ``[..., q_len, k_len]`` in place of ``q kᵀ / sqrt(d)`` (e.g. RoPE logits from any offsets,
 #: `posenc.extension.rope_logits`, or latent attention's own scale, `posenc.latent`).
 ScoreHook = Callable[[Tensor, Tensor], Tensor]
+#: Called as ``content(x, q, k)`` on the layer's input ``[batch, seq, dim]`` and this call's per-head
+#: queries and keys (after ``rotary``); returns them with what a data-dependent method computes from
+#: each token joined to the keys (FoX's log forget gates, PaTH's transforms: `posenc.forgetting`,
+#: `posenc.path_attention`), so that a cache keeps it with them; its ``scores`` reads it back.
+ContentHook = Callable[[Tensor, Tensor, Tensor], tuple[Tensor, Tensor]]
+#: Called as ``weighting(logits)`` on the masked logits ``[..., q_len, k_len]`` (hidden keys
+#: ``-inf``, keys in the order they were fed); returns the attention weights in place of the
+#: softmax (stick-breaking, `posenc.stick_breaking`).
+WeightHook = Callable[[Tensor], Tensor]
 
 
 class PositionBias(Protocol):
@@ -73,7 +92,7 @@ class Rotation(Protocol):
         ...  # pragma: no cover - a protocol
 
 
-def _check_qkv(q: object, k: object, v: object) -> tuple[Tensor, Tensor, Tensor]:
+def _check_qkv(q: object, k: object, v: object, *, own_scores: bool = False) -> tuple[Tensor, Tensor, Tensor]:
     checked = []
     for name, value in (("q", q), ("k", k), ("v", v)):
         tensor = check_tensor(name, value, min_ndim=2, floating=True)  # complex is not floating point
@@ -85,7 +104,8 @@ def _check_qkv(q: object, k: object, v: object) -> tuple[Tensor, Tensor, Tensor]
         if tensor.shape[:-2] != q_.shape[:-2]:
             raise ValueError(f"{name} must have the leading (batch, heads) dimensions of q, "
                              f"{tuple(q_.shape[:-2])}, got shape {tuple(tensor.shape)}")
-    check_size("k", k_, -1, q_.shape[-1], expected_from="the last dimension of q")
+    if not own_scores:  # a scores hook decides what its keys carry (FoX's gates, PaTH's transforms)
+        check_size("k", k_, -1, q_.shape[-1], expected_from="the last dimension of q")
     check_size("v", v_, -2, k_.shape[-2], expected_from="the number of keys")
     return q_, k_, v_
 
@@ -146,6 +166,14 @@ def _check_scores(logits: object, shape: tuple[int, ...]) -> Tensor:
     return logits
 
 
+def _check_weights(weights: object, shape: tuple[int, ...]) -> Tensor:
+    if not isinstance(weights, Tensor) or not weights.is_floating_point():
+        raise TypeError(f"weighting must return a real floating-point tensor, got {type(weights).__name__}")
+    if tuple(weights.shape) != shape:
+        raise ValueError(f"weighting must return the logits' shape {shape}, got shape {tuple(weights.shape)}")
+    return weights
+
+
 def _check_sinks(sinks: object, q: Tensor) -> Tensor:
     tensor = check_tensor("sinks", sinks, ndim=1, floating=True, finite=True)
     if q.ndim < 3 or tensor.shape[0] != q.shape[-3]:
@@ -159,7 +187,7 @@ def _check_sinks(sinks: object, q: Tensor) -> Tensor:
 def scaled_dot_product_attention(
     q: Tensor, k: Tensor, v: Tensor, *, bias: Tensor | None = None, causal: bool = False,
     mask: Tensor | None = None, logit_hook: LogitHook | None = None, sinks: Tensor | None = None,
-    scores: ScoreHook | None = None,
+    scores: ScoreHook | None = None, weighting: WeightHook | None = None,
 ) -> tuple[Tensor, Tensor]:
     r"""\(\mathrm{softmax}(q k^\top / \sqrt{d} + \text{bias})\, v\) over the allowed keys, returning
     ``(output, weights)``.
@@ -184,7 +212,10 @@ def scaled_dot_product_attention(
             (transformers' ``models/gpt_oss/modeling_gpt_oss.py:243-253``). Not scaled by
             \(1/\sqrt{d}\).
         scores: None, or ``scores(q, k)`` returning the logits ``[..., q_len, k_len]`` that
-            replace \(q k^\top / \sqrt{d}\) (bias, mask, hooks and causal mask then act as usual).
+            replace \(q k^\top / \sqrt{d}\) (bias, mask, hooks and causal mask then act as usual);
+            its keys may then be wider than the queries (what ``content`` joined to them).
+        weighting: None, or ``weighting(logits)`` returning the weights in place of the softmax,
+            from the logits after every mask (hidden keys ``-inf``); not with ``sinks``.
 
     Returns:
         The attended values ``[..., q_len, d_v]`` and the weights ``[..., q_len, k_len]``.
@@ -207,14 +238,16 @@ def scaled_dot_product_attention(
         >>> scaled_dot_product_attention(q, k, v, sinks=torch.zeros(1))[1][0, 1]   # and a sink
         tensor([0.3333, 0.3333])
     """
-    q, k, v = _check_qkv(q, k, v)
+    _check_hooks(logit_hook=logit_hook, scores=scores, weighting=weighting)
+    q, k, v = _check_qkv(q, k, v, own_scores=scores is not None)
     causal = check_bool("causal", causal)
     q_len, k_len = q.shape[-2], k.shape[-2]
     shape = (*q.shape[:-1], k_len)
     checked_bias = None if bias is None else _check_bias(bias, shape)
     checked_mask = None if mask is None else _check_mask(mask, shape)
-    _check_hooks(logit_hook=logit_hook, scores=scores)
     checked_sinks = None if sinks is None else _check_sinks(sinks, q)
+    if checked_sinks is not None and weighting is not None:
+        raise ValueError("sinks join a softmax; weighting replaces it: give one of them, not both")
     if causal and q_len > k_len:
         raise ValueError(f"causal attention needs q_len <= k_len, got q_len={q_len}, k_len={k_len}")
     dtype = q.dtype if q.dtype in (torch.float32, torch.float64) else torch.float32
@@ -231,6 +264,9 @@ def scaled_dot_product_attention(
     if causal:
         future = torch.ones(q_len, k_len, dtype=torch.bool, device=q.device).triu(k_len - q_len + 1)
         logits = logits.masked_fill(future, float("-inf"))
+    if weighting is not None:  # stick-breaking: the weights of every key from the masked logits
+        weights = _check_weights(weighting(logits), tuple(logits.shape)).to(dtype)
+        return (weights @ v.to(dtype)).to(v.dtype), weights.to(q.dtype)
     return _softmax_attend(logits, v, checked_sinks, dtype, q.dtype)
 # --8<-- [end:sdpa]
 
@@ -261,11 +297,13 @@ class SelfAttention(nn.Module):
             0), as gpt-oss does; see `scaled_dot_product_attention`.
 
     ``forward(x, *, bias=None, rotary=None, causal=False, mask=None, kv_hook=None, logit_hook=None,
-    scores=None)`` returns ``(output, weights)`` with output ``[batch, seq, dim]`` and weights
+    scores=None, content=None, weighting=None)`` returns ``(output, weights)`` with output
+    ``[batch, seq, dim]`` and weights
     ``[batch, heads, seq, k_len]`` (``k_len = seq`` unless ``kv_hook`` adds cached keys).
     ``rotary(q, k)`` rotates this call's queries and keys; ``kv_hook(q, k, v)`` then returns
-    the queries, keys and values to attend to (see `KeyValueHook`); ``logit_hook`` and
-    ``scores`` are passed on to `scaled_dot_product_attention`, with the module's sinks.
+    the queries, keys and values to attend to (see `KeyValueHook`); ``content(x, q, k)`` runs
+    between the two (see `ContentHook`); ``logit_hook``, ``scores`` and ``weighting`` are passed on
+    to `scaled_dot_product_attention`, with the module's sinks.
 
     Examples:
         >>> attention = SelfAttention(dim=8, num_heads=2)
@@ -321,16 +359,22 @@ class SelfAttention(nn.Module):
         kv_hook: KeyValueHook | None = None,
         logit_hook: LogitHook | None = None,
         scores: ScoreHook | None = None,
+        content: ContentHook | None = None,
+        weighting: WeightHook | None = None,
     ) -> tuple[Tensor, Tensor]:
         x = self._check_x(x)
         causal = check_bool("causal", causal)
-        _check_hooks(rotary=rotary, kv_hook=kv_hook, logit_hook=logit_hook, scores=scores)
+        _check_hooks(rotary=rotary, kv_hook=kv_hook, logit_hook=logit_hook, scores=scores, content=content,
+                     weighting=weighting)
         q, k, v = self.split_heads(x)
         if rotary is not None:
             q, k = rotary(q, k)
+        if content is not None:  # what the method computes from each token rides with its key
+            q, k = content(x, q, k)
         if kv_hook is not None:
             q, k, v = kv_hook(q, k, v)
         heads_out, weights = scaled_dot_product_attention(q, k, v, bias=bias, causal=causal, mask=mask,
-                                                          logit_hook=logit_hook, sinks=self.sinks, scores=scores)
+                                                          logit_hook=logit_hook, sinks=self.sinks, scores=scores,
+                                                          weighting=weighting)
         merged = heads_out.transpose(1, 2).reshape(x.shape)
         return self.out(merged), weights

@@ -1,13 +1,16 @@
 """Where each position method acts in `posenc.model.TinyTransformer`, and how the model builds it.
 
 Position information enters a transformer in one of a few places: on the input embeddings, as an
-additive bias on the attention logits, by turning queries and keys before their dot product, or
-as a term computed from the logits themselves. `METHODS` has one row per method: its place, the
+additive bias on the attention logits, by turning queries and keys before their dot product, as a
+term computed from the logits themselves, from each token's own input inside attention (FoX's
+forget gates, PaTH's transforms), or in place of the softmax (stick-breaking). `METHODS` has one row per method: its place, the
 model attribute that holds its module, and how to build that module from the model's sizes. The
 model looks its method up here and nowhere else, so a new method is one more row. The methods
 of one place answer the same calls: `posenc.attention.PositionBias` (``bias``),
 `posenc.attention.Rotation` (``rotate_queries``, ``rotate_keys``),
-`posenc.embedding.PositionTable` (``rows``).
+`posenc.embedding.PositionTable` (``rows``); the data-dependent ones ``join`` and ``scores``
+(`posenc.forgetting.ForgetGate`, `posenc.path_attention.HouseholderPath`, one per layer) or
+``weights`` (`posenc.stick_breaking.StickBreaking`).
 """
 
 from __future__ import annotations
@@ -23,16 +26,20 @@ from posenc.alibi import AlibiBias
 from posenc.cope import CoPE
 from posenc.embedding import PositionalEmbedding
 from posenc.fire import FireBias
+from posenc.forgetting import ForgetGate
 from posenc.kerple import KerpleBias
+from posenc.path_attention import HouseholderPath
+from posenc.pope import PolarEmbedding
 from posenc.relative import T5RelativeBias
 from posenc.rope import RotaryEmbedding
+from posenc.stick_breaking import StickBreaking
 from posenc.xpos import XPos
 
 __all__ = ["COPE_MAX_POSITION", "METHODS", "PLACES", "POSITION_METHODS", "RANDOMIZED_METHODS", "Method", "Sizes",
            "xpos_centre"]
 
 #: Where a method can act.
-PLACES = ("none", "embedding", "bias", "rotation", "logits")
+PLACES = ("none", "embedding", "bias", "rotation", "logits", "content", "weights")
 
 
 class Sizes(Protocol):
@@ -57,6 +64,7 @@ class Method:
         takes_positions: can be trained on randomized positions (it reads any position given).
         pairs: needs an even head width (it turns pairs of features).
         per_layer: takes a plan per layer (`posenc.layer_plan`): layers without it, a base per layer.
+        rope: also turns q and k with RoPE (FoX with RoPE), in the model's ``rotary``.
     """
 
     place: str
@@ -65,6 +73,7 @@ class Method:
     takes_positions: bool = False
     pairs: bool = False
     per_layer: bool = False
+    rope: bool = False
 
 
 #: CoPE's number of position embeddings per layer when ``max_len`` is not given.
@@ -83,6 +92,13 @@ def xpos_centre(max_len: int | None) -> float:
     if max_len is None:
         return 0.0
     return float(-(-check_int("max_len", max_len, minimum=1, maximum=MAX_POSITION_ID) // 2))
+
+
+def _per_layer_modules(kind: type[ForgetGate | HouseholderPath]) -> Callable[[Sizes], nn.Module]:
+    """One module of ``kind`` per layer (FoX's gates, PaTH's transforms are computed in every layer)."""
+    def build(model: Sizes) -> nn.Module:
+        return nn.ModuleList(kind(model.dim, model.num_heads, model.head_dim) for _ in range(model.num_layers))
+    return build
 
 
 # --8<-- [start:methods]
@@ -108,6 +124,15 @@ METHODS: dict[str, Method] = {
     "fire": Method("bias", "learned_bias", lambda m: FireBias(m.num_heads, max_len=m.max_len)),
     # position embeddings per layer, shared by its heads
     "cope": Method("logits", "cope", _cope_layers),
+    # a forget gate per head and token: the logit gains the log gates between key and query (Lin et al.)
+    "fox": Method("content", "content", _per_layer_modules(ForgetGate)),
+    "fox_rope": Method("content", "content", _per_layer_modules(ForgetGate), pairs=True, rope=True),
+    # sigmoid shares from the nearest key back, in place of the softmax (Tan et al.)
+    "stick_breaking": Method("weights", "weighting", lambda m: StickBreaking()),
+    # q . H_i ... H_{j+1} k: Householder-like transforms of the tokens in between (Yang et al.)
+    "path": Method("content", "content", _per_layer_modules(HouseholderPath)),
+    # magnitudes from content, angles from position (Gopalakrishnan et al.)
+    "pope": Method("rotation", "pope", lambda m: PolarEmbedding(m.head_dim, m.num_heads), takes_positions=True),
 }
 # --8<-- [end:methods]
 #: The ``position`` values of `posenc.model.TinyTransformer`.

@@ -2,8 +2,9 @@
 
 The table `posenc.methods.METHODS` says where each method acts and how the model builds it: on
 the embeddings (sinusoidal, learned), as an additive bias on the logits (ALiBi, T5, KERPLE,
-FIRE), on queries and keys (RoPE, xPos), or as a term computed from the logits (CoPE); ``"none"``
-has no position method at all. The per-layer plan (`posenc.layer_plan`) says which layers use it.
+FIRE), on queries and keys (RoPE, xPos, PoPE), as a term computed from the logits (CoPE), from
+each token's input inside attention (FoX, FoX with RoPE, PaTH) or in place of the softmax
+(stick-breaking); ``"none"`` has no position method at all. The per-layer plan (`posenc.layer_plan`) says which layers use it.
 The design notes are in the chapter "A tiny transformer".
 """
 
@@ -16,21 +17,48 @@ import torch
 from torch import Tensor, nn
 
 from posenc._bias import pair_shape
-from posenc._checks import (MAX_POSITION_ID, check_choice, check_elements, check_int, check_position_ids,
-                            check_size_int, check_token_ids)
+from posenc._checks import (
+    MAX_POSITION_ID,
+    check_choice,
+    check_elements,
+    check_int,
+    check_position_ids,
+    check_size_int,
+    check_token_ids,
+)
 from posenc.alibi import AlibiBias
-from posenc.attention import KeyValueHook, LogitHook, QueryKeyTransform, Rotation, ScoreHook, SelfAttention
+from posenc.attention import (
+    ContentHook,
+    KeyValueHook,
+    LogitHook,
+    QueryKeyTransform,
+    Rotation,
+    ScoreHook,
+    SelfAttention,
+    WeightHook,
+)
 from posenc.embedding import EMBEDDING_KINDS, PositionalEmbedding
 from posenc.fire import FireBias
 from posenc.inference import KVCache, StepPlan, plan_step, positions_from_mask
 from posenc.kerple import KerpleBias
 from posenc.layer_hooks import call_inputs, layer_hooks
 from posenc.layer_plan import LAYER_POSITION_METHODS, LayerPlan
-from posenc.layer_plan import layer_plans as _plans  # the keyword layer_plans= would shadow it
-from posenc.methods import COPE_MAX_POSITION, METHODS, POSITION_METHODS, RANDOMIZED_METHODS, Method, xpos_centre
+from posenc.layer_plan import (
+    layer_plans as _plans,  # the keyword layer_plans= would shadow it
+)
+from posenc.methods import (
+    COPE_MAX_POSITION,
+    METHODS,
+    POSITION_METHODS,
+    RANDOMIZED_METHODS,
+    Method,
+    xpos_centre,
+)
+from posenc.pope import PolarEmbedding
 from posenc.randomized import randomized_positions
 from posenc.relative import T5RelativeBias
 from posenc.rope import RotaryEmbedding
+from posenc.stick_breaking import StickBreaking
 from posenc.xpos import XPos
 
 __all__ = ["COPE_MAX_POSITION", "EMBEDDING_KINDS", "LAYER_POSITION_METHODS", "METHODS", "POSITION_METHODS",
@@ -52,9 +80,11 @@ class _Block(nn.Module):
 
     def forward(self, x: Tensor, *, bias: Tensor | None, rotary: QueryKeyTransform | None,
                 mask: Tensor | None = None, kv_hook: KeyValueHook | None = None,
-                logit_hook: LogitHook | None = None, scores: ScoreHook | None = None) -> tuple[Tensor, Tensor]:
+                logit_hook: LogitHook | None = None, scores: ScoreHook | None = None,
+                content: ContentHook | None = None, weighting: WeightHook | None = None) -> tuple[Tensor, Tensor]:
         attended, weights = self.attention(self.attention_norm(x), bias=bias, rotary=rotary, causal=mask is None,
-                                           mask=mask, kv_hook=kv_hook, logit_hook=logit_hook, scores=scores)
+                                           mask=mask, kv_hook=kv_hook, logit_hook=logit_hook, scores=scores,
+                                           content=content, weighting=weighting)
         x = x + attended
         return x + self.mlp(self.mlp_norm(x)), weights
 # --8<-- [end:block]
@@ -119,6 +149,9 @@ class TinyTransformer(nn.Module):
     relative_bias: T5RelativeBias | None
     learned_bias: KerpleBias | FireBias | None
     cope: nn.ModuleList
+    content: nn.ModuleList
+    weighting: StickBreaking | None
+    pope: PolarEmbedding | None
 
     def __init__(self, vocab_size: int, dim: int, num_heads: int, num_layers: int, *, position: str,
                  max_len: int | None = None, mlp_ratio: int = 4, layer_positions: Sequence[str] | None = None,
@@ -162,9 +195,11 @@ class TinyTransformer(nn.Module):
                              f"least as many rows, got max_len={limit}")
         for other in METHODS.values():  # every place exists: None, or an empty list of per-layer modules
             if other.attribute is not None and other.place != "embedding":
-                setattr(self, other.attribute, nn.ModuleList() if other.place == "logits" else None)
+                setattr(self, other.attribute, nn.ModuleList() if other.place in ("logits", "content") else None)
         if build and method.attribute and method.place != "embedding":
             setattr(self, method.attribute, build(self))
+        if method.rope:  # FoX with RoPE: the gates inside attention, RoPE on q and k as well
+            self.rotary = RotaryEmbedding(self.head_dim)
         rotations = {plan.rotation_key: plan for plan in self.layer_plans if plan.rotation_key is not None}
         self.layer_rotaries = nn.ModuleDict({key: RotaryEmbedding(
             self.head_dim, base=10000.0 if plan.rope_base is None else plan.rope_base,
@@ -210,6 +245,7 @@ class TinyTransformer(nn.Module):
         maps = []
         for layer, (plan, block) in enumerate(zip(self.layer_plans, self.blocks)):  # each layer by its plan
             hooks = layer_hooks(plan, layer, call, rotation=self._rotation(layer), logit_hook=self._logit_hook(layer))
+            hooks.update(self._inside_hooks(layer, plan, cache))  # FoX, PaTH, stick-breaking
             x, weights = block(x, **hooks)
             maps.append(weights)
         if cache is not None:
@@ -267,6 +303,8 @@ class TinyTransformer(nn.Module):
 
     def _rotation(self, layer: int) -> Rotation | None:
         plan, rotation = self.layer_plans[layer], self._at("rotation")
+        if rotation is None and self.method.rope:
+            rotation = self.rotary
         if rotation is None or not plan.uses_position:
             return None
         if plan.rotation_key is not None:  # a base of its own
@@ -274,6 +312,31 @@ class TinyTransformer(nn.Module):
             assert isinstance(module, RotaryEmbedding)
             return module
         return rotation
+
+    def _inside_hooks(self, layer: int, plan: LayerPlan, cache: KVCache | None) -> dict[str, Any]:
+        """The hooks of a method inside attention: ``weighting`` (stick-breaking), or FoX's and PaTH's
+        ``content`` and ``scores``, whose cached keys carry each token's gate or transform."""
+        place = self.method.place
+        if place == "weights" and plan.uses_position:
+            return {"weighting": self.weighting.weights} if self.weighting is not None else {}
+        if place != "content" or not plan.uses_position:
+            return {}
+        if cache is not None:
+            self._check_cache_path(cache, layer)
+        module = self.content[layer]
+        return {"content": module.join, "scores": module.scores}
+
+    def _check_cache_path(self, cache: KVCache, layer: int) -> None:
+        """FoX and PaTH read every token between a cached key and the query: the cache must hold them all."""
+        if cache.key_positions == "in-cache":
+            raise ValueError(f"position={self.position!r} caches keys with what it computed from each token; "
+                             "KVCache(key_positions='in-cache') would rotate them again: use 'original'")
+        held = cache.entries(layer)
+        order = cache.order if held is None else cache.order[held]
+        if order.numel() and not torch.equal(order, torch.arange(cache.seen - order.numel(), cache.seen)):
+            raise ValueError(f"position={self.position!r} needs every token between a cached key and the query, "
+                             f"but the cache dropped some (window={cache.window}, sinks={cache.sinks}): "
+                             "use a cache without sinks")
 
     def _logit_hook(self, layer: int) -> LogitHook | None:
         """CoPE's module of this layer (None for every other method)."""

@@ -55,6 +55,12 @@ def expected_parameters(method: str) -> int:
         total += (hidden + hidden) + (hidden * HEADS + HEADS) + 2
     if method == "cope":
         total += LAYERS * (DIM // HEADS) * COPE_MAX_POSITION  # one embedding table per layer
+    if method in ("fox", "fox_rope"):
+        total += LAYERS * (DIM * HEADS + HEADS)  # one forget gate per head: w_f and b_f, per layer
+    if method == "path":
+        total += LAYERS * (DIM * DIM + DIM * HEADS + HEADS)  # w per head (no bias), beta per head, per layer
+    if method == "pope":
+        total += HEADS * (DIM // HEADS)  # a learned key phase per head and frequency, shared by the layers
     return total
 
 
@@ -275,7 +281,7 @@ def test_same_seed_same_model() -> None:
         (lambda: TinyTransformer(10, 8, 2, 1, position="rope", max_len=0), ValueError, "max_len must be an integer >= 1, got 0"),
         (lambda: TinyTransformer(10, 8, 2, 1, position="cope", max_len=2.5), TypeError, "max_len must be an integer"),
         (lambda: TinyTransformer(10, 8, 2, 1, position="alibi", randomized_max_len=32), ValueError,
-         "randomized_max_len needs position='sinusoidal', 'learned' or 'rope'.*got position='alibi'"),
+         "randomized_max_len needs position='sinusoidal', 'learned', 'rope' or 'pope'.*got position='alibi'"),
         (lambda: TinyTransformer(10, 8, 2, 1, position="learned", max_len=16, randomized_max_len=32), ValueError,
          "randomized_max_len=32 needs a learned table of at least as many rows, got max_len=16"),
         (lambda: TinyTransformer(10, 8, 2, 1, position="rope", randomized_max_len=0), ValueError,
@@ -568,8 +574,10 @@ def test_every_method_is_one_row_of_the_table_and_acts_where_it_says() -> None:
             assert not torch.equal(module.rotate_queries(q, torch.arange(4)), q)
         elif method.place == "embedding":
             assert isinstance(module, PositionalEmbedding) and module.kind == name
-        elif method.place == "logits":
+        elif method.place in ("logits", "content"):  # CoPE; FoX's gates and PaTH's transforms
             assert len(module) == LAYERS
+        elif method.place == "weights":  # stick-breaking: the weights of masked logits, no bias or rotation
+            assert model.attention_bias(3) is None and module.weights(torch.zeros(1, 2)).shape == (1, 2)
         else:
             assert model.attention_bias(3) is None and model.layer_rotary(0) is None and not len(model.cope)
 
