@@ -183,7 +183,10 @@ def perplexity_vs_retrieval() -> Figure:
             continue
         accuracies = [run["accuracy"][-1] for run in recall["methods"][method]["runs"]]
         style = method_style(method)
-        ax.plot([entry["perplexity"][-1]] * len(accuracies), accuracies, ls="none", markersize=8, **style)
+        # seeds with the same accuracy would hide each other: set them side by side, 3% apart
+        # on the log axis (the mean perplexity is the middle one), and let overlaps show through
+        spread = [entry["perplexity"][-1] * 1.03 ** (i - (len(accuracies) - 1) / 2) for i in range(len(accuracies))]
+        ax.plot(spread, accuracies, ls="none", markersize=7, alpha=0.85, **style)
     _log_ticks(ax, [e["perplexity"][-1] for e in lm["methods"].values() if e["perplexity"][-1] is not None], "x")
     ax.axhline(recall["chance"], color=palette().muted, lw=1, ls=":")
     longest = lm["eval_lengths"][-1]

@@ -171,7 +171,9 @@ def attention_map() -> Figure:
         ax.set_xticks(range(0, seq, 2))
         ax.set_yticks(range(0, seq, 2))
         ax.grid(False)
-    fig.colorbar(image, ax=axes, shrink=0.8, label="q·k (same token everywhere)")
+    # on a phone the panels stack, and a bar at the side would meet the lower panel's title
+    fig.colorbar(image, ax=axes, shrink=0.8, label="q·k (same token everywhere)",
+                 location="bottom" if narrow() else "right")
     return fig
 
 
