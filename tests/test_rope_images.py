@@ -257,6 +257,11 @@ def test_vjepa2_live():
     torch.testing.assert_close(torch.stack((frame, row, col), -1), pos)  # its ids: (frame, row, column)
     torch.testing.assert_close(apply_rope_head_thirds(qk, pos), theirs, rtol=1e-5, atol=1e-5)
     assert not torch.allclose(apply_rope_head_thirds(qk, pos, pairing="rotation"), theirs, atol=1e-3)
+    # its ids come from the token index and the configured 4 x 4 grid, not from the input:
+    # one frame of 6 x 6 patches gets frames 0 to 2 and rows that wrap every 4 patches
+    frame, row, col = attention.get_position_ids(torch.zeros(1, 36, 40))
+    assert frame.max() == 2 and row.max() == 3 and col.max() == 3
+    assert not torch.equal(torch.stack((frame, row, col), -1), grid_positions(1, 6, 6))
 
 
 def test_pixtral_live():

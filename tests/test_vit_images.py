@@ -91,3 +91,19 @@ def test_tiny_configuration_end_to_end(tmp_path: Path):
     for variant in ("rope-rescaled", "rope-ntk", "rope-riflex"):  # the same trained model at its own grid
         assert results["methods"][variant]["accuracy"][0] == rope[0]
     assert vit_images.summary_lines(results)[0].startswith("method")
+
+
+def test_committed_results_are_the_full_configuration():
+    results = vit_images.load_results()
+    config = vit_images.CONFIGS["full"]
+    assert results["experiment"] == "vit_images" and results["config"] == config.as_dict()
+    assert results["data"]["train_images"] + results["data"]["test_images"] == 1797
+    assert list(results["methods"]) == list(vit_images.METHODS) and results["grids"] == [4, 6, 8]
+    for entry in results["methods"].values():
+        for mean, per_seed in zip(entry["mean"], entry["accuracy"]):
+            assert len(per_seed) == len(config.seeds)
+            assert mean == pytest.approx(sum(per_seed) / len(per_seed), abs=1e-4)
+    rope = results["methods"]["rope"]["accuracy"][0]
+    for variant in ("rope-rescaled", "rope-ntk", "rope-riflex"):  # the same trained models at the trained grid
+        assert results["methods"][variant]["accuracy"][0] == rope
+    assert {"torch", "scikit-learn"} <= set(results["versions"])

@@ -16,7 +16,7 @@ __all__ = ["ClaimError", "Measure", "evaluate", "measure"]
 
 RESULTS = Path(__file__).resolve().parent / "results"
 FILES = {"lm": "length_extrapolation.json", "recall": "retrieval.json", "ext": "context_extension.json",
-         "windows": "inference_windows.json", "vit": "vit_resolution.json", "free": "training_free.json",
+         "windows": "inference_windows.json", "vit": "vit_resolution.json", "vimg": "vit_images.json", "free": "training_free.json",
          "base": "base_context.json", "depth": "depth.json", "hlm": "hybrid_lm.json",
          "hrecall": "hybrid_retrieval.json"}
 #: The studies whose results have a row per method, each with per-seed runs, and their metric.
