@@ -68,7 +68,7 @@ def video_grid_axes() -> Figure:
     fig, (left, right) = new_figure(1, 2, height=3.2, width_ratios=[1.25, 1], wspace=0.06)
     ids = grid_positions(2, 2, 3).T.numpy()
     _id_strip(left, ids, np.ones(ids.shape[1], dtype=int), [str(i) for i in range(ids.shape[1])],
-              "ids of a 2-frame 2 x 3 video, reading order")
+              "a 2-frame 2 x 3 video, in reading order")
     left.set_yticks(range(3), ("time", "row", "column"))
     left.set_xlabel("token")
     for y, (name, dims, base) in enumerate((("Wan 2.1", (44, 42, 42), 10000.0),
@@ -83,7 +83,7 @@ def video_grid_axes() -> Figure:
     right.set_yticks([0, 1], ["Wan 2.1", "HunyuanVideo"])
     right.set_ylim(-0.5, 2.1)
     right.set_xlabel("period of a pair (positions)")
-    right.set_title("one ladder per axis (head of 128)", fontsize=11)
+    right.set_title("a ladder per axis", fontsize=11)
     right.legend(loc="upper center", fontsize=9.5, ncol=3, handletextpad=0.1, columnspacing=0.8)
     return fig
 
