@@ -342,3 +342,14 @@ def test_cosmos_per_axis_ntk_live():
     q = torch.randn(1, 2, 36, head_dim)
     ours = apply_axes_rope(q, grid_positions(3, 4, 3), axes_dims=dims, theta=theta, layout="half")
     torch.testing.assert_close(ours, _diffusers_rotate(q, cos, sin, unbind=-2), rtol=1e-5, atol=1e-5)
+
+
+def test_cogvideox_live():
+    from diffusers.models.embeddings import get_3d_rotary_pos_embed
+
+    head_dim = 32  # CogVideoX's split: time head_dim / 4, height and width 3 head_dim / 8 each
+    cos, sin = get_3d_rotary_pos_embed(head_dim, ((0, 0), (4, 3)), (4, 3), 3)  # the crop equal to the grid
+    torch.manual_seed(14)
+    q = torch.randn(1, 2, 36, head_dim)
+    ours = apply_axes_rope(q, grid_positions(3, 4, 3), axes_dims=(8, 12, 12))
+    torch.testing.assert_close(ours, _diffusers_rotate(q, cos, sin), rtol=1e-5, atol=1e-5)
