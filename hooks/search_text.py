@@ -1,10 +1,19 @@
-"""Search without TeX: plain-text renderings of math for Material's search index.
+"""What the site's search index holds: math as plain text, prose before code, chapters first.
 
 Material's search index holds each page's text with its math as TeX source
-(``\\(r_i = L/\\lambda_i\\)``); after the build `clean_search_index` rewrites the index with
-every ``\\( \\)`` and ``\\[ \\]`` span (and, on notebook pages, ``$ $`` and ``$$ $$``) turned
-into plain text (``r_i = L/λ_i``, see `tex_to_text`). `strip_math` also gives the plain page
-titles of "Cite this page".
+(``\\(r_i = L/\\lambda_i\\)``); after the build `clean_search_index` rewrites the index:
+
+* every ``\\( \\)`` and ``\\[ \\]`` span (and, on notebook pages, ``$ $`` and ``$$ $$``) becomes
+  plain text (``r_i = L/λ_i``, see `tex_to_text`), with ``√`` spelled ``sqrt`` as readers type it;
+* the code listings left in a chapter's entries go (`drop_code`): their numbers and identifiers
+  (every ``3`` of an output, every ``Path``) outranked the prose that explains the idea;
+* each entry gets a ``boost`` by the role of its page (`BOOSTS`): the chapters that explain
+  an idea rank above the API reference, the bibliography, the widgets and the errata that name it.
+
+The separator that splits words (``plugins: - search: separator:`` in ``mkdocs.yml``) splits at
+brackets, quotes and ``=`` too, so that ``sqrt(d_model)`` and ``"rope_theta": 1e6`` give their
+words; ``tests/test_search.py`` runs Material's own search worker on the built index with the
+queries readers type. `strip_math` also gives the plain page titles of "Cite this page".
 """
 
 from __future__ import annotations
@@ -13,7 +22,7 @@ import json
 import re
 from pathlib import Path
 
-__all__ = ["clean_search_index", "strip_math", "tex_to_text"]
+__all__ = ["BOOSTS", "boost_for", "clean_search_index", "drop_code", "strip_math", "tex_to_text"]
 
 _SYMBOLS = {
     "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "varepsilon": "ε", "zeta": "ζ",
@@ -36,6 +45,7 @@ _DROPPED = {"left", "right", "big", "Big", "bigg", "Bigg", "bigl", "bigr", "Bigl
 _WRAPPERS = re.compile(r"\\(?:text|textrm|textit|textbf|mathrm|mathbf|mathit|mathsf|mathtt|mathcal|mathbb|"
                        r"boldsymbol|bm|operatorname|hat|tilde|bar|vec|overline|underline)\s*\{([^{}]*)\}")
 _ROOT = re.compile(r"\\sqrt\s*\{([^{}]*)\}")
+_SCRIPT = re.compile(r"([_^])\{([^{}]*)\}")  # a one-word sub- or superscript: d_{model} -> d_model
 _FRACTION = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
 _ENVIRONMENT = re.compile(r"\\(?:begin|end)\s*\{[^{}]*\}(?:\{[^{}]*\})?")
 _COMMAND = re.compile(r"\\([A-Za-z]+|.)")
@@ -54,6 +64,7 @@ def tex_to_text(tex: str) -> str:
     text = _ENVIRONMENT.sub(" ", tex).replace("\\\\", " ").replace("&", " ")
     for _ in range(8):  # innermost first: nested fractions and wrappers
         new = _FRACTION.sub(r"(\1)/(\2)", _ROOT.sub(r"√(\1)", _WRAPPERS.sub(r"\1", text)))
+        new = _SCRIPT.sub(lambda m: m[1] + m[2] if " " not in m[2] else m[0], new)
         if new == text:
             break
         text = new
@@ -83,16 +94,67 @@ def strip_math(text: str, *, dollars: bool = False) -> str:
     return _DOLLAR_MATH.sub(plain, text) if dollars else text
 
 
+#: The boost of a page's entries by the page's role (first prefix that matches the location; the
+#: chapters keep 1). Material multiplies an entry's score by it.
+BOOSTS: tuple[tuple[str, float, str], ...] = (
+    ("api/", 0.1, "the reference of a function: found by its name in the title, not by an idea"),
+    ("references/", 0.1, "the bibliography names every method once"),
+    ("notebooks/", 0.3, "the labs repeat the chapters' words around code"),
+    ("explore/", 0.3, "the widgets name the methods they draw"),
+    ("errata/", 0.4, "each entry quotes a claim the chapter states correctly"),
+    ("models/", 0.3, "the model table names every config key and family in its rows"),
+    ("pitfalls/", 0.5, "each item points to the chapter that explains it"),
+    ("how-checked/", 0.5, "it names the chapters' checks, not the ideas"),
+    ("start/", 0.7, "the core path summarises every chapter in a few lines"),
+)
+
+
+def boost_for(location: str) -> float:
+    """The boost of the entry at ``location`` (``"api/rope/#posenc.rope.apply_rope"``): see `BOOSTS`.
+
+    >>> boost_for("api/rope/#posenc.rope.apply_rope"), boost_for("rope/#the-rotation")
+    (0.1, 1.0)
+    """
+    return next((boost for prefix, boost, _ in BOOSTS if location.startswith(prefix)), 1.0)
+
+
+_CODE = re.compile(r"<pre\b.*?</pre>", re.DOTALL)
+# a result-table cell flattened by the indexer: a mean run into its range, "0.560.45–0.61"
+_GLUED = re.compile(r"(?<![\w.])\d+\.\d+(?:\.\d+)+(?:–[\d.]+)?")
+
+
+def drop_code(text: str) -> str:
+    """An entry's text without its code listings (``<pre>`` blocks) and without the numbers of
+    result tables that the indexer glued together (``0.560.45–0.61``: no word anyone types, and
+    enough of them trip lunr's token set, which then fails on queries such as ``l`` or ``4``);
+    inline code stays.
+
+    >>> drop_code("<p>The base <code>rope_theta</code>:</p> <pre><code>&gt;&gt;&gt; Path(3)\\n</code></pre> <p>Next.</p>")
+    '<p>The base <code>rope_theta</code>:</p>  <p>Next.</p>'
+    >>> drop_code("<p>rope 0.560.45–0.61 at 8L, base 1.5</p>")
+    '<p>rope   at 8L, base 1.5</p>'
+    """
+    return _GLUED.sub(" ", _CODE.sub("", text))
+
+
 def clean_search_index(path: Path) -> int:
-    """Rewrite Material's search index without TeX; return how many entries changed."""
+    """Rewrite Material's search index: math as text, no code listings outside the API pages, a
+    boost per page role; return how many titles and texts changed."""
     data = json.loads(path.read_text(encoding="utf-8"))
     changed = 0
     for entry in data.get("docs", []):
+        location = str(entry.get("location", ""))
+        notebook = location.startswith("notebooks/")
         for key in ("title", "text"):
             value = entry.get(key)
-            notebook = str(entry.get("location", "")).startswith("notebooks/")
-            if isinstance(value, str) and ("\\(" in value or "\\[" in value or (notebook and "$" in value)):
-                entry[key] = strip_math(value, dollars=notebook)
-                changed += 1
+            if not isinstance(value, str):
+                continue
+            if "\\(" in value or "\\[" in value or (notebook and "$" in value):
+                entry[key] = strip_math(value, dollars=notebook).replace("√", "sqrt")
+            if key == "text" and not location.startswith("api/"):  # an API entry's first block is its signature
+                entry[key] = drop_code(entry[key])
+            changed += entry[key] != value
+        if boost_for(location) != 1.0:
+            entry["boost"] = boost_for(location)
     path.write_text(json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":")), encoding="utf-8")
     return changed
