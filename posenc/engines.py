@@ -65,12 +65,14 @@ ENGINES: dict[str, Engine] = {
     "vllm": Engine(
         "vLLM", "read", "is_neox_style=True", "is_neox_style=False",
         "--hf-overrides '{\"rope_parameters\": {...}}' (the older --rope-scaling is gone)",
-        "vllm-project/vllm docs/features/context_extension; "
-        "vllm/model_executor/layers/rotary_embedding/__init__.py get_rope"),
+        "vLLM's documentation, Features, Context Extension; "
+        "vllm/model_executor/layers/rotary_embedding/__init__.py get_rope (is_neox_style, yarn, "
+        "deepseek_yarn, mrope_section, mrope_interleaved)"),
     "sglang": Engine(
         "SGLang", "read", "is_neox_style=True", "is_neox_style=False",
         "--json-model-override-args '{\"rope_scaling\": {...}}' (a nested config: under \"text_config\")",
-        "sgl-project/sglang python/sglang/srt/server_args.py (--json-model-override-args)"),
+        "sgl-project/sglang python/sglang/srt/server_args.py (--json-model-override-args); "
+        "python/sglang/srt/layers/rotary_embedding.py _apply_rotary_emb(is_neox_style)"),
     "torchtune": Engine(
         "torchtune", "run", "Qwen2/Phi3RotaryPositionalEmbeddings", "RotaryPositionalEmbeddings",
         "the model builder's arguments (rope_base, scale_factor, ...); no config.json is read",
@@ -105,8 +107,9 @@ FEATURES: dict[str, str] = {
 }
 
 # (engine, feature) -> (status, test or locator). status: "same" (agrees with posenc, run here),
-# "differs" (see DISAGREEMENTS), "fixed" (only Meta's fixed settings, agree, run here), "read"
-# (supported, read only), "none" (not supported). A missing pair: not checked.
+# "differs" (see DISAGREEMENTS), "fixed" (only Meta's fixed settings, agree, run here), "half" or
+# "interleaved" (only that layout, agrees, run here), "text" (text tokens only), "read" (supported,
+# read only), "none" (not supported, read in its source). A missing pair: not checked.
 SUPPORT: dict[tuple[str, str], tuple[str, str]] = {
     ("llama.cpp", "layouts"): ("same", "test_ggml.py::test_layouts"),
     ("llama.cpp", "partial"): ("same", "test_ggml.py::test_partial_width"),
@@ -126,20 +129,31 @@ SUPPORT: dict[tuple[str, str], tuple[str, str]] = {
     ("mlx-lm", "longrope"): ("differs", "test_mlx.py::test_longrope_long_factors_always"),
     ("mlx-lm", "proportional"): ("same", "test_mlx.py::test_proportional"),
     ("mlx-lm", "temperature"): ("same", "test_mlx.py::test_llama4_temperature"),
+    ("mlx-lm", "mrope"): ("text", "initialize_rope: 'mrope' is plain RoPE (text tokens)"),
     ("vllm", "layouts"): ("read", "get_rope(is_neox_style)"),
+    ("sglang", "layouts"): ("read", "rotary_embedding.py _apply_rotary_emb(is_neox_style)"),
     ("vllm", "yarn"): ("read", "get_rope: yarn, deepseek_yarn"),
     ("vllm", "mrope"): ("read", "get_rope: mrope_section"),
     ("vllm", "imrope"): ("read", "get_rope: mrope_interleaved"),
     ("torchtune", "layouts"): ("same", "test_torchtune.py::test_layouts"),
     ("torchtune", "llama3"): ("same", "test_torchtune.py::test_llama3_rule_float64"),
     ("torchtune", "vision2d"): ("same", "test_torchtune.py::test_vision_2d"),
-    ("torchtune", "linear"): ("none", "no rope_type argument"),
-    ("keras-hub", "layouts"): ("same", "test_keras.py::test_default"),
+    ("torchtune", "linear"): ("none", "its RoPE classes: plain, Llama 3.1 scaled, vision 2-D"),
+    ("torchtune", "dynamic"): ("none", "its RoPE classes: plain, Llama 3.1 scaled, vision 2-D"),
+    ("torchtune", "yarn"): ("none", "its RoPE classes: plain, Llama 3.1 scaled, vision 2-D"),
+    ("torchtune", "longrope"): ("none", "Phi3RotaryPositionalEmbeddings has no factors"),
+    ("keras-hub", "layouts"): ("half", "test_keras.py::test_default"),
+    ("keras-hub", "partial"): ("none", "RotaryEmbedding turns the whole feature axis"),
+    ("keras-hub", "llama3"): ("none", "rope_type: linear, dynamic, yarn only"),
+    ("keras-hub", "longrope"): ("none", "rope_type: linear, dynamic, yarn only"),
+    ("keras-hub", "proportional"): ("none", "rope_type: linear, dynamic, yarn only"),
     ("keras-hub", "linear"): ("same", "test_keras.py::test_linear"),
     ("keras-hub", "dynamic"): ("differs", "test_keras.py::test_dynamic_scales_every_length"),
     ("keras-hub", "yarn"): ("same", "test_keras.py::test_yarn"),
     ("keras-hub", "alibi"): ("same", "test_keras.py::test_alibi_slopes"),
-    ("llama-models", "layouts"): ("same", "test_llama_models.py::test_rotation"),
+    ("llama-models", "layouts"): ("interleaved", "test_llama_models.py::test_rotation"),
+    ("llama-models", "linear"): ("none", "use_scaled_rope: Llama 3's rule only"),
+    ("llama-models", "yarn"): ("none", "use_scaled_rope: Llama 3's rule only"),
     ("llama-models", "llama3"): ("fixed", "test_llama_models.py::test_llama3_rule_float64"),
     ("llama-models", "temperature"): ("same", "test_llama_models.py::test_llama4_temperature"),
 }
@@ -180,23 +194,27 @@ DISAGREEMENTS: tuple[Disagreement, ...] = (
     Disagreement(
         "llama.cpp", "imrope",
         "ggml's interleaved M-RoPE gives the pairs the three sections leave over to a fourth position, "
-        "which llama.cpp's multimodal helpers set to 0: with Qwen3-VL's sections (24, 20, 20) pairs 61 "
-        "and 62 of a 128-wide head do not rotate, where transformers turns them with the temporal "
-        "position",
-        "ggml/src/ggml-cpu/ops.cpp ggml_mrope_cache_init (is_imrope); tools/mtmd/mtmd-helper.cpp "
+        "which llama.cpp's multimodal helper sets to 0 for image, video and audio tokens: with "
+        "Qwen3-VL's sections (24, 20, 20) pairs 61 and 62 of a 128-wide head then do not rotate, where "
+        "transformers turns them with the temporal position (how llama.cpp fills the fourth position of "
+        "text tokens was not checked)",
+        "ggml-python 0.0.45 vendor/ggml/src/ggml-cpu/ops.cpp:5786-5795 (ggml_mrope_cache_init, is_imrope); "
+        "llama.cpp tools/mtmd/mtmd-helper.cpp decode_embd_batch.set_position_mrope_2d/_3d/_1d "
         "(pos[i + n_tokens * 3] = 0)",
         "run", "tests/engines/test_ggml.py::test_imrope_fourth_section"),
 )
 
-_STATUS_WORDS = {"same": "yes", "differs": "differs", "fixed": "fixed values", "read": "yes (read)", "none": "no"}
+_STATUS_WORDS = {"same": "yes", "differs": "differs", "fixed": "fixed values", "half": "half only",
+                 "interleaved": "interleaved only", "text": "text only", "read": "yes (read)", "none": "no"}
 
 
 def support_table() -> tuple[list[str], list[list[str]]]:
     """The support matrix: one row per feature, one column per engine (``[[table ...]]`` renders it).
 
     "yes": agrees with posenc (and transformers) where run here; "differs": see the disagreements;
-    "fixed values": only the model's own settings; "yes (read)": supported, read in its source, not
-    run; "no": not supported; "?": not checked.
+    "fixed values": only the model's own settings; "half only", "interleaved only": one layout
+    (agrees); "text only": text tokens only; "yes (read)": supported, read in its source, not run;
+    "no": not supported; "?": not checked.
     """
     header = ["Feature", *(engine.name for engine in ENGINES.values())]
     rows = [[label, *(_STATUS_WORDS[SUPPORT[(key, feature)][0]] if (key, feature) in SUPPORT else "?"
