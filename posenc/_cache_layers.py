@@ -40,6 +40,22 @@ def check_layer_spans(spans: object, num_layers: int, *, in_cache: bool) -> list
     return list(spans)
 
 
+def check_unbroken_cache(cache: object, layer: int, position: str) -> None:
+    """FoX and PaTH read every token between a cached key and the query: ``layer``'s entries must
+    run without a gap up to the newest token (a full cache or a sliding window; not sinks)."""
+    from posenc.inference import KVCache  # the cache imports this module
+    assert isinstance(cache, KVCache)
+    if cache.key_positions == "in-cache":
+        raise ValueError(f"position={position!r} caches keys with what it computed from each token; "
+                         "KVCache(key_positions='in-cache') would rotate them again: use 'original'")
+    held = cache.entries(layer)
+    order = cache.order if held is None else cache.order[held]
+    if order.numel() and not torch.equal(order, torch.arange(cache.seen - order.numel(), cache.seen)):
+        raise ValueError(f"position={position!r} needs every token between a cached key and the query, "
+                         f"but the cache dropped some (window={cache.window}, sinks={cache.sinks}): "
+                         "use a cache without sinks")
+
+
 # --8<-- [start:evict]
 def evict_per_layer(keys: list[Tensor], values: list[Tensor], held: list[Tensor], spans: list[AttentionSpan | None],
                     window: Tensor, positions: Tensor, valid: Tensor, upcoming: Tensor

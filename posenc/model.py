@@ -17,6 +17,7 @@ import torch
 from torch import Tensor, nn
 
 from posenc._bias import pair_shape
+from posenc._cache_layers import check_unbroken_cache
 from posenc._checks import (
     MAX_POSITION_ID,
     check_choice,
@@ -322,21 +323,9 @@ class TinyTransformer(nn.Module):
         if place != "content" or not plan.uses_position:
             return {}
         if cache is not None:
-            self._check_cache_path(cache, layer)
+            check_unbroken_cache(cache, layer, self.position)
         module = self.content[layer]
         return {"content": module.join, "scores": module.scores}
-
-    def _check_cache_path(self, cache: KVCache, layer: int) -> None:
-        """FoX and PaTH read every token between a cached key and the query: the cache must hold them all."""
-        if cache.key_positions == "in-cache":
-            raise ValueError(f"position={self.position!r} caches keys with what it computed from each token; "
-                             "KVCache(key_positions='in-cache') would rotate them again: use 'original'")
-        held = cache.entries(layer)
-        order = cache.order if held is None else cache.order[held]
-        if order.numel() and not torch.equal(order, torch.arange(cache.seen - order.numel(), cache.seen)):
-            raise ValueError(f"position={self.position!r} needs every token between a cached key and the query, "
-                             f"but the cache dropped some (window={cache.window}, sinks={cache.sinks}): "
-                             "use a cache without sinks")
 
     def _logit_hook(self, layer: int) -> LogitHook | None:
         """CoPE's module of this layer (None for every other method)."""

@@ -19,7 +19,9 @@ independent public reimplementations state it; the paper's own text was not reac
 the real and imaginary parts of \(\tilde q\) or \(\tilde k\) (width \(2d\)), so that their dot
 product is \(\mathrm{Re}[\tilde q^H \tilde k]\). The model's attention divides by
 \(\sqrt{2d}\); the queries carry a factor \(\sqrt 2\) so that the logit is \(a_{ts}\) above.
-Cache: the keys as they leave `PolarEmbedding.rotate_keys` (twice as wide as RoPE's), as RoPE's
+One `PolarEmbedding` serves every layer of a `posenc.model.TinyTransformer` (as its RoPE does),
+so the layers share the learned phases; the public reimplementations give each attention layer
+its own. Cache: the keys as they leave `PolarEmbedding.rotate_keys` (twice as wide as RoPE's), as RoPE's
 keys are cached already rotated. Cost: a softplus and a cosine and sine per feature, and a dot
 product of width \(2d\) per logit.
 """

@@ -188,6 +188,12 @@ def test_path_refuses_a_non_unit_vector_a_bad_beta_and_queries_past_the_keys() -
         path_logits(torch.randn(4, 4), k, w, beta)
 
 
+def test_fox_scores_refuse_queries_past_the_keys() -> None:
+    gate = ForgetGate(8, num_heads=2, head_dim=4)
+    with pytest.raises(ValueError, match="q must have no more positions than k"):
+        gate.scores(torch.randn(1, 2, 4, 4), torch.randn(1, 2, 3, 5))
+
+
 def test_path_module_transforms_are_unit_and_in_range() -> None:
     path = HouseholderPath(8, num_heads=2, head_dim=4)
     w, beta = path.transforms(torch.randn(3, 5, 8))
