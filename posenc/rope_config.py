@@ -243,6 +243,13 @@ def _layer(config: Mapping[str, Any], found: Mapping[str, Any], model_type: str 
                      _softmax_scale(found, params), window, layers, note)
 
 
+def _site_notes(found: Mapping[str, Any], layout: str) -> list[str]:
+    """A second rotary site in a layer whose layout differs from the one read (DeepSeek-V3.2's indexer)."""
+    return [f"transformers' code for this model type also rotates q and k in {site}, in the {site_layout} layout: a "
+            f"second rotary site in the layer (the layout read here, {layout}, is the attention's)"
+            for site, site_layout in (found.get("rotary_sites") or {}).items() if site_layout != layout]
+
+
 def _null_is_nope(found: Mapping[str, Any]) -> bool:
     # Beam: its config class sets rope_parameters[layer_type] = None for NoPE layer types, and its model
     # passes those layers no position embeddings; other classes fill a None in or fail on it.
@@ -287,6 +294,11 @@ def read_config(config: Mapping[str, Any], *, layout: str | None = None) -> Conf
     model_type, text = _text_part(config)
     found = table.entry(model_type) if model_type is not None else None
     found = found or {}
+    if found.get("rope") is False and found.get("rotation_calls"):
+        raise ValueError(f"model type {model_type!r}: posenc does not read its rotary position embedding from a config "
+                         f"(transformers' modeling file for it calls {', '.join(found['rotation_calls'])}: this model "
+                         f"type, or another model of the same file, rotates q and k; vision, audio and video encoders "
+                         f"are not read yet)")
     if found.get("rope") is False:
         raise ValueError(f"model type {model_type!r} uses no rotary position embedding (transformers' code for it "
                          f"has no RoPE): from_config reads RoPE settings only")
@@ -326,7 +338,7 @@ def read_config(config: Mapping[str, Any], *, layout: str | None = None) -> Conf
     if any(isinstance(p, Mapping) and "mrope_section" in p for p in params.values()):
         notes.append("M-RoPE (mrope_section): a text token has the same position on all three axes, so text "
                      "rotates as the 1-D RoPE given here; image and video tokens get 3-D positions")
-    notes += windows.window_notes(text, found) + divergence_notes(model_type, text)
+    notes += windows.window_notes(text, found) + divergence_notes(model_type, text) + _site_notes(found, given)
     pattern = {index: name for name, indices in kinds.items() for index in indices}
     return ConfigRope(model_type, result, tuple(pattern[i] for i in sorted(pattern)), _length(text, found),
                       originals[0] if originals else None, tuple(notes), bool(found.get("attention_sinks")))

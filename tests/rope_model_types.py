@@ -30,6 +30,9 @@ What is derived, and how (no hand-written list of model names):
   ``no_rope_layers`` when a config.json gives none, fitted as "every k-th layer" at 12 layers and
   checked at 2 to 13: counted from the last layer (``from_end``), the last layer forced
   (``last``), or made ``every`` when no other layer is (``at_least_one``); no fit, no pattern.
+* **rotation without settings to read** (``rotation_calls``): a model type with no rotary settings
+  posenc reads whose modeling file still calls a rotation function (DINOv3, V-JEPA 2, ESM, SAM 2/3:
+  ``tests/rope_model_types_rotation.py``), refused by name rather than said to use no RoPE;
 * **windows** (``window_all_layers``, ``window_switch``, ``window_layers``): which layers attend
   within ``sliding_window`` (``tests/rope_model_types_windows.py``);
 * the class defaults `from_config` needs when a config.json leaves a key out (``default_theta``,
@@ -60,6 +63,7 @@ import torch
 
 from tests import rope_model_types_dependence as dependence
 from tests import rope_model_types_probes as probes
+from tests import rope_model_types_rotation as rotation
 from tests import rope_model_types_windows as windows
 
 TABLE_PATH = pathlib.Path(__file__).resolve().parents[1] / "posenc" / "rope_model_types.json"
@@ -566,7 +570,8 @@ def derive(model_type: str, config_name: str) -> dict[str, Any] | None:
     source = inspect.getsource(module)
     legacy = isinstance(getattr(text, "rotary_dim", None), int) and "create_sinusoidal_positions" in source
     if not legacy and (not isinstance(params, dict) or not params or "Rotary" not in source):
-        return {"rope": False}
+        calls = rotation.rotation_calls(source)  # no settings to read is not "no RoPE" (DINOv3, V-JEPA 2, ESM)
+        return {"rope": False, "rotation_calls": calls} if calls else {"rope": False}
     params = params if isinstance(params, dict) else {}
     # GPT-J's and CodeGen's fixed tables: base 10000 and no scaling, whatever the config says
     entry: dict[str, Any] = {"rotated_width_key": "rotary_dim", "fixed_tables": True} if legacy else {}
@@ -585,6 +590,8 @@ def derive(model_type: str, config_name: str) -> dict[str, Any] | None:
             layouts.setdefault(name, _layout_of(function, rotary, text, probe_type))
         if any(layouts.values()):
             break
+    if sites := rotation.rotary_sites(module, source, text, probe_type):
+        entry["rotary_sites"] = sites  # a layer that rotates at two sites in two layouts (DeepSeek-V3.2)
     conditions = _conditions(source)
     if any("rope_interleave" in c for c in _branches(source)):
         default = bool(_field_default(type(text), "rope_interleave"))

@@ -148,6 +148,9 @@ FOUND = [
                     {"use_sliding_window": True, "sliding_window": None}, {"use_sliding_window": 1},
                     {"max_window_layers": -1}, {"max_window_layers": 99, "use_sliding_window": True},
                     {"attention_chunk_size": 0})),
+    # a model type that rotates without settings posenc reads is refused, not said to use no RoPE
+    *(_case({"model_type": model_type}) for model_type in ("dinov3_vit", "vjepa2", "esm", "bert")),
+    _case({"model_type": "deepseek_v32", "qk_rope_head_dim": 16, "num_hidden_layers": 2}),  # two rotary sites
 ]
 
 

@@ -49,3 +49,37 @@ def test_the_table_covers_the_families_people_run() -> None:
     assert table["minimax_m2"]["rotated_width_key"] == "rotary_dim"  # configuration_minimax_m2.py: rotary_dim / head_dim
     assert table["kimi_k25"]["text_model_type_aliases"] == {"kimi_k2": "deepseek_v3"}  # Kimi_K25Config.__post_init__
     assert table["bert"] == {"rope": False}
+
+
+def test_no_model_type_that_rotates_is_said_to_use_no_rope() -> None:
+    """Vision, audio and protein encoders rotate without rotary settings posenc reads (DINOv3's
+    DINOv3ViTRopePositionEmbedding, V-JEPA 2's rotate_queries_or_keys, ESM's and RoFormer's rotary
+    code): the table records the rotation calls and read_config refuses them by name."""
+    from posenc.rope_config import read_config
+
+    table = json.loads(derive.TABLE_PATH.read_text())["model_types"]
+    assert "apply_rotary_pos_emb" in table["dinov3_vit"]["rotation_calls"]   # modeling_dinov3_vit.py: attention
+    assert table["vjepa2"]["rotation_calls"]  # modeling_vjepa2.py: VJEPA2RopeAttention rotates q and k
+    assert table["esm"]["rotation_calls"] and table["roformer"]["rotation_calls"]
+    assert "rotation_calls" not in table["bert"]                              # learned absolute positions
+    for model_type in ("dinov3_vit", "vjepa2", "esm", "roformer"):
+        with pytest.raises(ValueError, match="posenc does not read its rotary position embedding") as refused:
+            read_config({"model_type": model_type, "hidden_size": 64, "num_attention_heads": 4})
+        assert "uses no rotary position embedding" not in str(refused.value)
+    with pytest.raises(ValueError, match="uses no rotary position embedding"):
+        read_config({"model_type": "bert", "hidden_size": 64, "num_attention_heads": 4})
+
+
+def test_a_second_rotary_site_is_named() -> None:
+    """DeepSeek-V3.2's sparse-attention indexer rotates its q and k in the half layout while the
+    latent attention of the same layer is interleaved (modeling_deepseek_v32.py: the indexer calls
+    apply_rotary_pos_emb, rotate_half; the attention apply_rotary_pos_emb_interleave)."""
+    from posenc.rope_config import read_config
+
+    table = json.loads(derive.TABLE_PATH.read_text())["model_types"]
+    assert table["deepseek_v32"]["rotary_sites"] == {"DeepseekV32Attention": "interleaved", "DeepseekV32Indexer": "half"}
+    assert "rotary_sites" not in table["deepseek_v3"] and "rotary_sites" not in table["llama"]
+    rope = read_config({"model_type": "deepseek_v32", "hidden_size": 64, "num_attention_heads": 4,
+                        "qk_rope_head_dim": 16, "num_hidden_layers": 2})
+    assert rope.layers["indexed_attention"].layout == "interleaved"
+    assert any("DeepseekV32Indexer, in the half layout" in note for note in rope.notes)

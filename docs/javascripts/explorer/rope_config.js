@@ -194,6 +194,14 @@
     return null;
   }
 
+  /** A second rotary site in a layer whose layout differs from the one read (DeepSeek-V3.2's indexer). */
+  function siteNotes(found, layout) {
+    const sites = get(found, "rotary_sites") || {};
+    return P.keys(sites).filter((site) => sites[site] !== layout).map((site) =>
+      `transformers' code for this model type also rotates q and k in ${site}, in the ${sites[site]} layout: a ` +
+      `second rotary site in the layer (the layout read here, ${layout}, is the attention's)`);
+  }
+
   /** posenc._rope_divergences.divergence_notes: transformers' departures from the published model. */
   function divergenceNotes(modelType, config) {
     const register = (global.posencRopeData && global.posencRopeData.divergences) || [];
@@ -237,6 +245,11 @@
     const given = P.isNone(layout) ? null : P.checkChoice("layout", layout, LAYOUTS);
     const [modelType, text] = R.textPart(config);
     const found = (modelType !== null ? R.entry(modelType) : null) || {};
+    if (get(found, "rope") === false && P.truthy(get(found, "rotation_calls"))) {
+      throw valueError(`model type ${repr(modelType)}: posenc does not read its rotary position embedding from a config ` +
+        `(transformers' modeling file for it calls ${found.rotation_calls.join(", ")}: this model type, or another model ` +
+        "of the same file, rotates q and k; vision, audio and video encoders are not read yet)");
+    }
     if (get(found, "rope") === false) {
       throw valueError(`model type ${repr(modelType)} uses no rotary position embedding (transformers' code for it ` +
         "has no RoPE): from_config reads RoPE settings only");
@@ -288,7 +301,7 @@
       notes.push("M-RoPE (mrope_section): a text token has the same position on all three axes, so text rotates as " +
         "the 1-D RoPE given here; image and video tokens get 3-D positions");
     }
-    notes.push(...windowNotes(text, found), ...divergenceNotes(modelType, text));
+    notes.push(...windowNotes(text, found), ...divergenceNotes(modelType, text), ...siteNotes(found, chosen));
     const pattern = [];
     for (const [name, indices] of kinds) for (const i of indices) pattern[i] = name;
     return { model_type: modelType, layers, pattern: pattern.filter((n) => n !== undefined),
