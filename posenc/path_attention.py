@@ -22,8 +22,12 @@ short convolution.
 
 The direct form here is \(O(L^2 d)\): it sweeps the keys from the newest back, applying each
 \(H_s\) to the queries that lie after it (\(H\) is symmetric, so \(q^\top H = (H q)^\top\)),
-and reads one logit column per key. The paper's blockwise algorithm (a compact form of products
-of Householder matrices, FlashAttention-style) is not implemented.
+and reads one logit column per key. `path_logits_blockwise` splits the keys into blocks: within
+a block it sweeps as the direct form does; across blocks it carries each query through a whole
+block at once with that block's product \(H_{e-1} \cdots H_s\) as a dense \(d \times d\) matrix,
+against keys already carried to the end of their own block. The paper's blockwise algorithm
+keeps each block's product in a compact low-rank form instead (FlashAttention-style, on GPUs);
+that form is not implemented here.
 
 Cache: a key carries its token's \(w\) and \(\beta\) (joined to it by `HouseholderPath.join`,
 \(d + 1\) more channels); the logits of new queries are swept over every cached key, so decoding
@@ -44,7 +48,7 @@ from torch import Tensor, nn
 from posenc._checks import check_size, check_size_int, check_tensor
 from posenc.forgetting import _causal, _check_qk
 
-__all__ = ["HouseholderPath", "path_logits"]
+__all__ = ["HouseholderPath", "path_logits", "path_logits_blockwise"]
 
 #: How far from 1 the norm of a Householder vector may be (float32 rounding of a normalised vector).
 UNIT_TOLERANCE = 1e-4
@@ -118,6 +122,78 @@ def _sweep(q: Tensor, k: Tensor, w: Tensor, beta: Tensor) -> Tensor:
     if not columns:
         return q.new_zeros((*q.shape[:-1], 0))
     return _causal(torch.stack(columns[::-1], dim=-1))
+
+
+def path_logits_blockwise(q: Tensor, k: Tensor, w: Tensor, beta: Tensor, *, block: int) -> Tensor:
+    r"""`path_logits` computed block by block (blocks of ``block`` keys); equal to the direct form.
+
+    Examples:
+        >>> _ = torch.manual_seed(0)
+        >>> q, k = torch.randn(9, 4, dtype=torch.float64), torch.randn(9, 4, dtype=torch.float64)
+        >>> w = torch.nn.functional.normalize(torch.randn(9, 4, dtype=torch.float64), dim=-1)
+        >>> beta = 2 * torch.rand(9, dtype=torch.float64)
+        >>> torch.allclose(path_logits_blockwise(q, k, w, beta, block=4), path_logits(q, k, w, beta))
+        True
+    """
+    q, k = _check_path_qk(q, k)
+    w, beta = _check_transforms(q, k, w, beta)
+    block = check_size_int("block", block)
+    dtype = q.dtype if q.dtype in (torch.float32, torch.float64) else torch.float32
+    q, k, w, beta = q.to(dtype), k.to(dtype), w.to(dtype), beta.to(dtype)
+    k_len, offset = k.shape[-2], k.shape[-2] - q.shape[-2]
+    starts = list(range(0, k_len, block))
+    carried, products = [], []  # keys carried to the end of their block; each block's H_(e-1) ... H_s
+    for s in starts:
+        e = min(s + block, k_len)
+        carried.append(_carry_keys(k[..., s:e, :], w[..., s:e, :], beta[..., s:e]))
+        products.append(_block_product(w[..., s:e, :], beta[..., s:e]))
+    out = q.new_full((*q.shape[:-1], k_len), float("-inf"))
+    for b, s in enumerate(starts):
+        e = min(s + block, k_len)
+        first = max(s, offset)  # the queries of this block, as key indices
+        if first >= e:
+            continue
+        rows = slice(first - offset, e - offset)
+        out[..., rows, s:e] = _sweep(q[..., rows, :], k[..., s:e, :], w[..., s:e, :], beta[..., s:e])
+        u = _carry_queries(q[..., rows, :], w[..., s:e, :], beta[..., s:e], first - s)  # H_s ... H_i q_i
+        for c in range(b - 1, -1, -1):  # earlier blocks, newest first
+            out[..., rows, starts[c]:starts[c] + carried[c].shape[-2]] = u @ carried[c].transpose(-2, -1)
+            u = u @ products[c]  # u^T P  (row vectors): through the whole block at once
+    return out
+
+
+def _householder(x: Tensor, w: Tensor, beta: Tensor) -> Tensor:
+    """``H x`` for rows ``x [..., n, d]`` and one transform ``w [..., 1, d]``, ``beta [..., 1, 1]``."""
+    return x - beta * (x * w).sum(-1, keepdim=True) * w
+
+
+def _carry_keys(k: Tensor, w: Tensor, beta: Tensor) -> Tensor:
+    """Key j of a block times H_(e-1) ... H_(j+1): each later transform of the block, in order."""
+    keys = k
+    for t in range(1, k.shape[-2]):
+        earlier = (torch.arange(k.shape[-2], device=k.device) < t)[:, None]
+        moved = _householder(keys, w[..., t, None, :], beta[..., t, None, None])
+        keys = torch.where(earlier, moved, keys)
+    return keys
+
+
+def _carry_queries(q: Tensor, w: Tensor, beta: Tensor, first: int) -> Tensor:
+    """Query i of a block (at ``first + row``) times H_i, then down to H_s: ``H_s ... H_i q_i``."""
+    at = first + torch.arange(q.shape[-2], device=q.device)
+    u = q
+    for t in range(w.shape[-2] - 1, -1, -1):
+        u = torch.where((at >= t)[:, None], _householder(u, w[..., t, None, :], beta[..., t, None, None]), u)
+    return u
+
+
+def _block_product(w: Tensor, beta: Tensor) -> Tensor:
+    """The dense ``H_(e-1) ... H_s`` of a block, ``[..., d, d]``, built by applying each H to its columns."""
+    d = w.shape[-1]
+    product = torch.eye(d, dtype=w.dtype, device=w.device).expand(*w.shape[:-2], d, d)
+    for t in range(w.shape[-2]):  # P <- H_t P: H_t acts on each column, i.e. on the rows of P^T
+        columns = _householder(product.transpose(-2, -1), w[..., t, None, :], beta[..., t, None, None])
+        product = columns.transpose(-2, -1)
+    return product
 
 
 class HouseholderPath(nn.Module):

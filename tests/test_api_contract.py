@@ -221,6 +221,9 @@ EXAMPLES: dict[str, Example] = {
     "posenc.path_attention.path_logits": ex(q=_t(2, 3, 4), k=_t(2, 3, 4),
                                            w=lambda: torch.nn.functional.normalize(torch.randn(2, 3, 4), dim=-1),
                                            beta=lambda: torch.rand(2, 3) * 2),
+    "posenc.path_attention.path_logits_blockwise": ex(
+        q=_t(2, 3, 4), k=_t(2, 3, 4), w=lambda: torch.nn.functional.normalize(torch.randn(2, 3, 4), dim=-1),
+        beta=lambda: torch.rand(2, 3) * 2, block=2),
     "posenc.path_attention.HouseholderPath": ex(dim=8, num_heads=2, head_dim=4),
     "posenc.path_attention.HouseholderPath.transforms": ex(_lazy("posenc.path_attention.HouseholderPath", 8, 2, 4),
                                                            x=_t(1, 3, 8)),

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from posenc.alibi import alibi_slopes
 from posenc.forgetting import ForgetGate, forgetting_bias
-from posenc.path_attention import HouseholderPath, path_logits
+from posenc.path_attention import HouseholderPath, path_logits, path_logits_blockwise
 from posenc.pope import PolarEmbedding, pope_frequencies
 from posenc.stick_breaking import stick_breaking_weights
 
@@ -159,6 +159,18 @@ def test_path_logits_match_the_float64_matrix_products() -> None:
     q, k = torch.randn(n, d, dtype=D64), torch.randn(n, d, dtype=D64)
     w, beta = _unit(torch.randn(n, d, dtype=D64)), 2 * torch.rand(n, dtype=D64)
     torch.testing.assert_close(path_logits(q, k, w, beta), ref_path_logits(q, k, w, beta), rtol=1e-12, atol=1e-12)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 12), st.integers(0, 11), st.integers(1, 6), st.integers(0, 10_000))
+def test_path_blockwise_equals_the_direct_form(k_len: int, fewer: int, block: int, seed: int) -> None:
+    generator = torch.Generator().manual_seed(seed)
+    q_len = max(1, k_len - fewer)
+    q, k = torch.randn(2, q_len, 3, generator=generator, dtype=D64), torch.randn(2, k_len, 3, generator=generator, dtype=D64)
+    w = _unit(torch.randn(2, k_len, 3, generator=generator, dtype=D64))
+    beta = 2 * torch.rand(2, k_len, generator=generator, dtype=D64)
+    torch.testing.assert_close(path_logits_blockwise(q, k, w, beta, block=block), path_logits(q, k, w, beta),
+                               rtol=1e-12, atol=1e-12)
 
 
 def test_path_with_beta_zero_is_nope() -> None:
