@@ -223,9 +223,11 @@ class TinyViT(nn.Module):
             `posenc.rope_video.ntk_axis_factor` with the ratio of the sides) or ``"riflex"``
             (`posenc.rope_video.riflex_frequencies`, the intrinsic pair the one whose period is
             closest to the trained side).
-        coordinate_jitter, coordinate_rescale: for ``"rope-normalized"``, DINOv3's training-time
-            draws (`posenc.rope_images.augment_patch_coordinates`), one per forward call in
-            training mode; None leaves a draw out.
+        coordinate_jitter: for ``"rope-normalized"``, DINOv3's per-axis stretch drawn in training
+            (`posenc.rope_images.augment_patch_coordinates`), one draw per forward call in
+            training mode; None leaves it out.
+        coordinate_rescale: likewise, DINOv3's scale of both axes drawn in training (2.0 in its
+            released models); None leaves it out.
 
     Patches are embedded by a strided convolution, as in ViT; the class is read from the mean
     of the patch outputs (no class token). An image of another size gives another grid: the
