@@ -39,14 +39,15 @@ DIVERGENCES: tuple[Divergence, ...] = (
     Divergence(
         model_type="minimax",
         key="rotary_dim",
-        published="MiniMax-01 (MiniMax-Text-01) rotates half of each 128-wide attention head: 64 features, "
-                  "config['rotary_dim'] = 64",
+        published="MiniMax-01 (MiniMax-Text-01) rotates half of each 128-wide attention head, 64 features "
+                  "(model card); its configs give that width as rotary_dim",
         transformers="MiniMaxConfig has no rotary_dim: the key is kept as an unused attribute, and the rotary "
                      "module and apply_rotary_pos_emb rotate the whole head",
         evidence=(
             "https://huggingface.co/MiniMaxAI/MiniMax-Text-01 (model card, section 2 'Model Architecture': "
             "'Rotary Position Embedding (RoPE) applied to half of the attention head dimension with a base "
-            "frequency of 10,000,000'; read through the search tool's copy of README.md at revision e1640d7a)",
+            "frequency of 10,000,000'; read through the search tool's copy of README.md at revision e1640d7a; "
+            "the published config.json with rotary_dim 64 was not opened here)",
             "transformers 5.23.0 models/minimax/configuration_minimax.py (no rotary_dim or "
             "partial_rotary_factor field) and models/minimax/modeling_minimax.py:329-351 "
             "(apply_rotary_pos_emb over the whole head_dim)",

@@ -151,6 +151,7 @@ FOUND = [
     # a model type that rotates without settings posenc reads is refused, not said to use no RoPE
     *(_case({"model_type": model_type}) for model_type in ("dinov3_vit", "vjepa2", "esm", "bert")),
     _case({"model_type": "deepseek_v32", "qk_rope_head_dim": 16, "num_hidden_layers": 2}),  # two rotary sites
+    _case({"model_type": "minimax", "rotary_dim": 64, "num_hidden_layers": 2}),  # a registered divergence
 ]
 
 
