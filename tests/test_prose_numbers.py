@@ -190,6 +190,7 @@ def prose(text: str) -> str:
     def blank(match: re.Match[str]) -> str:
         return "\n" * match[0].count("\n")
 
+    text = re.sub(r"\A---\n.*?\n---\n", blank, text, flags=re.DOTALL)  # front matter: the page's metadata
     text = FENCE.sub(blank, text)
     text = re.sub(r"<!--.*?-->", blank, text, flags=re.DOTALL)
     text = re.sub(r"\\\[.*?\\\]|\\\(.*?\\\)|\$\$.*?\$\$", blank, text, flags=re.DOTALL)
@@ -218,6 +219,8 @@ def test_prose_keeps_code_math_and_macros_out() -> None:
     text = ("Ratio [[value lm.rope@8L | .2f]] at `x = 5` and \\(d = 64\\), section 3.5, in 2023.\n"
             "```python\nprint(12)\n```\n<!-- check: lower(a, b) -->\n[link](page.md#7) 13 and 2.5%")
     assert NUMBER.findall(prose(text)) == ["13", "2.5%"]
+    assert NUMBER.findall(prose("---\nassumes: steps 5 to 7\n---\n\nWidth 8.")) == ["8"]
+    assert prose("---\na: 1\n---\nx").count("\n") == 3  # line numbers stay those of the file
 
 
 @pytest.mark.parametrize("page", CHAPTERS)
