@@ -353,3 +353,21 @@ def test_cogvideox_live():
     q = torch.randn(1, 2, 36, head_dim)
     ours = apply_axes_rope(q, grid_positions(3, 4, 3), axes_dims=(8, 12, 12))
     torch.testing.assert_close(ours, _diffusers_rotate(q, cos, sin), rtol=1e-5, atol=1e-5)
+
+
+def test_llama4_vision_live():
+    from transformers import Llama4VisionConfig
+    from transformers.models.llama4 import modeling_llama4 as m
+
+    config = Llama4VisionConfig(hidden_size=32, num_attention_heads=2, image_size=16, patch_size=4,
+                                num_hidden_layers=1, intermediate_size=32, vision_output_dim=32)
+    freqs = m.Llama4VisionRotaryEmbedding(config)(torch.zeros(1))  # 16 patches, then the class token
+    torch.manual_seed(15)
+    q = torch.randn(1, 17, 2, 16)  # [batch, tokens, heads, head_dim]
+    theirs, _ = m.vision_apply_rotary_emb(q, q, freqs)
+    rows, cols = grid_positions(4, 4).unbind(-1)
+    # the column first, then the row, both counted from 1; the class token (last) at 0: unrotated
+    ids = torch.cat((torch.stack((cols + 1, rows + 1), -1), torch.zeros(1, 2, dtype=torch.long)))
+    base = config.rope_parameters["rope_theta"]
+    ours = apply_axes_rope(q.transpose(1, 2), ids, axes_dims=(8, 8), base=base).transpose(1, 2)
+    torch.testing.assert_close(ours, theirs, rtol=1e-5, atol=1e-5)
