@@ -116,6 +116,7 @@ SUPPORT: dict[tuple[str, str], tuple[str, str]] = {
     ("llama.cpp", "linear"): ("same", "test_ggml.py::test_linear"),
     ("llama.cpp", "dynamic"): ("none", "gguf RopeScalingType has none, linear, yarn, longrope"),
     ("llama.cpp", "yarn"): ("same", "test_ggml.py::test_yarn"),
+    ("llama.cpp", "llama3"): ("same", "test_ggml.py::test_llama3_rope_freqs"),
     ("llama.cpp", "longrope"): ("differs", "test_ggml.py::test_longrope_factors"),
     ("llama.cpp", "mrope"): ("same", "test_ggml.py::test_mrope_blocks"),
     ("llama.cpp", "imrope"): ("differs", "test_ggml.py::test_imrope_fourth_section"),

@@ -200,3 +200,18 @@ def test_alibi_slopes(heads):
     got = _compute(build)
     want = torch.softmax(alibi_bias(heads, n, dtype=torch.float64), dim=-1).numpy()
     np.testing.assert_allclose(got, want, rtol=0, atol=2e-6)  # float32 softmax
+
+
+def test_llama3_rope_freqs():
+    """Llama 3.1 in llama.cpp: the converter writes a per-pair divisor tensor (rope_freqs), plain over
+    scaled frequency (read: conversion/llama.py), and ggml divides each pair by it (run here). The
+    divisors come from torchtune's copy of Meta's rule (the converter's formula), not from posenc."""
+    from tests.engines.test_torchtune import load
+    scaling = {"type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+               "original_max_position_embeddings": 8192}
+    meta = load("models/llama3_1/_position_embeddings.py").Llama3ScaledRoPE(DIM, max_seq_len=1, base=500000)
+    plain = torch.tensor(theta_of(DIM, base=500000.0))
+    divisors = (plain / meta.apply_scaling(plain, 8.0, 1.0, 4.0, 8192)).numpy()
+    assert divisors.min() == 1.0 and divisors.max() == 8.0  # kept, smoothed and divided pairs
+    got = rope(X, POS, 0, base=500000.0, factors=divisors)
+    check(got, X, POSITIONS, layout="interleaved", base=500000.0, scaling=scaling)
