@@ -50,6 +50,8 @@ PENDING_OTHER_OWNERS: set[str] = set()
 # Data records: plain containers with no validation to do. They are listed, not walked.
 RECORDS = {
     "posenc.analysis.Collision",
+    "posenc.engines.Engine",
+    "posenc.engines.Disagreement",
     "posenc.rope_config.ConfigRope",
     "posenc.rope_config.LayerRope",
     "posenc.inference.StepPlan",
@@ -456,6 +458,10 @@ EXAMPLES: dict[str, Example] = {
                                 position="rope", channels=1, mlp_ratio=2, rope_base=100.0, rope_rescale=False),
     "posenc.vision.TinyViT.forward": ex(
         _lazy("posenc.vision.TinyViT", 8, 2, 10, 16, 2, 1, position="rope"), images=lambda: torch.zeros(2, 1, 8, 8)),
+    # engines (issue 37)
+    "posenc.engines.layout_flags": ex(layout="half"),
+    "posenc.engines.known_disagreements": ex(feature="longrope"),
+    "posenc.engines.support_table": ex(),
     # images and video (issue 36)
     "posenc.rope_images.patch_center_coordinates": ex(height=2, width=3),
     "posenc.rope_images.augment_patch_coordinates": ex(
