@@ -50,25 +50,35 @@ def _check_axes_dims(axes_dims: object, name: str = "axes_dims") -> tuple[int, .
 
 
 # --8<-- [start:ids]
-def flux_position_ids(text_tokens: int, height: int, width: int) -> Tensor:
-    """FLUX's position ids of a text prompt followed by an image, ``[text_tokens + height * width, 3]``.
+def flux_position_ids(text_tokens: int, height: int, width: int, *, version: int = 1) -> Tensor:
+    """FLUX's position ids of a text prompt followed by an image, text first.
 
-    Text tokens get (0, 0, 0), every one of them; the image patch at row r, column c of the
-    packed latent grid gets (0, r, c), row-major, as diffusers' ``FluxPipeline`` builds
-    ``text_ids`` (zeros) and ``_prepare_latent_image_ids`` and ``FluxTransformer2DModel``
-    concatenates them, text first. The first axis is 0 for the generated image (FLUX.1 Kontext
-    marks a reference image with 1 there).
+    FLUX.1 (``version=1``, ``[text_tokens + height * width, 3]``): text tokens get (0, 0, 0),
+    every one of them; the image patch at row r, column c of the packed latent grid gets
+    (0, r, c), row-major, as diffusers' ``FluxPipeline`` builds ``text_ids`` (zeros) and
+    ``_prepare_latent_image_ids`` and ``FluxTransformer2DModel`` concatenates them. The first
+    axis is 0 for the generated image (FLUX.1 Kontext marks a reference image with 1 there).
+
+    FLUX.2 (``version=2``, ``[..., 4]``, axes (time, row, column, text)): text token i gets
+    (0, 0, 0, i) and the patch (0, r, c, 0) (``Flux2Pipeline._prepare_text_ids`` and
+    ``_prepare_latent_ids``): its text is rotated, on an axis of its own.
 
     Args:
         text_tokens: length of the prompt (512 for FLUX.1-dev's T5), >= 0.
         height: rows of the packed latent grid (image height / 16 for FLUX.1).
         width: columns of the packed latent grid.
+        version: 1 (FLUX.1) or 2 (FLUX.2).
 
     Examples:
         >>> flux_position_ids(2, 2, 3).T
         tensor([[0, 0, 0, 0, 0, 0, 0, 0],
                 [0, 0, 0, 0, 0, 1, 1, 1],
                 [0, 0, 0, 1, 2, 0, 1, 2]])
+        >>> flux_position_ids(2, 1, 2, version=2).T
+        tensor([[0, 0, 0, 0],
+                [0, 0, 0, 0],
+                [0, 0, 0, 1],
+                [0, 1, 0, 0]])
     """
     text_tokens = check_int("text_tokens", text_tokens, minimum=0, maximum=MAX_GRID_CELLS)
     height = check_int("height", height, minimum=1, maximum=MAX_GRID_CELLS)
@@ -76,9 +86,16 @@ def flux_position_ids(text_tokens: int, height: int, width: int) -> Tensor:
     if text_tokens + height * width > MAX_GRID_CELLS:
         raise ValueError(f"text_tokens + height * width must be <= {MAX_GRID_CELLS}, "
                          f"got {text_tokens} + {height} * {width}")
+    version = check_int("version", version, minimum=1, maximum=2)
     rows, cols = torch.meshgrid(torch.arange(height), torch.arange(width), indexing="ij")
-    image = torch.stack((torch.zeros_like(rows), rows, cols), dim=-1).reshape(-1, 3)  # (0, r, c)
-    return torch.cat((torch.zeros(text_tokens, 3, dtype=torch.long), image))
+    zeros = torch.zeros_like(rows)
+    if version == 1:
+        image = torch.stack((zeros, rows, cols), dim=-1).reshape(-1, 3)  # (0, r, c)
+        return torch.cat((torch.zeros(text_tokens, 3, dtype=torch.long), image))
+    image = torch.stack((zeros, rows, cols, zeros), dim=-1).reshape(-1, 4)  # (0, r, c, 0)
+    text = torch.zeros(text_tokens, 4, dtype=torch.long)
+    text[:, 3] = torch.arange(text_tokens)  # (0, 0, 0, i)
+    return torch.cat((text, image))
 # --8<-- [end:ids]
 
 

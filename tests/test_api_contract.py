@@ -479,7 +479,7 @@ EXAMPLES: dict[str, Example] = {
                                               positions=lambda: torch.tensor([[0, 0], [1, 2]])),
     "posenc.rope_images.RopeMixed.forward": ex(_lazy("posenc.rope_images.RopeMixed", 8, 2), x=_t(1, 2, 2, 8),
                                                positions=lambda: torch.tensor([[0, 0], [1, 2]])),
-    "posenc.rope_video.flux_position_ids": ex(text_tokens=3, height=2, width=4),
+    "posenc.rope_video.flux_position_ids": ex(text_tokens=3, height=2, width=4, version=2),
     "posenc.rope_video.video_axes_dims": ex(head_dim=24),
     "posenc.rope_video.ntk_axis_factor": ex(scale=2.0, dim=16),
     "posenc.rope_video.axes_frequencies": ex(axes_dims=(4, 6, 6), base=10000.0, ntk_factors=[1.0, 2.0, 2.0]),

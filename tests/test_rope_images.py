@@ -371,3 +371,22 @@ def test_llama4_vision_live():
     base = config.rope_parameters["rope_theta"]
     ours = apply_axes_rope(q.transpose(1, 2), ids, axes_dims=(8, 8), base=base).transpose(1, 2)
     torch.testing.assert_close(ours, theirs, rtol=1e-5, atol=1e-5)
+
+
+def test_flux2_live():
+    from diffusers.models.transformers.transformer_flux2 import Flux2PosEmbed
+    from diffusers.pipelines.flux2.pipeline_flux2 import Flux2Pipeline
+
+    ids = flux_position_ids(5, 3, 4, version=2)
+    assert ids[:5].tolist() == [[0, 0, 0, i] for i in range(5)]  # text counts on the fourth axis
+    torch.testing.assert_close(ids[:5], Flux2Pipeline._prepare_text_ids(torch.zeros(1, 5, 8))[0])
+    torch.testing.assert_close(ids[5:], Flux2Pipeline._prepare_latent_ids(torch.zeros(1, 8, 3, 4))[0])
+    dims = (4, 4, 4, 4)
+    embed = Flux2PosEmbed(theta=2000, axes_dim=list(dims))
+    cos_text, sin_text = embed(ids[:5])
+    cos_image, sin_image = embed(ids[5:])
+    cos, sin = torch.cat((cos_text, cos_image)), torch.cat((sin_text, sin_image))  # text first, as the model
+    torch.manual_seed(16)
+    q = torch.randn(1, 2, 17, 16)
+    ours = apply_axes_rope(q, ids, axes_dims=dims, base=2000.0)
+    torch.testing.assert_close(ours, _diffusers_rotate(q, cos, sin), rtol=1e-5, atol=1e-5)
