@@ -120,6 +120,7 @@ SUPPORT: dict[tuple[str, str], tuple[str, str]] = {
     ("llama.cpp", "longrope"): ("differs", "test_ggml.py::test_longrope_factors"),
     ("llama.cpp", "mrope"): ("same", "test_ggml.py::test_mrope_blocks"),
     ("llama.cpp", "imrope"): ("differs", "test_ggml.py::test_imrope_fourth_section"),
+    ("llama.cpp", "vision2d"): ("same", "test_ggml.py::test_vision_2d"),
     ("llama.cpp", "alibi"): ("same", "test_ggml.py::test_alibi_slopes"),
     ("mlx-lm", "layouts"): ("same", "test_mlx.py::test_layouts"),
     ("mlx-lm", "partial"): ("same", "test_mlx.py::test_partial_width"),

@@ -215,3 +215,19 @@ def test_llama3_rope_freqs():
     assert divisors.min() == 1.0 and divisors.max() == 8.0  # kept, smoothed and divided pairs
     got = rope(X, POS, 0, base=500000.0, factors=divisors)
     check(got, X, POSITIONS, layout="interleaved", base=500000.0, scaling=scaling)
+
+
+def test_vision_2d():
+    """ggml's VISION mode, as llama.cpp's image encoders call it (Qwen2-VL's: rotated width d/2, four
+    sections of d/4, positions (row, column, row, column)): axial 2-D RoPE, half layout, each axis
+    its own ladder over d/4 pairs, i.e. posenc's apply_rope_nd(frequencies="per_axis")."""
+    assert ggml.GGML_ROPE_TYPE_VISION == 24
+    head, rows = 32, len(POSITIONS)
+    x = vectors(rows, head, seed=2)
+    r, c = (POS * 7) % 97, (POS * 3) % 89  # patch rows and columns
+    got = rope(x, _mrope_positions(r, c, r, c), ggml.GGML_ROPE_TYPE_VISION, n_dims=head // 2,
+               sections=[head // 4] * 4)
+    coords = torch.tensor(np.stack([r, c], axis=-1))
+    want = torch.cat([apply_rope_nd(torch.tensor(x[i:i + 1]), coords[i:i + 1], sections=[head // 4, head // 4],
+                                    frequencies="per_axis") for i in range(rows)]).numpy()
+    np.testing.assert_allclose(got, want, rtol=0, atol=5e-5)  # angles below 100 rad: float32 rounding
