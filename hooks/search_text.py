@@ -8,7 +8,8 @@ Material's search index holds each page's text with its math as TeX source
 * the code listings left in a chapter's entries go (`drop_code`): their numbers and identifiers
   (every ``3`` of an output, every ``Path``) outranked the prose that explains the idea;
 * each entry gets a ``boost`` by the role of its page (`BOOSTS`): the chapters that explain
-  an idea rank above the API reference, the bibliography, the widgets and the errata that name it.
+  an idea rank above the API reference, the bibliography, the widgets and the errata that name it,
+  and the chapter that introduces a method above those that apply it (`DEFINING`).
 
 The separator that splits words (``plugins: - search: separator:`` in ``mkdocs.yml``) splits at
 brackets, quotes and ``=`` too, so that ``sqrt(d_model)`` and ``"rope_theta": 1e6`` give their
@@ -22,7 +23,7 @@ import json
 import re
 from pathlib import Path
 
-__all__ = ["BOOSTS", "boost_for", "clean_search_index", "drop_code", "strip_math", "tex_to_text"]
+__all__ = ["BOOSTS", "DEFINING", "boost_for", "clean_search_index", "drop_code", "strip_math", "tex_to_text"]
 
 _SYMBOLS = {
     "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "varepsilon": "ε", "zeta": "ζ",
@@ -94,8 +95,8 @@ def strip_math(text: str, *, dollars: bool = False) -> str:
     return _DOLLAR_MATH.sub(plain, text) if dollars else text
 
 
-#: The boost of a page's entries by the page's role (first prefix that matches the location; the
-#: chapters keep 1). Material multiplies an entry's score by it.
+#: The boost of a page's entries by the page's role (the first prefix of the page's address that
+#: matches; "" is the home page only; the chapters keep 1). Material multiplies an entry's score by it.
 BOOSTS: tuple[tuple[str, float, str], ...] = (
     ("api/", 0.1, "the reference of a function: found by its name in the title, not by an idea"),
     ("references/", 0.1, "the bibliography names every method once"),
@@ -105,17 +106,31 @@ BOOSTS: tuple[tuple[str, float, str], ...] = (
     ("models/", 0.3, "the model table names every config key and family in its rows"),
     ("pitfalls/", 0.5, "each item points to the chapter that explains it"),
     ("how-checked/", 0.5, "it names the chapters' checks, not the ideas"),
+    ("engines/", 0.5, "it names each method an engine implements; the method's chapter explains it"),
     ("start/", 0.7, "the core path summarises every chapter in a few lines"),
+    ("", 0.5, "the home page (location '' and its sections) names every chapter's idea"),
 )
+
+
+#: The chapters that introduce a method, ahead of the chapters that apply it (``RoPE`` finds the
+#: RoPE chapter before "RoPE in today's models").
+DEFINING = ("sinusoidal-formula/", "learned/", "relative/", "alibi/", "rope/", "context-extension/",
+            "beyond-alibi/", "inside-attention/", "positions-2d/")
+DEFINING_BOOST = 1.2
 
 
 def boost_for(location: str) -> float:
     """The boost of the entry at ``location`` (``"api/rope/#posenc.rope.apply_rope"``): see `BOOSTS`.
 
-    >>> boost_for("api/rope/#posenc.rope.apply_rope"), boost_for("rope/#the-rotation")
-    (0.1, 1.0)
+    >>> boost_for("api/rope/#posenc.rope.apply_rope"), boost_for("rope-today/#layouts"), boost_for("#reading-order")
+    (0.1, 1.0, 0.5)
+    >>> boost_for("rope/#the-rotation")  # the chapter that introduces RoPE
+    1.2
     """
-    return next((boost for prefix, boost, _ in BOOSTS if location.startswith(prefix)), 1.0)
+    page = location.split("#", 1)[0]
+    if page in DEFINING:
+        return DEFINING_BOOST
+    return next((boost for prefix, boost, _ in BOOSTS if (page.startswith(prefix) if prefix else page == "")), 1.0)
 
 
 _CODE = re.compile(r"<pre\b.*?</pre>", re.DOTALL)
