@@ -17,6 +17,8 @@ optional reading on this site (the checks sit in collapsed blocks).
 The count is taken from the file on disk, not from the Markdown the other hooks hand on, so what
 they add (figures, the "Cite this page" block) is not counted, whatever order the hooks run in.
 A page without front matter gets no line; tests/test_reading_time.py requires it on every chapter.
+The notebooks (jupytext ``.py``) have no front matter: their fields are in `NOTEBOOKS`, and their
+line is counted from their Markdown cells and put under their title after the page is rendered.
 
 Two macros for the front door, on any page: ``[[reading-time PAGE.md]]`` is that page's reading
 time in minutes (the home page's "Start here" button), and ``[[repository]]`` is a link to the
@@ -37,8 +39,8 @@ from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.pages import Page
 
-__all__ = ["TRACKS", "WORDS_PER_MINUTE", "code_lines", "expand_macros", "front_matter", "minutes", "notebook_repository",
-           "prose_words", "reading_line"]
+__all__ = ["NOTEBOOKS", "TRACKS", "WORDS_PER_MINUTE", "code_lines", "expand_macros", "front_matter", "minutes",
+           "notebook_parts", "notebook_reading_line", "notebook_repository", "prose_words", "reading_line"]
 
 WORDS_PER_MINUTE = 220  # a common figure for reading technical prose on a screen
 TRACKS = ("core path", "side trip", "reference")
@@ -168,8 +170,47 @@ def notebook_repository(html: str, repo_url: str | None) -> str:
     return _NOTEBOOK_LINKS.sub(lambda match: match[0] + line, html, count=1)
 
 
+# The notebooks (jupytext .py files) cannot carry Markdown front matter: their fields live here.
+NOTEBOOKS = {
+    "order_blindness": {"track": "side trip", "assumes": "Why position matters (or Start here, step 1)",
+                        "after": "rerun the order-blindness experiment on sentences of your own"},
+    "rope_lab": {"track": "side trip", "assumes": "the RoPE chapter (or Start here, steps 5 and 6)",
+                 "after": "rotate queries and keys yourself and check which scores depend only on the offset"},
+}
+
+
+def notebook_parts(source: str) -> tuple[str, int]:
+    r"""The Markdown of a jupytext percent-format notebook's Markdown cells, and its lines of code.
+
+    >>> notebook_parts("# %% [markdown]\n# # Title\n# Some words.\n\n# %%\nx = 1\nprint(x)\n")
+    ('# Title\nSome words.', 2)
+    """
+    markdown, code, kind = [], 0, None
+    for line in source.splitlines():
+        if line.startswith("# %%"):
+            kind = "markdown" if "[markdown]" in line else "code"
+        elif kind == "markdown" and line.startswith("#"):
+            markdown.append(line[2:] if line.startswith("# ") else line[1:])
+        elif kind == "code" and line.strip() and not line.lstrip().startswith("#"):
+            code += 1
+    return "\n".join(markdown).strip(), code
+
+
+def notebook_reading_line(html: str, name: str, source: str) -> str:
+    """The reading line of a notebook page, right after its title."""
+    fields = NOTEBOOKS.get(name)
+    end = html.find("</h1>", max(html.find("<article"), 0))
+    if fields is None or end < 0:
+        return html
+    markdown, code = notebook_parts(source)
+    line = reading_line(fields, prose_words(markdown), code, f"notebooks/{name}.py")
+    return html[:end + 5] + line + html[end + 5:]
+
+
 def on_post_page(output: str, page: Page, config: MkDocsConfig) -> str:
-    if page.file.src_uri.startswith("notebooks/"):
+    if page.file.src_uri.startswith("notebooks/") and page.file.abs_src_path:
+        source = Path(page.file.abs_src_path)
+        output = notebook_reading_line(output, source.stem, source.read_text(encoding="utf-8"))
         return notebook_repository(output, config.repo_url)
     return output
 

@@ -117,3 +117,14 @@ def test_repository_line_on_notebook_pages() -> None:
     with_repo = reading_time.notebook_repository(page, "https://github.com/someone/posenc")
     assert "git clone https://github.com/someone/posenc" in with_repo
     assert with_repo.index("git clone") < with_repo.index("<p>Body</p>")
+
+
+def test_every_notebook_has_its_fields_and_a_line() -> None:
+    notebooks = sorted((DOCS / "notebooks").glob("*.py"))
+    assert notebooks and {path.stem for path in notebooks} == set(reading_time.NOTEBOOKS)
+    for path in notebooks:
+        page = '<header><h1>no</h1></header><article class="md-content__inner"><h1>Title</h1><p>Body</p></article>'
+        out = reading_time.notebook_reading_line(page, path.stem, path.read_text(encoding="utf-8"))
+        markdown, code = reading_time.notebook_parts(path.read_text(encoding="utf-8"))
+        assert code > 0 and reading_time.prose_words(markdown) > 0
+        assert out.index("Title</h1>") < out.index("min of prose") < out.index("<p>Body</p>")
