@@ -80,7 +80,7 @@ def window_types(config: Mapping[str, Any], found: Mapping[str, Any], layers: in
     below = rule["compare"] == "<"
     types = ["sliding_attention" if ((i < count) if below else (i >= count)) and (i + rule["offset"]) % rule["k"] == 0
              else "full_attention" for i in range(layers)]
-    if "sliding_attention" not in types:
+    if "sliding_attention" not in types and found.get("window_switch"):  # turned on, and on no layer
         raise ValueError(f"config[{key!r}] is {count} with {layers} layers, so no layer gets the sliding window the "
                          f"config turns on (transformers silently uses full attention everywhere); lower {key!r} "
                          f"or turn the window off")

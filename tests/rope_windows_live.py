@@ -51,6 +51,7 @@ CASES: dict[str, dict[str, Any]] = {
     "qwen3_moe, switched off": {"model_type": "qwen3_moe", "num_hidden_layers": 4, "sliding_window": 4096},
     "dots1, windowed layers": {"model_type": "dots1", "num_hidden_layers": 5, "max_window_layers": 2,
                                "sliding_window": 4096},
+    "dots1, past the layer count": {"model_type": "dots1", "num_hidden_layers": 5, "sliding_window": 4096},
     "gemma3_text, by layer type": {"model_type": "gemma3_text", "num_hidden_layers": 7},
     "llama4_text, chunks": {"model_type": "llama4_text", "num_hidden_layers": 4},
 }

@@ -85,5 +85,9 @@ def test_what_transformers_accepts_is_read() -> None:
                         "use_sliding_window": False, "sliding_window": 32768})
     assert set(rope.layers) == {"full_attention"} and rope.layers["full_attention"].window is None
     assert rope.pattern == ("full_attention",) * 36
+    # dots1 has no switch: its class default window with max_window_layers past the layer count
+    # windows no layer, as transformers' class does (configuration_dots1.py: i >= max_window_layers)
+    dots = read_config({**SMALL, "model_type": "dots1", "num_hidden_layers": 6})
+    assert dots.pattern == ("full_attention",) * 6 and dots.layers["full_attention"].window is None
     with pytest.raises(TypeError, match="config\\['use_sliding_window'\\] must be true or false"):
         read_config({**SMALL, "model_type": "qwen2", "num_hidden_layers": 4, "use_sliding_window": "yes"})

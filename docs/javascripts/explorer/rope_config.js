@@ -179,7 +179,7 @@
     const m = Number(count);
     const types = [...Array(layers).keys()].map((i) => (((below ? i < m : i >= m) && (i + rule.offset) % rule.k === 0)
       ? "sliding_attention" : "full_attention"));
-    if (!types.includes("sliding_attention")) {
+    if (!types.includes("sliding_attention") && P.truthy(get(found, "window_switch"))) { // turned on, on no layer
       throw valueError(`config[${repr(key)}] is ${repr(count)} with ${layers} layers, so no layer gets the sliding window the ` +
         `config turns on (transformers silently uses full attention everywhere); lower ${repr(key)} or turn the window off`);
     }
