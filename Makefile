@@ -35,11 +35,22 @@ typecheck: install
 	$(VENV)/bin/mypy
 
 # The whole suite: unit and property tests, every docs example and docstring example (Sybil),
-# the notebooks, the type check, then a strict site build.
+# the notebooks, the type check, then a strict site build. Two paths run elsewhere: tests/site in
+# `make check-site` (it needs the built site and Chromium), and the model-type re-derivation
+# (tests/test_rope_model_types.py) in a pytest process of its own: sharing one with the rest of
+# the suite it once crashed (SystemError: AST constructor recursion depth mismatch).
+PYTEST := $(VENV)/bin/pytest -q
+REDERIVATION := tests/test_rope_model_types.py
 test: install
-	$(VENV)/bin/pytest -q
+	$(PYTEST) --ignore=tests/site --ignore=$(REDERIVATION)
+	$(PYTEST) $(REDERIVATION)
 	$(VENV)/bin/mypy
 	$(VENV)/bin/mkdocs build --strict --site-dir site
+
+# The quick loop (about two minutes): unit and property tests, docs and docstring examples; no
+# site builds, studies, figure renders, notebooks or re-derivation (the `slow` ones: conftest.py).
+test-fast: install
+	$(PYTEST) --ignore=tests/site --ignore=$(REDERIVATION) -m "not slow"
 
 bench: install
 	@set -e; for script in benchmarks/bench_*.py; do echo "== $$script"; $(PY) $$script; done
