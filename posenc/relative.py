@@ -65,7 +65,8 @@ class ShawRelativeAttention(nn.Module):
     The logit of query \(i\) for key \(j\) is \(q_i \cdot (k_j + a^K_{ij}) / \sqrt{d}\) (\(d\) = ``head_dim``)
     and the output of query \(i\) is \(\sum_j w_{ij} (v_j + a^V_{ij})\), where \(a^K_{ij}\) and \(a^V_{ij}\)
     are rows ``clip(j - i, -max_distance, max_distance)`` of two learned tables of
-    ``2 * max_distance + 1`` vectors. As in the paper, the tables are shared by all heads.
+    ``2 * max_distance + 1`` vectors. The tables are shared by all heads, as the paper offers to save memory (sections 3.1, 3.3); its
+    base model used tables per layer and head (section 4.1).
 
     Args:
         dim: model width, divisible by ``num_heads``.

@@ -114,8 +114,8 @@ def self_extend_group(length: int, train_length: int, window: int) -> int:
     """The smallest group size G with ``window + (length - window) / G <= train_length / 2``.
 
     The LongLM README's rule is ``G (L - window) + window >= length`` with L the pretraining length
-    (its section 4); this applies it to half of L, so that only the better-trained half of the
-    offsets is used, as the README suggests trying larger groups when large positions are poorly
+    (its section 3, which suggests (1/2 to 2/3) x L); this applies it to half of L, the lower end,
+    so that only the better-trained half of the offsets is used, as the README suggests trying larger groups when large positions are poorly
     trained (a tiny model trained on L tokens meets offsets near L - 1 in few pairs)."""
     room = train_length / 2 - window
     if room <= 0:
