@@ -8,7 +8,7 @@
   so a rebuild with nothing changed starts no process and draws nothing; an edit to posenc
   re-runs the renderer, which redraws only the figures whose inputs changed.
 * Math: KaTeX comes from ``node_modules`` (installed by ``make``) and is served from the site.
-* Fonts: the text and code fonts come from ``node_modules`` too (hooks/site_fonts.py).
+* Fonts: the text font comes from ``node_modules`` too (hooks/site_fonts.py).
 * Notebooks: mkdocs-jupyter's cache is keyed by the notebook only, so we put it under a folder
   named by the posenc fingerprint (editing posenc re-executes the notebooks); its MathJax loader
   (a CDN script) is removed so the site's KaTeX renders notebook math; and each notebook is
@@ -33,7 +33,7 @@ from typing import Any
 from css_prune import prune_inline_styles  # hooks/css_prune.py (MkDocs puts hooks/ on the path)
 from listing_math import plain_listing_math
 from site_fonts import CSS_URI, MissingFonts, font_css, font_files
-from site_weight import DEFER_SEARCH_INDEX, code_break_points, drop_math_assets, noscript_fallbacks, palette_script, prune_search_index
+from site_weight import DEFER_SEARCH_INDEX, code_break_points, drop_math_assets, minify_css, noscript_fallbacks, palette_script, prune_search_index
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
@@ -317,6 +317,8 @@ def on_post_template(output: str, template_name: str, config: MkDocsConfig) -> s
 
 
 def on_post_build(config: MkDocsConfig) -> None:
+    for sheet in sorted((Path(config.site_dir) / "stylesheets").glob("*.css")):  # the site's own, from docs/
+        sheet.write_text(minify_css(sheet.read_text(encoding="utf-8")), encoding="utf-8")
     index = Path(config.site_dir) / "search" / "search_index.json"
     if index.is_file():
         before, after = prune_search_index(index)

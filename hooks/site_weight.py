@@ -15,6 +15,8 @@ Pure functions on a page's HTML (or the search index), called by ``posenc_site.p
   loads; this script holds that request back until the reader opens the search box.
 * `prune_search_index`: the index keeps what readers search for (prose, headings, names, the code
   they would type) and drops what they do not: printed outputs and the bodies of code listings.
+* `minify_css`: the site's own stylesheets are served without their comments and runs of
+  whitespace (posenc.css and explorer.css: 23 kB -> 17 kB on every first view).
 * `code_break_points`: long names in inline code (``apply_rotary_pos_emb``) may break only where a
   reader would split them, after an underscore or a dot or between words of a CamelCase name,
   not at any letter (a narrow table cell broke ``apply_rotary_/pos_emb`` mid-word).
@@ -28,8 +30,8 @@ from html import unescape
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DEFER_SEARCH_INDEX", "code_break_points", "drop_math_assets", "has_math", "noscript_fallbacks", "palette_script",
-           "prune_search_index", "prune_search_text"]
+__all__ = ["DEFER_SEARCH_INDEX", "code_break_points", "drop_math_assets", "has_math", "minify_css", "noscript_fallbacks",
+           "palette_script", "prune_search_index", "prune_search_text"]
 
 _KATEX_TAG = re.compile(r'<link[^>]*href="[^"]*assets/katex/katex\.min\.css"[^>]*>'
                         r'|<script[^>]*src="[^"]*(?:assets/katex/[^"]*|javascripts/katex-init\.js)"[^>]*></script>')
@@ -171,3 +173,18 @@ def code_break_points(html: str) -> str:
     for index in range(0, len(parts), 2):  # the odd parts are <pre> blocks
         parts[index] = _INLINE_CODE.sub(lambda m: f"<code>{_BREAK.sub('<wbr>', m[1])}</code>", parts[index])
     return "".join(parts)
+
+
+_CSS_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
+_CSS_SPACE = re.compile(r"\s+")
+_CSS_PUNCTUATION = re.compile(r"\s*([{};])\s*")
+
+
+def minify_css(css: str) -> str:
+    """``css`` without comments and with whitespace collapsed (for stylesheets with no strings that
+    hold ``/*`` or meaningful runs of spaces, as the site's own).
+
+    >>> minify_css("/* why */\\n.a  b {\\n  color: red;\\n}\\n")
+    '.a b{color: red;}'
+    """
+    return _CSS_PUNCTUATION.sub(r"\1", _CSS_SPACE.sub(" ", _CSS_COMMENT.sub("", css))).strip()

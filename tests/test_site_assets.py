@@ -16,7 +16,7 @@ sys.path.insert(0, str(ROOT / "hooks"))
 import listing_math  # noqa: E402
 import site_fonts  # noqa: E402
 
-needs_fonts = pytest.mark.skipif(not (site_fonts.PACKAGES / "source-sans-3").is_dir(),
+needs_fonts = pytest.mark.skipif(not (site_fonts.NODE_MODULES / "@fontsource-variable" / "source-sans-3").is_dir(),
                                  reason="needs node_modules (npm ci, done by make install)")
 
 
@@ -50,12 +50,13 @@ def test_only_docstrings_change() -> None:
 def test_fonts_published_with_their_faces() -> None:
     files = site_fonts.font_files()
     fonts = [uri for uri in files if uri.endswith(".woff2")]
-    assert len(fonts) == len(site_fonts.SUBSETS) * sum(len(styles) for styles in site_fonts.FONTS.values())
+    assert len(fonts) == sum(len(subsets) for *_, subsets in site_fonts.FACES)
+    assert sum(path.stat().st_size for uri, path in files.items() if uri in fonts) < 50_000  # the 1 MB first view
     assert all(path.is_file() for path in files.values())
     css = site_fonts.font_css()
     sources = re.findall(r"src: url\(([^)]+)\)", css)
     assert sorted(sources) == sorted(Path(uri).name for uri in fonts)  # one face per file, each file used
-    assert {site_fonts.TEXT_FAMILY, site_fonts.CODE_FAMILY} == set(re.findall(r"font-family: '([^']+)'", css))
+    assert {site_fonts.TEXT_FAMILY} == set(re.findall(r"font-family: '([^']+)'", css))
     assert "http" not in css  # nothing from another host
 
 

@@ -23,7 +23,7 @@ from tests.site.site_browser import CHROMIUM, CHROMIUM_ARGS, PageResult
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "hooks"))
-from site_fonts import CODE_FAMILY, TEXT_FAMILY, font_css  # noqa: E402  (hooks/site_fonts.py)
+from site_fonts import TEXT_FAMILY, font_css  # noqa: E402  (hooks/site_fonts.py)
 
 # The prose measure, read from the site's stylesheet so that this test judges the site's value.
 _MEASURE = re.search(r"/\* Measure on wide screens.*?li:not\([^{]*\{\s*max-width: (?P<value>[0-9.]+(?:em|ch));",
@@ -38,13 +38,13 @@ pytestmark = pytest.mark.skipif(
 
 # The site's markup, reduced: Material's content column, its code blocks and copy button, and
 # the rules of posenc.css that the checks are about (code never wraps and shows a scroll cue, the
-# copy button has a gutter, prose keeps a measure, result tables become cards on a phone). Text and
-# code are set in the site's own fonts (inlined, from node_modules), so the pages measure the same
-# on any machine, whatever fonts it has installed (issue 31).
+# copy button has a gutter, prose keeps a measure, result tables become cards on a phone). Text is
+# set in the site's own font (inlined, from node_modules), so the pages measure the same on any
+# machine, whatever fonts it has installed (issue 31).
 BASE_CSS = font_css(inline=True) + f"""
 body {{ margin: 0; font: 16px/1.6 "{TEXT_FAMILY}"; }}
 .md-content__inner {{ margin: 0 16px; }}
-pre {{ position: relative; margin: 1em 0; font: 13px/1.4 "{CODE_FAMILY}"; }}
+pre {{ position: relative; margin: 1em 0; font: 13px/1.4 monospace; }}
 pre > code {{ display: block; overflow: auto; white-space: pre; padding: 0.8em 1em;
   background: linear-gradient(to left, #eee 50%, transparent) right / 2em 100% no-repeat local,
               radial-gradient(farthest-side at 100% 50%, rgba(0,0,0,.4), transparent) right / 1em 100% no-repeat scroll, #eee; }}
