@@ -56,18 +56,24 @@ ENGINES: dict[str, Engine] = {
         "--rope-scaling, --rope-scale, --rope-freq-base, --yarn-orig-ctx, --yarn-beta-fast/-slow. "
         "The layout is not in the file: llama.cpp picks it per architecture",
         "gguf-py gguf/constants.py Keys.Rope and RopeScalingType (run here); src/llama-model.cpp "
-        "llama_model_rope_type; common/arg.cpp (--rope-scaling ...)"),
+        "llama_model_rope_type; common/arg.cpp (--rope-scaling ...); include/llama.h enum llama_rope_type "
+        "and ggml/src/ggml-cpu/ops.cpp ggml_compute_forward_rope_flt (NORMAL pairs 2i, 2i + 1; NEOX, MROPE "
+        "and IMROPE pair i, i + d/2)"),
     "mlx-lm": Engine(
         "MLX (mlx-lm)", "run", "traditional=False", "traditional=True",
         "the model's config.json, read by mlx_lm.models.rope_utils.initialize_rope "
         "(rope_scaling / rope_parameters); edit the file to change them",
-        "mlx_lm/models/rope_utils.py initialize_rope; mx.fast.rope(traditional=...)"),
+        "mlx_lm/models/rope_utils.py initialize_rope; mx.fast.rope(traditional=...): "
+        "ml-explore/mlx@846d1762 mlx/backend/metal/kernels/rope.metal:30-36 (traditional pairs 2i, 2i + 1; "
+        "else i, i + d/2)"),
     "vllm": Engine(
         "vLLM", "read", "is_neox_style=True", "is_neox_style=False",
         "--hf-overrides '{\"rope_parameters\": {...}}' (the older --rope-scaling is gone)",
         "vLLM's documentation, Features, Context Extension; "
         "vllm/model_executor/layers/rotary_embedding/__init__.py get_rope (is_neox_style, yarn, "
-        "deepseek_yarn, mrope_section, mrope_interleaved)"),
+        "deepseek_yarn, mrope_section, mrope_interleaved); vllm-project/vllm@1593f0c1 "
+        "rotary_embedding/common.py apply_rotary_emb_torch (is_neox_style: torch.chunk(x, 2); else "
+        "x[..., ::2], x[..., 1::2])"),
     "sglang": Engine(
         "SGLang", "read", "is_neox_style=True", "is_neox_style=False",
         "--json-model-override-args '{\"rope_scaling\": {...}}' (a nested config: under \"text_config\")",

@@ -5,7 +5,7 @@ whether it rotates, how (layout, rotated width, base, scaling rule, attention fa
 outside the rotation (a query temperature, a softmax scale), how the slowest pair's wavelength
 compares with the trained and the declared context, how many pairs complete a turn within them,
 and the warnings a practitioner needs; with ``--engines``, the name each inference engine gives the
-layout (`posenc.rope_layouts.ENGINE_LAYOUT_NAMES`). ``-`` as the file reads standard input. Bad input (a missing file, text that is not JSON, JSON that
+layout (`posenc.engines.layout_flags`). ``-`` as the file reads standard input. Bad input (a missing file, text that is not JSON, JSON that
 is not an object, an unknown key, an impossible value) gets one line on stderr that names the
 problem, and exit status 2.
 """
@@ -22,8 +22,8 @@ from typing import Any, NoReturn
 from posenc import _rope_table
 from posenc._checks import check_int
 from posenc._rope_params import _too_deep
+from posenc.engines import ENGINES, layout_flags
 from posenc.rope_config import ConfigRope, LayerRope, query_temperature, read_config
-from posenc.rope_layouts import _engine_names as engine_names
 from posenc.rope_scaling import rope_inverse_frequencies
 
 __all__ = ["describe", "main", "warnings_for"]
@@ -134,7 +134,8 @@ def _engine_lines(rope: ConfigRope) -> list[str]:
     layouts = dict.fromkeys(layer.layout for layer in rope.layers.values() if layer.rotates and layer.layout)
     lines = ["layout names in engines:"] if layouts else []
     for layout in layouts:
-        lines.append(f"- {layout}: " + "; ".join(f"{engine} {name}" for engine, name in engine_names(layout).items()))
+        lines.append(f"- {layout}: " + "; ".join(f"{ENGINES[key].name} {name}"
+                                                  for key, name in layout_flags(layout).items() if name != "—"))
     return lines
 
 

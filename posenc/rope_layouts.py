@@ -16,8 +16,7 @@ from posenc._checks import MAX_ELEMENTS, check_choice, check_int, check_tensor
 from posenc._rotary import LAYOUTS
 from posenc.rope_scaling import _check_dim, _check_rotary_dim
 
-__all__ = ["ENGINE_LAYOUT_NAMES", "LAYOUTS", "LAYOUT_ALIASES", "convert_rope_layout",
-           "layout_permutation"]
+__all__ = ["LAYOUTS", "LAYOUT_ALIASES", "convert_rope_layout", "layout_permutation"]
 
 
 # Every name under which the two layouts appear in papers, code and engines.
@@ -27,57 +26,18 @@ LAYOUT_ALIASES: dict[str, str] = {
     "GPT-NeoX": "half",
     "is_neox_style=True (vLLM)": "half",
     "interleaved=False (flash-attn)": "half",
+    "LLAMA_ROPE_TYPE_NEOX (llama.cpp)": "half",
+    "traditional=False (MLX)": "half",
     "interleaved": "interleaved",
     "rotate_every_two (GPT-J, Mesh Transformer JAX)": "interleaved",
     "complex form (RoFormer's 2-D derivation)": "interleaved",
     "Meta's original LLaMA code (view_as_complex)": "interleaved",
     "is_neox_style=False (vLLM)": "interleaved",
     "interleaved=True (flash-attn)": "interleaved",
+    "LLAMA_ROPE_TYPE_NORM (llama.cpp)": "interleaved",
+    "traditional=True (MLX)": "interleaved",
 }
-
-
-# What each inference engine calls the two layouts, read at the source (file: what it does; the
-# commit read). llama.cpp's multi-axis types (Qwen2-VL's M-RoPE, Qwen3-VL's interleaved M-RoPE:
-# "interleaved" there is the order of the t/h/w sections over the frequencies) pair features as NEOX.
-ENGINE_LAYOUT_NAMES: dict[str, dict[str, str]] = {
-    "llama.cpp": {
-        "half": "LLAMA_ROPE_TYPE_NEOX (and LLAMA_ROPE_TYPE_MROPE / LLAMA_ROPE_TYPE_IMROPE for M-RoPE)",
-        "interleaved": "LLAMA_ROPE_TYPE_NORM",
-        "source": "include/llama.h (enum llama_rope_type: NORM = 0, NEOX = GGML_ROPE_TYPE_NEOX, MROPE, IMROPE); "
-                  "ggml/src/ggml-cpu/ops.cpp (ggml_compute_forward_rope_flt, switch (mode): NORMAL -> "
-                  "rotate_pairs(n_dims, 1), NEOX / MROPE / IMROPE -> rotate_pairs(n_dims, n_dims/2))",
-    },
-    "MLX": {
-        "half": "traditional=False",
-        "interleaved": "traditional=True",
-        "source": "ml-explore/mlx@846d1762 mlx/backend/metal/kernels/rope.metal:30-36 (traditional: indices 2i, "
-                  "2i + 1; else i, i + d/2); python/mlx/nn/layers/positional_encoding.py:13-23",
-    },
-    "vLLM": {
-        "half": "is_neox_style=True",
-        "interleaved": "is_neox_style=False",
-        "source": "vllm-project/vllm@1593f0c1 vllm/model_executor/layers/rotary_embedding/common.py "
-                  "(apply_rotary_emb_torch: is_neox_style -> torch.chunk(x, 2); else x[..., ::2], x[..., 1::2]; "
-                  "on CUDA flash-attn's apply_rotary_emb with interleaved = not is_neox_style)",
-    },
-    "flash-attn": {
-        "half": "interleaved=False",
-        "interleaved": "interleaved=True",
-        "source": "Dao-AILab/flash-attention@0251105a flash_attn/layers/rotary.py:14-20 (rotate_half) and 108-109 "
-                  "(interleaved: GPT-J style pairs of even and odd dimensions)",
-    },
-}
-
-
-def _engine_names(layout: str) -> dict[str, str]:
-    """What each inference engine calls ``layout`` (``"half"`` or ``"interleaved"``), by engine.
-
-    Examples:
-        >>> _engine_names("interleaved")["llama.cpp"], _engine_names("half")["MLX"]
-        ('LLAMA_ROPE_TYPE_NORM', 'traditional=False')
-    """
-    layout = check_choice("layout", layout, LAYOUTS)
-    return {engine: names[layout] for engine, names in ENGINE_LAYOUT_NAMES.items()}
+# Each engine's own spelling, with where it was read, is posenc.engines.layout_flags.
 
 
 # --8<-- [start:permutation]

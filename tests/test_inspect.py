@@ -107,16 +107,18 @@ def test_a_good_run_from_the_shell(tmp_path: Path) -> None:
 
 def test_standard_input_and_engine_names() -> None:
     """``-`` reads the config from standard input; ``--engines`` names the layout as each engine does
-    (read at each engine's source: posenc.rope_layouts.ENGINE_LAYOUT_NAMES)."""
+    (read at each engine's source: posenc.engines.layout_flags), leaving out engines without it."""
     gptj = {"model_type": "gptj", "n_embd": 4096, "n_head": 16, "n_layer": 28, "rotary_dim": 64}
     done = subprocess.run([sys.executable, "-m", "posenc.inspect", "-", "--engines"], input=json.dumps(gptj),
                           capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0 and not done.stderr
     engines = done.stdout.split("layout names in engines:\n")[1].splitlines()
-    assert engines == ["- interleaved: llama.cpp LLAMA_ROPE_TYPE_NORM; MLX traditional=True; "
-                       "vLLM is_neox_style=False; flash-attn interleaved=True"]
+    assert engines == ["- interleaved: llama.cpp (ggml) LLAMA_ROPE_TYPE_NORM (ggml mode 0); MLX (mlx-lm) "
+                       "traditional=True; vLLM is_neox_style=False; SGLang is_neox_style=False; torchtune "
+                       "RotaryPositionalEmbeddings; Meta llama-models apply_rotary_emb (view_as_complex)"]
+    assert "Keras Hub" not in engines[0]  # it has no interleaved layout
     assert "layout names" not in describe(LLAMA)  # only when asked
-    assert "- half: llama.cpp LLAMA_ROPE_TYPE_NEOX" in describe(LLAMA, engines=True)
+    assert "- half: llama.cpp (ggml) LLAMA_ROPE_TYPE_NEOX" in describe(LLAMA, engines=True)
     bad = subprocess.run([sys.executable, "-m", "posenc.inspect", "-"], input="[1,", capture_output=True, text=True,
                          timeout=120, check=False)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "-: not JSON" in bad.stderr

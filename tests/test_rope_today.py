@@ -265,6 +265,19 @@ def test_alias_table_names_both_layouts() -> None:
     assert LAYOUT_ALIASES["interleaved=True (flash-attn)"] == "interleaved"
 
 
+def test_engine_aliases_agree_with_the_engine_table() -> None:
+    """An engine's spelling in the alias table names the layout its entry in posenc.engines gives it
+    (the table that the engine tests run against MLX and ggml)."""
+    from posenc.engines import layout_flags
+
+    for layout in LAYOUTS:
+        spellings = layout_flags(layout)
+        for alias, engine in [("LLAMA_ROPE_TYPE_{} (llama.cpp)", "llama.cpp"), ("traditional={} (MLX)", "mlx-lm"),
+                              ("is_neox_style={} (vLLM)", "vllm")]:
+            flag = spellings[engine].split()[0].split("=")[-1].removeprefix("LLAMA_ROPE_TYPE_")
+            assert LAYOUT_ALIASES[alias.format(flag)] == layout
+
+
 # ---------------------------------------------------------------- from_config
 def test_from_config_reads_the_old_and_the_new_names() -> None:
     old = {"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "max_position_embeddings": 131072,
