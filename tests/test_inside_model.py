@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import os
 import pathlib
 import subprocess
 import tempfile
@@ -113,7 +114,8 @@ def test_training_reaches_every_parameter() -> None:
 
 # --- the authors' reference code, where it can be read here ----------------------------------
 
-MIRRORS = pathlib.Path("/work/.mirror")
+# Snapshots of the authors' repositories (owner+name/repo git directories); POSENC_MIRRORS says where.
+MIRRORS = pathlib.Path(os.environ.get("POSENC_MIRRORS", "/work/.mirror"))
 
 
 def _load(repo: str, file: str, name: str) -> object:
