@@ -19,6 +19,10 @@ seed, their mean, lowest and highest. What each study's references name:
   ``windows.detail.SET@8L``: the RoPE model of seed 0, SET ``full``, ``window``,
   ``window-in-cache``, ``sinks`` or ``sinks-in-cache``; ``@blockN``: its mean loss in block N.
 - ``vit.METHOD@GxG``: test accuracy of the tiny ViT on a G x G grid (``vit_resolution.json``).
+- ``vimg.METHOD@GxG``: the same for the images-and-video study (``vit_images.json``), one value
+  per seed, trained on the 4 x 4 grid and tested on G = 4, 6 or 8 (the file's ``grids``); METHOD
+  ``learned``, ``rope`` (patch indices), ``rope-rescaled``, ``rope-ntk`` and ``rope-riflex`` (the
+  ``rope`` models changed at test time), ``rope-mixed``, ``rope-normalized`` and ``rope-dinov3``.
 - ``free.lm.METHOD@kL`` and ``free.recall.METHOD@kL``: a training-free method (``rerope``,
   ``leaky-rerope``, ``self-extend``, ``dual-chunk``, ``string``; ``rope``: none) on the RoPE
   models (``training_free.json``).
