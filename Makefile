@@ -8,15 +8,18 @@ PY_STAMP := $(VENV)/.installed
 JS_STAMP := node_modules/.installed
 
 .PHONY: install serve build test test-fast typecheck bench experiments experiments-lm experiments-retrieval \
-	experiments-extension experiments-windows experiments-vit experiments-training-free experiments-base \
+	experiments-extension experiments-windows experiments-vit experiments-vit-images experiments-training-free experiments-base \
 	experiments-depth experiments-hybrid-lm experiments-hybrid-retrieval experiments-large experiments-large-later \
 	check-site clean
 
 install: $(PY_STAMP) $(JS_STAMP)
 
-$(PY_STAMP): requirements.lock pyproject.toml
+# tools/engines-nodeps.txt: two engines the tests check posenc against, installed without the
+# dependencies they declare but their RoPE code does not import (the file says which and why).
+$(PY_STAMP): requirements.lock pyproject.toml tools/engines-nodeps.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.lock
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -r tools/engines-nodeps.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -e .
 	$(PY) -m ipykernel install --sys-prefix --name python3 > /dev/null
 	touch $@
@@ -46,6 +49,7 @@ test: install
 	$(PYTEST) $(REDERIVATION)
 	$(VENV)/bin/mypy
 	$(VENV)/bin/mkdocs build --strict --site-dir site
+	POSENC_SITE_DIR=site $(PYTEST) tests/test_search.py
 
 # The quick loop (about two minutes): unit and property tests, docs and docstring examples; no
 # site builds, studies, figure renders, notebooks or re-derivation (the `slow` ones: conftest.py).
@@ -59,6 +63,7 @@ bench: install
 # The extension and windows studies reuse the models the lm and retrieval studies trained (kept in
 # .cache/experiments); run alone, they train the ones they need first.
 experiments: experiments-lm experiments-retrieval experiments-extension experiments-windows experiments-vit \
+	experiments-vit-images \
 	experiments-training-free experiments-base experiments-hybrid-lm experiments-hybrid-retrieval experiments-depth
 
 experiments-lm: install
@@ -75,6 +80,10 @@ experiments-windows: install
 
 experiments-vit: install
 	$(PY) -m posenc.experiments vit-resolution --config full
+
+# Images: axial RoPE, RoPE-Mixed, DINOv3's coordinates, and at test time rescaled ids, NTK, RIFLEx.
+experiments-vit-images: install
+	$(PY) -m posenc.experiments vit-images --config full
 
 # Training-free extension (ReRoPE, Self-Extend, Dual Chunk Attention, STRING) on the RoPE models of
 # lm and retrieval; the base against the context (trains RoPE models with other bases); MQAR by

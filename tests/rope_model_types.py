@@ -79,9 +79,8 @@ CONDITIONS = {
     "self.config.rope_interleave": None,      # a layout flag, probed separately
     "self.config.rope_interleave and self.training": None,
 }
-# Layer types whose layers are softmax attention (the others are not attention, or unknown).
-ATTENTION_LAYER_TYPES = ("full_attention", "sliding_attention", "chunked_attention", "indexed_attention")
-NOT_ATTENTION_LAYER_TYPES = ("linear_attention", "mamba", "conv", "mlp", "moe")
+# Layer types whose layers are softmax attention, and those that are not attention: the reader's own.
+from posenc._rope_table import ATTENTION_LAYER_TYPES, NOT_ATTENTION_LAYER_TYPES  # noqa: E402
 _ROTARY_CALLS = ("apply_rotary_pos_emb", "apply_rotary_emb", "apply_rotary_pos_emb_interleave",
                  "apply_rope", "apply_rotary")
 

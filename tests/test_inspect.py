@@ -132,3 +132,13 @@ def test_a_model_wide_window_is_described() -> None:
     text = describe(mistral)
     assert "full_attention (32 layers): " in text and "attends within 4,096 tokens" in text
     assert "limits every attention layer" in text
+
+
+def test_console_script_is_the_command_line() -> None:
+    """``posenc-inspect`` (pyproject's [project.scripts]) is `main`, the function ``python -m posenc.inspect`` runs."""
+    import importlib
+    import tomllib
+
+    target = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())["project"]["scripts"]
+    module, _, name = target["posenc-inspect"].partition(":")
+    assert getattr(importlib.import_module(module), name) is main
