@@ -177,7 +177,7 @@ FIRST_HITS: list[tuple[str, str | tuple[str, ...]]] = [
     ("sqrt(d_model)", "adding-to-embeddings/#magnitude-who-dominates-the-sum"),
     # a config key several sections read from a config, each saying what it is: any of them
     ("rope_theta", ("context-extension/#llama-31", "images-video/#reading-it-from-a-config",
-                    "rope-today/#reading-a-models-config", "glossary/#base")),
+                    "rope-today/#reading-a-models-config", "glossary/#base", "pitfalls/#rope-theta-moved")),
     ("NTK-aware", "context-extension/#ntk-aware-scaling"),
     ("YaRN", "context-extension/#yarn"),
     ("ALiBi slopes", "alibi/#the-slopes"),
@@ -197,6 +197,7 @@ FIRST_HITS: list[tuple[str, str | tuple[str, ...]]] = [
     ("sliding window", "inference/#windows-and-sinks"),
     ("RoPE", "rope/"),
     ("LongRoPE", "rope-today/#longrope"),
+    ("Phi-3", "rope-today/#longrope"),  # its heading names the models that ship LongRoPE
     ("gpt-oss", "architectures/#gpt-oss"),
     ("ModernBERT", "architectures/#modernbert"),
     ("MiniMax", "architectures/#hybrids"),
