@@ -18,7 +18,7 @@ encodes both:
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import torch
 from torch import Tensor, nn
@@ -332,7 +332,7 @@ class TinyViT(nn.Module):
                                        jitter=self.coordinate_jitter, rescale=self.coordinate_rescale, device=device)
         elif self.mixed is not None:
             cells = grid_positions(rows, cols).to(device)
-            return [MixedRotary(layer, cells) for layer in self.mixed]
+            return [MixedRotary(cast(RopeMixed, layer), cells) for layer in self.mixed]  # a ModuleList of RopeMixed
         else:
             rotary = None
         return [rotary] * self.num_layers

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import torch
+from matplotlib.axes import Axes
 from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
@@ -22,7 +23,7 @@ TEXT, ROWS, COLS = 4, 2, 3  # the FLUX sequence drawn: 4 text tokens, then a 2 x
 AXIS_NAMES = ("axis 0 (index / time)", "axis 1 (row)", "axis 2 (column)")
 
 
-def _id_strip(ax, ids: np.ndarray, kinds: np.ndarray, labels: list[str], title: str) -> None:
+def _id_strip(ax: Axes, ids: np.ndarray, kinds: np.ndarray, labels: list[str], title: str) -> None:
     """Three rows of ids over the tokens, text cells grey, grid cells coloured."""
     colours = palette()
     cmap = ListedColormap([colours.grid, colours.cycle[4]])
