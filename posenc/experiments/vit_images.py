@@ -10,7 +10,9 @@ fine-tuning), three seeds, with:
   on each axis, the intrinsic pair the one whose period is closest to the trained side);
 * other RoPE models: ``"rope-mixed"`` (Heo et al.'s learned directions, base 10),
   ``"rope-normalized"`` (DINOv3's patch centres in [-1, 1]) and ``"rope-dinov3"`` (the same,
-  trained with DINOv3's rescale draw of [1/2, 2], the released models' setting).
+  trained with DINOv3's rescale draw of [1/2, 2], the released models' setting) and
+  ``"rope-dinov3-jitter"`` (that draw and, per axis, DINOv3's jitter in [1/2, 2], which the released
+  models leave off).
 
 Everything runs on the CPU with one thread per process and fixed seeds::
 
@@ -27,7 +29,7 @@ from posenc.experiments import vit_resolution
 from posenc.experiments._results import read_json
 
 METHODS = ("learned", "rope", "rope-rescaled", "rope-ntk", "rope-riflex", "rope-mixed", "rope-normalized",
-           "rope-dinov3")
+           "rope-dinov3", "rope-dinov3-jitter")
 RESULTS_PATH = Path(__file__).resolve().parent / "results" / "vit_images.json"
 CONFIGS = {
     "full": replace(vit_resolution.CONFIGS["full"], name="images", methods=METHODS, seeds=(0, 1, 2)),

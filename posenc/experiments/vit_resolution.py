@@ -41,6 +41,9 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "rope-ntk": {"position": "rope", "rope_extension": "ntk"},
     "rope-riflex": {"position": "rope", "rope_extension": "riflex"},
     "rope-dinov3": {"position": "rope-normalized", "coordinate_rescale": 2.0},  # the released models' setting
+    # with DINOv3's per-axis jitter too (off in the released models): each axis stretched by its own
+    # log-uniform factor in [1/2, 2], on top of the shared rescale draw
+    "rope-dinov3-jitter": {"position": "rope-normalized", "coordinate_rescale": 2.0, "coordinate_jitter": 2.0},
 }
 #: The committed results of the full configuration; the page and its figure read this file.
 RESULTS_PATH = Path(__file__).resolve().parent / "results" / "vit_resolution.json"

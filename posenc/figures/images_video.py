@@ -157,18 +157,19 @@ def riflex_intrinsic() -> Figure:
 
 VIT_LABELS = {"learned": "learned 2-D, resampled", "rope": "axial RoPE", "rope-rescaled": "axial, rescaled",
               "rope-ntk": "axial, per-axis NTK", "rope-riflex": "axial, RIFLEx", "rope-mixed": "RoPE-Mixed",
-              "rope-normalized": "DINOv3 coordinates", "rope-dinov3": "DINOv3 coordinates + rescale draws"}
+              "rope-normalized": "DINOv3 coordinates", "rope-dinov3": "DINOv3 coordinates + rescale draws",
+              "rope-dinov3-jitter": "DINOv3 coordinates + rescale and jitter draws"}
 VIT_MARKERS = {"learned": "D", "rope": "^", "rope-rescaled": "v", "rope-ntk": "<", "rope-riflex": ">",
-               "rope-mixed": "P", "rope-normalized": "o", "rope-dinov3": "s"}
+               "rope-mixed": "P", "rope-normalized": "o", "rope-dinov3": "s", "rope-dinov3-jitter": "X"}
 
 
 @figure(
     "vit-images",
     alt=("Test accuracy of the tiny ViT on the digits against the grid it is tested on, 4 by 4 "
-         "(trained), 6 by 6 and 8 by 8, for eight position schemes, each point the mean of three "
+         "(trained), 6 by 6 and 8 by 8, for nine position schemes, each point the mean of three "
          "seeds with the range as a bar. Axial RoPE at patch indices falls towards chance on the "
          "larger grids, and so does it with per-axis NTK; RIFLEx helps a little at 8 by 8. Rescaled "
-         "indices and DINOv3's normalised coordinates, with or without the rescale draws, keep the "
+         "indices and DINOv3's normalised coordinates, with or without the rescale (and jitter) draws, keep the "
          "most, about as much as the resampled learned grid; RoPE-Mixed lies in between at 6 by 6."),
 )
 def vit_images_figure() -> Figure:
@@ -177,14 +178,18 @@ def vit_images_figure() -> Figure:
     results = load_results()
     grids = results["grids"]
     colours = palette()
-    lines = [*colours.cycle, colours.muted]  # eight schemes: the seven categorical hues and grey
+    lines = [*colours.cycle, colours.muted]  # the seven categorical hues and grey; the ninth scheme, the
+    # jitter draws, shares the hue of the rescale draws it adds to, with its own marker and dash-dots
     fig, ax = new_figure(1, 1, height=4.4)
     for i, (method, entry) in enumerate(results["methods"].items()):
         means = 100 * np.asarray(entry["mean"])
         low = means - 100 * np.asarray([min(v) for v in entry["accuracy"]])
         high = 100 * np.asarray([max(v) for v in entry["accuracy"]]) - means
-        ax.errorbar(np.asarray(grids) + (i - 3.5) * 0.05, means, yerr=[low, high], marker=VIT_MARKERS[method],
-                    color=lines[i], ls="--" if method in ("rope-rescaled", "rope-ntk", "rope-riflex") else "-",
+        jitter = method == "rope-dinov3-jitter"
+        colour = lines[list(results["methods"]).index("rope-dinov3")] if jitter else lines[i]
+        style = "-." if jitter else "--" if method in ("rope-rescaled", "rope-ntk", "rope-riflex") else "-"
+        ax.errorbar(np.asarray(grids) + (i - 4) * 0.05, means, yerr=[low, high], marker=VIT_MARKERS[method],
+                    color=colour, ls=style,
                     label=VIT_LABELS[method], capsize=3, markersize=6)
     ax.axhline(10, color=colours.muted, lw=1, ls=":")
     ax.text(grids[0] - 0.2, 11, "chance", ha="left", va="bottom", fontsize=10.5, color=colours.muted)
