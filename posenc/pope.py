@@ -10,9 +10,9 @@ magnitude from content, \(\mu = \mathrm{softplus}(x_c)\), and an angle from posi
 at 0. The score of query t and key s is
 
 \[ a_{ts} = \mathrm{Re}\big[\tilde q_t^{\,H} \tilde k_s\big] / \sqrt{d}
-        = \frac{1}{\sqrt{d}} \sum_{c=1}^{d} \mu_{q,c}\, \mu_{k,c} \cos\big((s - t)\theta_c + \delta_c\big), \]
+        = \frac{1}{\sqrt{d}} \sum_{c=1}^{d} \mu_{q,c}\, \mu_{k,c} \cos\phi_c, \]
 
-which depends on position only through \(s - t\). (The formula as the paper's abstract and two
+with \(\phi_c = (s - t)\theta_c + \delta_c\), so it depends on position only through \(s - t\). (The formula as the paper's abstract and two
 independent public reimplementations state it; the paper's own text was not reachable here.)
 
 `PolarEmbedding` is a rotation in the model's sense: it maps a query or key of width \(d\) to
