@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import torch
 from matplotlib.animation import FuncAnimation
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
@@ -348,6 +349,42 @@ for _kind, _alt in CONTEXT_ALTS.items():
 
 
 # ------------------------------------------------------------------------------- RoPE today
+def _base_wavelengths(ax: Axes, x_label: float) -> None:
+    """Wavelength of each pair of a 128-wide head for three bases, with two text lengths marked."""
+    colours = palette()
+    pairs = np.arange(64)
+    for colour, base in zip(colours.cycle, (1e4, 5e5, 1e6), strict=False):
+        theta = rope_inverse_frequencies(128, base=base)
+        ax.plot(pairs, (2 * math.pi / theta).numpy(), color=colour, label=f"base {base:.0e}")
+    _length_lines(ax, x_label)
+    ax.set_ylabel("wavelength 2π/θᵢ (positions)")
+    ax.set_title("A larger base stretches the slow pairs")
+    ax.legend(loc="lower right")
+
+
+def _length_lines(ax: Axes, x_label: float) -> None:
+    """Log wavelength axis with 8192 and 131072 positions marked: a pair above a line does not
+    come full circle within that many positions."""
+    colours = palette()
+    ax.set_yscale("log")
+    for length, style in ((8192, "--"), (131072, ":")):
+        ax.axhline(length, color=colours.muted, ls=style, lw=1.1)
+        ax.text(x_label, length * 1.3, f"{length} positions", color=colours.foreground, fontsize=10)
+    ax.set_xlabel("rotation pair i (fast → slow)")
+
+
+@figure(
+    "rope-base-wavelengths",
+    alt=("Log-scale plot of the wavelength of each rotation pair of a 128-wide head for bases 10000, "
+         "500000 and one million: the fast pairs coincide and the slow pairs stretch with the base, so "
+         "fewer pairs complete a turn within 8192 or 131072 positions."),
+)
+def base_wavelengths() -> Figure:
+    fig, ax = new_figure(height=3.6)
+    _base_wavelengths(ax, 1)
+    return fig
+
+
 @figure(
     "rope-today-wavelengths",
     alt=("Two log-scale plots of the wavelength of each rotation pair of a 128-wide head. Left: bases "
@@ -360,19 +397,8 @@ for _kind, _alt in CONTEXT_ALTS.items():
 def today_wavelengths() -> Figure:
     colours = palette()
     fig, (left, right) = new_figure(1, 2, height=3.6)
-    pairs = np.arange(64)
-    for colour, base in zip(colours.cycle, (1e4, 5e5, 1e6), strict=False):
-        theta = rope_inverse_frequencies(128, base=base)
-        left.plot(pairs, (2 * math.pi / theta).numpy(), color=colour, label=f"base {base:.0e}")
-    for ax, x in ((left, 1), (right, 24)):
-        ax.set_yscale("log")
-        for length, style in ((8192, "--"), (131072, ":")):
-            ax.axhline(length, color=colours.muted, ls=style, lw=1.1)
-            ax.text(x, length * 1.3, f"{length} positions", color=colours.foreground, fontsize=10)
-        ax.set_xlabel("rotation pair i (fast → slow)")
-    left.set_ylabel("wavelength 2π/θᵢ (positions)")
-    left.set_title("A larger base stretches the slow pairs")
-    left.legend(loc="lower right")
+    _base_wavelengths(left, 1)
+    _length_lines(right, 24)
     partial = rope_inverse_frequencies(128, rotary_dim=32)
     p_rope = rope_inverse_frequencies(128, scaling={"type": "proportional", "partial_rotary_factor": 0.25})
     turning = int((p_rope > 0).sum())
