@@ -9,7 +9,7 @@ JS_STAMP := node_modules/.installed
 
 .PHONY: install serve build test test-fast typecheck bench experiments experiments-lm experiments-retrieval \
 	experiments-extension experiments-windows experiments-vit experiments-vit-images experiments-training-free experiments-base \
-	experiments-depth experiments-hybrid-lm experiments-hybrid-retrieval experiments-large experiments-large-later \
+	experiments-depth experiments-hybrid-lm experiments-hybrid-retrieval experiments-inside experiments-large experiments-large-later \
 	check-site clean
 
 install: $(PY_STAMP) $(JS_STAMP)
@@ -64,7 +64,8 @@ bench: install
 # .cache/experiments); run alone, they train the ones they need first.
 experiments: experiments-lm experiments-retrieval experiments-extension experiments-windows experiments-vit \
 	experiments-vit-images \
-	experiments-training-free experiments-base experiments-hybrid-lm experiments-hybrid-retrieval experiments-depth
+	experiments-training-free experiments-base experiments-hybrid-lm experiments-hybrid-retrieval experiments-depth \
+	experiments-inside
 
 experiments-lm: install
 	$(PY) -m posenc.experiments length-extrapolation --config full
@@ -105,6 +106,12 @@ experiments-hybrid-lm: install
 
 experiments-hybrid-retrieval: install
 	$(PY) -m posenc.experiments hybrid-retrieval --config full
+
+# Position inside attention (FoX, FoX with RoPE, stick-breaking, PaTH, PoPE) in the hybrid study's
+# protocol, four layers deep, beside its committed rows; the MQAR models also by depth. 30 models.
+experiments-inside: install
+	$(PY) -m posenc.experiments inside-lm --config full
+	$(PY) -m posenc.experiments inside-retrieval --config full
 
 # The larger configuration, for a machine with a GPU: results go to posenc/experiments/results/large/.
 experiments-large: install

@@ -5,7 +5,8 @@ Studies: ``length-extrapolation`` (language modelling), ``retrieval`` (MQAR), ``
 attention sinks), ``vit-resolution`` (2-D positions), ``training-free`` (re-mapped relative
 positions on the RoPE models), ``rope-base`` (the base against the context), ``depth`` (MQAR
 by where the facts sit), ``hybrid-lm`` and ``hybrid-retrieval`` (today's layer patterns, four
-layers deep). Each writes its JSON results file and prints the CPU time it took.
+layers deep), ``inside-lm`` and ``inside-retrieval`` (position inside attention, four layers
+deep). Each writes its JSON results file and prints the CPU time it took.
 """
 
 from __future__ import annotations
@@ -40,9 +41,13 @@ STUDIES = {
     "hybrid-lm": ("hybrid", "train four-layer language models of today's hybrid designs (RNoPE-SWA, iRoPE, RoPE "
                   "with sinks) and of RoPE, NoPE and ALiBi, and score them at 1, 2, 4 and 8 times L"),
     "hybrid-retrieval": ("hybrid", "the same designs trained on MQAR and tested at 1, 2, 4 and 8 times L"),
+    "inside-lm": ("inside", "train four-layer language models with FoX, FoX with RoPE, stick-breaking, PaTH and "
+                  "PoPE in the hybrid study's protocol, and score them at 1, 2, 4 and 8 times L"),
+    "inside-retrieval": ("inside", "the same methods trained on MQAR, tested at 1, 2, 4 and 8 times L and with "
+                         "the pairs at the start, middle or end"),
 }
 #: Studies that run one task of their module: the task their ``run`` takes (its file: ``RESULTS_PATHS[task]``).
-TASK_OF = {"hybrid-lm": "lm", "hybrid-retrieval": "retrieval"}
+TASK_OF = {"hybrid-lm": "lm", "hybrid-retrieval": "retrieval", "inside-lm": "lm", "inside-retrieval": "retrieval"}
 
 
 def _cpu_seconds() -> float:

@@ -1,0 +1,240 @@
+"""Position inside attention, measured: FoX, FoX with RoPE, stick-breaking, PaTH and PoPE.
+
+The five methods of the chapter "Position inside attention" (`posenc.methods`: ``fox``,
+``fox_rope``, ``stick_breaking``, ``path``, ``pope``), each a four-layer
+`posenc.model.TinyTransformer`, trained and scored with the protocol of the hybrid study
+(`posenc.experiments.hybrid`): the same configuration field for field (`CONFIGS`: the hybrid
+study's, these methods), the same text, MQAR generator, batches, optimiser, seeds and lengths
+(1 to 8 times L). So their rows stand beside the committed rows of RoPE, NoPE, ALiBi and the
+hybrid designs in ``hybrid_lm.json`` and ``hybrid_retrieval.json``; `baseline` reads those files
+and refuses a configuration that differs from theirs in any field but the methods.
+
+The MQAR models are also scored by where the facts sit, as the depth study scores the hybrid
+models (`posenc.experiments.depth`: the same test sequences and settings), and the results file
+keeps those scores in the depth study's layout (``rows``), beside the committed ``depth.json``.
+
+Run it with ``python -m posenc.experiments inside-lm --config full`` and ``inside-retrieval``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from posenc._checks import check_choice, check_int
+from posenc.experiments import depth, hybrid, retrieval
+from posenc.experiments import length_extrapolation as lm
+from posenc.experiments._results import (
+    large_path,
+    read_json,
+    run_jobs,
+    spread,
+    spread_cells,
+    versions,
+)
+from posenc.experiments._training import fit_or_load
+from posenc.experiments.base_context import query_distances
+from posenc.experiments.config import SETTINGS, Config, check_device, checkpoint_path
+from posenc.experiments.data import SOURCE, load_corpus
+from posenc.model import TinyTransformer
+
+__all__ = ["CONFIGS", "METHODS", "RESULTS_PATHS", "baseline", "build_inside_model", "load_results", "run",
+           "summary_lines", "train_inside_model"]
+
+#: The rows of the study: the position methods of the chapter, as `posenc.model` names them.
+METHODS = ("fox", "fox_rope", "stick_breaking", "path", "pope")
+#: One configuration per run size: the hybrid study's own (four layers), with these methods.
+CONFIGS = {name: replace(config, methods=METHODS) for name, config in hybrid.CONFIGS.items()}
+RESULTS = Path(__file__).resolve().parent / "results"
+#: The committed results of the full configuration, one file per task.
+RESULTS_PATHS = {task: RESULTS / f"inside_{task}.json" for task in ("lm", "retrieval")}
+#: The metric of each task.
+METRICS = {"lm": "perplexity", "retrieval": "accuracy"}
+#: PaTH's direct form sweeps every key (about five times a plain step on the CPU): its jobs go
+#: first, so that the last job to finish is a short one.
+SLOW_FIRST = ("path",)
+
+
+def baseline(task: str, config: Config, path: str | Path | None = None) -> dict[str, Any] | None:
+    """How the rows of ``config`` compare with the committed hybrid results of ``task``.
+
+    Returns the file's name, the configuration fields found equal (every field but ``methods``)
+    and whether the library versions match; None when the file holds another configuration
+    (``tiny``: nothing to stand beside). A ``ValueError`` names the fields that differ."""
+    task = check_choice("task", task, tuple(METRICS))
+    default = hybrid.RESULTS_PATHS[task]
+    default = large_path(default) if config.name == "large" else default
+    if path is None and not default.is_file():
+        return None
+    committed = read_json(default if path is None else path)
+    theirs, ours = committed["config"], config.as_dict()
+    if theirs["name"] != ours["name"]:
+        return None
+    fields = [name for name in ours if name != "methods"]
+    differ = [name for name in fields if ours[name] != theirs.get(name)]
+    if differ:
+        raise ValueError(f"config {config.name!r} differs from the committed hybrid_{task} results in "
+                         f"{differ}: its rows could not stand beside them")
+    return {"file": Path(default if path is None else path).name, "fields_equal": fields,
+            "versions_match": committed["versions"] == versions("tqdm")}
+
+
+def _depth_baseline(config: Config) -> dict[str, Any] | None:
+    """The same for the depth scores and the committed ``depth.json`` (its settings, its test sets)."""
+    committed = depth.load_results()
+    if committed["config"]["name"] != config.name:
+        return None
+    test_fields = ("train_length", "eval_multiples", "retrieval_pairs", "retrieval_queries", "retrieval_symbols")
+    differ = [name for name in test_fields if committed["config"][name] != getattr(config, name)]
+    if committed["settings"] != SETTINGS[config.name].as_dict() or differ:
+        raise ValueError(f"the depth settings of {config.name!r} differ from the committed depth.json "
+                         f"({differ or 'settings'})")
+    return {"file": depth.RESULTS_PATH.name, "settings_equal": True, "fields_equal": list(test_fields),
+            "test_seed": depth.TEST_SEED}
+
+
+def build_inside_model(method: str, config: Config, vocab_size: int, seed: int = 0) -> TinyTransformer:
+    """The model of one row of `METHODS`, initialised from ``seed`` as `posenc.experiments.config.build_model`
+    initialises the other studies' models (the seed, then the model)."""
+    method = check_choice("method", method, METHODS)
+    seed = check_int("seed", seed, minimum=0)
+    torch.manual_seed(seed)
+    return TinyTransformer(vocab_size, config.dim, config.num_heads, config.num_layers, position=method)
+
+
+def train_inside_model(task: str, method: str, config: Config, seed: int = 0, *, device: str = "cpu",
+                       progress: bool = False, bar_position: int = 0) -> tuple[TinyTransformer, dict[str, Any]]:
+    """Train (or load from the cache) the model of one task, row and seed, as the hybrid study trains its own."""
+    task = check_choice("task", task, tuple(METRICS))
+    device = check_device(device)
+    if task == "lm":
+        corpus = load_corpus(config.validation_fraction)
+        model = build_inside_model(method, config, corpus.vocab_size, seed).to(device)
+        batches, steps = lm.training_batches(corpus.train, config, seed), config.steps
+    else:
+        model = build_inside_model(method, config, retrieval.vocab_size(config.retrieval_symbols), seed).to(device)
+        batches, steps = retrieval.training_batches(config, seed), config.retrieval_steps
+    stats = fit_or_load(model, checkpoint_path(task, method, seed, config, device), batches, config, steps=steps,
+                        peak_learning_rate=config.learning_rate, device=device, label=f"{task} {method} seed {seed}",
+                        progress=progress, bar_position=bar_position, use_cache=True)
+    return model.eval(), stats
+
+
+def _depth_scores(model: TinyTransformer, config: Config) -> dict[str, list[float]]:
+    """MQAR accuracy with the pairs at each depth of the depth study, at every length."""
+    scores: dict[str, list[float]] = {}
+    for where in SETTINGS[config.name].depths:
+        tests = [depth.test_set(config, n, where) for n in config.eval_lengths]
+        scores[depth.depth_label(where)] = [round(float(retrieval.accuracy(model, *test).double().mean()), 4)
+                                            for test in tests]
+    return scores
+
+
+def _job(label: str, seed: int, config: Config, device: str, progress: bool, position: int) -> dict[str, Any]:
+    task, method = label.split(":")
+    cached = checkpoint_path(task, method, seed, config, device).is_file()
+    model, stats = train_inside_model(task, method, config, seed, device=device, progress=progress,
+                                      bar_position=position)
+    started = time.process_time()
+    scores: dict[str, Any] = {}
+    if task == "lm":
+        text = lm.evaluation_text(load_corpus(config.validation_fraction), config)
+        losses = [lm.evaluate(model, text, n) for n in config.eval_lengths]
+        scores["perplexity"] = [round(math.exp(float(loss.double().mean())), 4) for loss in losses]
+        by_position = losses[-1].double().mean(0)  # [8L]: the loss at each position of the longest windows
+        scores["position_loss"] = [round(float(v), 4) for v in by_position.view(-1, config.position_bucket).mean(1)]
+    else:
+        scores["accuracy"] = retrieval.evaluate_model(model, config, None)
+        scores["accuracy_by_block"] = retrieval.distance_accuracy(model, config, max(config.eval_lengths))
+        scores["depth_accuracy"] = _depth_scores(model, config)
+    return {"seed": seed, **scores, **stats, "eval_cpu_seconds": round(time.process_time() - started, 1),
+            "from_cache": cached}
+
+
+def _depth_rows(config: Config, methods: dict[str, Any]) -> dict[str, Any]:
+    """The depth scores in the depth study's layout: ``depths``, ``mean_distance`` and ``rows``."""
+    labels = {depth.depth_label(where): where for where in SETTINGS[config.name].depths}
+    distances = {label: [round(float(query_distances(*depth.test_set(config, n, where)).double().mean()), 1)
+                         for n in config.eval_lengths] for label, where in labels.items()}
+    rows = {}
+    for method, entry in methods.items():
+        runs = [{"seed": run["seed"], "accuracy": run["depth_accuracy"]} for run in entry["runs"]]
+        rows[method] = {"model": method, "remap": None, "layers": config.num_layers,
+                        "accuracy": {label: spread("accuracy", [run["accuracy"][label] for run in runs])
+                                     for label in labels},
+                        "runs": runs}
+    return {"settings": SETTINGS[config.name].as_dict(), "depths": labels, "mean_distance": distances,
+            "depth_test_seed": depth.TEST_SEED, "depth_baseline": _depth_baseline(config), "rows": rows}
+
+
+def _ordered_jobs(task: str, config: Config) -> list[tuple[str, int]]:
+    slow = [m for m in config.methods if m in SLOW_FIRST]
+    return [(f"{task}:{method}", seed) for method in slow + [m for m in config.methods if m not in slow]
+            for seed in config.seeds]
+
+
+def run(config: Config, *, task: str = "lm", workers: int = 2, device: str = "cpu",
+        progress: bool = False) -> dict[str, Any]:
+    """Train and score every row of `METHODS` and seed of ``config`` on ``task`` (``"lm"`` or ``"retrieval"``)."""
+    task = check_choice("task", task, tuple(METRICS))
+    workers = check_int("workers", workers, minimum=1)
+    device = check_device(device)
+    unknown = [m for m in config.methods if m not in METHODS]
+    if unknown:
+        raise ValueError(f"config.methods must be among {METHODS}, got {unknown} (use inside.CONFIGS)")
+    beside = baseline(task, config)  # refuses a configuration the committed rows were not made with
+    metric = METRICS[task]
+    started = time.perf_counter()
+    runs = run_jobs(_job, _ordered_jobs(task, config), config, device=device, workers=workers, progress=progress)
+    vocab = load_corpus(config.validation_fraction).vocab_size if task == "lm" else \
+        retrieval.vocab_size(config.retrieval_symbols)
+    methods: dict[str, Any] = {}
+    for method in config.methods:
+        method_runs = [runs[(f"{task}:{method}", seed)] for seed in config.seeds]
+        methods[method] = {
+            "parameters": sum(p.numel() for p in build_inside_model(method, config, vocab).parameters()),
+            **spread(metric, [r[metric] for r in method_runs]),
+            "runs": method_runs,
+        }
+    results: dict[str, Any] = {
+        "experiment": f"inside_{task}",
+        "task": "language modelling" if task == "lm" else "multi-query associative recall",
+        "config": config.as_dict(),
+        "eval_lengths": config.eval_lengths,
+        "baseline": beside,
+    }
+    if task == "lm":
+        results["corpus"] = {"source": SOURCE, "evaluated_characters":
+                             lm.evaluation_text(load_corpus(config.validation_fraction), config).numel() - 1}
+    else:
+        results["chance"] = round(1 / config.retrieval_symbols, 4)
+        results["test_seed"] = retrieval.TEST_SEED
+        results.update(_depth_rows(config, methods))
+    cpu = sum(r["train_cpu_seconds"] + r["eval_cpu_seconds"] for r in runs.values())
+    return {**results, "methods": methods, "versions": versions("tqdm"), "device": device,
+            "wall_seconds": round(time.perf_counter() - started, 1), "workers": workers,
+            "job_cpu_seconds": round(cpu, 1)}
+
+
+def load_results(task: str = "lm", path: str | Path | None = None) -> dict[str, Any]:
+    """Read a task's results file (by default the committed one)."""
+    task = check_choice("task", task, tuple(METRICS))
+    return read_json(RESULTS_PATHS[task] if path is None else path)
+
+
+def summary_lines(results: dict[str, Any]) -> list[str]:
+    """A plain-text table: mean score (min to max over seeds) per row and length, then the depths."""
+    metric, short = ("perplexity", "ppl") if results["experiment"] == "inside_lm" else ("accuracy", "acc")
+    lines = [f"{'method':<16}" + "".join(f"{short + '@' + str(n):>20}" for n in results["eval_lengths"])]
+    for method, entry in results["methods"].items():
+        lines.append(f"{method:<16}" + spread_cells(entry, metric))
+    for label in results.get("depths", {}):
+        lines.append(f"pairs at the {label}".ljust(16) + "".join(f"{'acc@' + str(n):>20}" for n in results["eval_lengths"]))
+        for method, entry in results["rows"].items():
+            lines.append(f"{method:<16}" + spread_cells(entry["accuracy"][label], "accuracy"))
+    return lines
