@@ -1,0 +1,100 @@
+"""Where each zoo file (``posenc/zoo/*.json``) comes from, and that its config cannot drift.
+
+Every file carries ``_provenance``: whether it is a verbatim copy of the model's published
+``config.json`` (then where it was read, on which date), or, when it is not, a note that says so
+and what it rests on; the copies that a reader cannot open (code-search hits that name no
+repository) are kept under ``dropped``, never under ``_checked_against``; and a SHA-256 of the
+config part (every key that does not start with ``_``, serialised canonically: sorted keys, no
+spaces, UTF-8), recomputed here, so that an edit of a value without a new checksum fails.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ZOO = sorted((Path(__file__).resolve().parents[1] / "posenc" / "zoo").glob("*.json"))
+ENTRIES = {path.stem: json.loads(path.read_text()) for path in ZOO}
+
+
+def config_part(entry: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in entry.items() if not key.startswith("_")}
+
+
+def config_sha256(entry: dict[str, Any]) -> str:
+    """The checksum ``_provenance["sha256"]`` records: of the config part, canonically serialised."""
+    text = json.dumps(config_part(entry), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@pytest.mark.parametrize("name", ENTRIES)
+def test_the_config_part_has_not_drifted_from_its_checksum(name: str) -> None:
+    recorded = ENTRIES[name]["_provenance"]["sha256"]
+    assert re.fullmatch(r"[0-9a-f]{64}", recorded)
+    assert config_sha256(ENTRIES[name]) == recorded, f"{name}: a value changed without its provenance"
+
+
+def test_a_changed_value_changes_the_checksum() -> None:
+    entry = ENTRIES["llama-3.1-8b"]
+    assert config_sha256({**entry, "rope_theta": 500001.0}) != entry["_provenance"]["sha256"]
+    assert config_sha256({**entry, "_notes": "a note is not the config"}) == entry["_provenance"]["sha256"]
+
+
+@pytest.mark.parametrize("name", ENTRIES)
+def test_every_entry_says_whether_it_is_the_published_file(name: str) -> None:
+    prov = ENTRIES[name]["_provenance"]
+    assert isinstance(prov["verbatim"], bool)
+    assert prov["identity"]
+    if prov["verbatim"]:
+        assert prov["published"].startswith("https://huggingface.co/"), name
+        assert prov["read_at"].startswith(("https://", "http://")), name
+        date.fromisoformat(prov["read_on"])
+    else:
+        assert prov["note"].startswith("not verbatim: "), name
+
+
+@pytest.mark.parametrize("name", ENTRIES)
+def test_no_source_cites_an_index_id_a_reader_cannot_open(name: str) -> None:
+    entry = ENTRIES[name]
+    for item in entry["_checked_against"]:
+        assert "code index" not in item and not re.search(r"\bid \d{8,}", item), (name, item)
+    for item in entry["_provenance"].get("dropped", []):
+        assert not re.search(r"\bid \d{8,}", item), (name, item)
+        assert item.endswith("so a reader cannot open it]"), (name, item)
+    if not entry["_checked_against"]:
+        assert "no citable source remains" in entry["_provenance"]["note"], name
+
+
+def test_qwen3_vl_reads_the_base_its_configs_set_not_the_class_default() -> None:
+    pytest.importorskip("transformers", reason="transformers is a test dependency (requirements.lock)")
+    from transformers import Qwen3VLTextConfig
+
+    from posenc import read_config
+
+    entry = config_part(ENTRIES["qwen3-vl-yarn"])
+    assert Qwen3VLTextConfig().rope_parameters["rope_theta"] == 500000.0  # what leaving it out would give
+    assert entry["rope_theta"] == 5000000 and entry["head_dim"] == 128
+    layer = read_config(entry).layers["full_attention"]
+    assert (layer.base, layer.dim) == (5000000.0, 128)
+
+
+def test_starcoder2_file_has_the_7b_shapes() -> None:
+    """The card ('Model Summary') says 7B parameters; these shapes count 7.2e9 (the 15B's 15.4e9)."""
+    def count(width: int, layers: int, heads: int, kv_heads: int, vocab: int = 49152) -> float:
+        head = width // heads
+        attention = 2 * width * width + 2 * width * kv_heads * head      # q, o and k, v projections
+        mlp = 2 * width * 4 * width                                      # c_fc and c_proj, 4x wide
+        return layers * (attention + mlp) + 2 * vocab * width            # untied embeddings
+
+    entry = config_part(ENTRIES["starcoder2-7b"])
+    shapes = (entry["hidden_size"], entry["num_hidden_layers"], entry["num_attention_heads"],
+              entry["num_key_value_heads"])
+    assert 6.8e9 < count(*shapes) < 7.6e9
+    assert count(6144, 40, 48, 4) > 14e9
+    assert (entry["max_position_embeddings"], entry["sliding_window"]) == (16384, 4096)  # as the card says
