@@ -1,0 +1,471 @@
+r"""Read the rotary positions of a vision or video encoder from its config, as ``transformers`` runs them.
+
+`read_vision_config` turns a ``config.json`` (a dict or a ``transformers`` config object) of an
+encoder that rotates over patches into a `VisionRope`: the axes, how many of a head's pairs
+each axis owns (``sections``), the speed of every pair, the coordinates each patch gets and how
+they are normalised, the base, the layout, the patch grid and the training-time changes of the
+coordinates. A multimodal config (Qwen2.5-VL, Llama 4, GLM-4V, ...) is read through its vision
+sub-config. `VisionRope.positions`, `VisionRope.angles` and `VisionRope.rotate` then give the
+coordinates, the angle of every rotated feature and the rotated queries on a patch grid, in
+float64, in the order in which transformers lays out its patches; the tests compare them with
+transformers' own modules. Every rule below names the file and line of transformers 5.23.0
+(``transformers/models/...``) it comes from.
+
+Like the rest of the config reader, reading imports neither torch nor numpy; the three grid
+methods import numpy when called.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from posenc._checks import MAX_GRID_CELLS, check_float, check_int, is_integer
+
+__all__ = ["VISION_MODEL_TYPES", "VisionRope", "read_vision_config"]
+
+_TWO_PI = 2 * math.pi
+
+#: The class defaults each reading falls back on, as the config classes of transformers 5.23.0
+#: declare them (each checked live against the class by tests/test_config_vision.py).
+_DEFAULTS: dict[str, dict[str, Any]] = {
+    # dinov3_vit/configuration_dinov3_vit.py:74-97
+    "dinov3_vit": {"hidden_size": 384, "num_attention_heads": 6, "rope_theta": 100.0, "image_size": 224,
+                   "patch_size": 16, "num_register_tokens": 0, "pos_embed_shift": None, "pos_embed_jitter": None,
+                   "pos_embed_rescale": 2.0},
+    # eomt_dinov3/configuration_eomt_dinov3.py:69-108 (default_theta 100, rope_type "default")
+    "eomt_dinov3": {"hidden_size": 1024, "num_attention_heads": 16, "rope_theta": 100.0, "image_size": 640,
+                    "patch_size": 16, "num_register_tokens": 4, "pos_embed_shift": None, "pos_embed_jitter": None,
+                    "pos_embed_rescale": 2.0},
+    # vjepa2/configuration_vjepa2.py:64-82
+    "vjepa2": {"hidden_size": 1024, "num_attention_heads": 16, "patch_size": 16, "crop_size": 256,
+               "frames_per_clip": 64, "tubelet_size": 2, "pred_hidden_size": 384, "pred_num_attention_heads": 12},
+    # pixtral/configuration_pixtral.py:43-52 (rope_theta: PreTrainedConfig's 10000)
+    "pixtral": {"hidden_size": 1024, "num_attention_heads": 16, "image_size": 1024, "patch_size": 16,
+                "rope_theta": 10000.0},
+    # llama4/configuration_llama4.py, Llama4VisionConfig
+    "llama4_vision_model": {"hidden_size": 768, "num_attention_heads": 16, "image_size": 448, "patch_size": 14,
+                            "rope_theta": 10000.0},
+    # qwen2_vl/configuration_qwen2_vl.py (Qwen2VLVisionConfig): the rotary width is embed_dim / num_heads
+    "qwen2_vl_vision": {"embed_dim": 1280, "num_heads": 16, "patch_size": 14, "spatial_merge_size": 2,
+                        "temporal_patch_size": 2, "rope_theta": 10000.0},
+    # sam2_video/configuration_sam2_video.py:228-257
+    "sam2_video": {"memory_attention_hidden_size": 256, "memory_attention_num_attention_heads": 1,
+                   "memory_attention_downsample_rate": 1, "memory_attention_rope_feat_sizes": [64, 64],
+                   "rope_theta": 10000.0},
+}
+# The Qwen-style towers share one rotary module (qwen2_5_vl/modeling_qwen2_5_vl.py:119-177: half
+# the head's pairs for rows, half for columns, one ladder) and one id rule (vision_utils.py:81-126).
+_QWEN_STYLE = {
+    # model type: (hidden_size, num_heads, patch_size), the class defaults of its *VisionConfig
+    "qwen2_5_vl_vision": (3584, 16, 14), "qwen3_vl_vision": (1152, 16, 16), "qwen3_vl_moe_vision": (1152, 16, 16),
+    "glm4v_vision": (1536, 12, 14), "glm4v_moe_vision": (1536, 12, 14),
+}
+for _name, (_hidden, _heads, _patch) in _QWEN_STYLE.items():
+    _DEFAULTS[_name] = {"hidden_size": _hidden, "num_heads": _heads, "patch_size": _patch, "spatial_merge_size": 2,
+                        "temporal_patch_size": 2, "rope_theta": 10000.0}
+# sam3_tracker_video: the same memory attention (configuration_sam3_tracker_video.py:234-265)
+_DEFAULTS["sam3_tracker_video"] = {**_DEFAULTS["sam2_video"], "memory_attention_rope_feat_sizes": [72, 72],
+                                   "image_size": 1008}
+
+#: Multimodal configs whose vision sub-config is read: parent model type -> (key, the sub-config's type).
+_PARENTS = {
+    "qwen2_vl": ("vision_config", "qwen2_vl_vision"), "qwen2_5_vl": ("vision_config", "qwen2_5_vl_vision"),
+    "qwen3_vl": ("vision_config", "qwen3_vl_vision"), "qwen3_vl_moe": ("vision_config", "qwen3_vl_moe_vision"),
+    "glm4v": ("vision_config", "glm4v_vision"), "glm4v_moe": ("vision_config", "glm4v_moe_vision"),
+    "llama4": ("vision_config", "llama4_vision_model"), "mistral3": ("vision_config", "pixtral"),
+}
+
+#: Every model type `read_vision_config` reads (the parents through their vision sub-config).
+VISION_MODEL_TYPES = tuple(sorted({*_DEFAULTS, *_PARENTS}))
+
+
+@dataclasses.dataclass(frozen=True)
+class VisionRope:
+    """How a vision or video encoder rotates its patch tokens.
+
+    Attributes:
+        model_type: the (sub-)config's model type.
+        axes: the axes in the order their pairs come in the head (``"frame"``, ``"row"``, ``"column"``).
+        head_dim: features per head; num_heads: heads.
+        sections: pairs of the head each axis owns, in the order of ``axes`` (sums to rotary_dim / 2).
+        rotary_dim: features rotated; the rest of the head passes unchanged.
+        base: the base of the frequency ladder (``rope_theta``).
+        speeds: per axis, the angle per unit of coordinate of each of its pairs (radians, float64).
+        angle_scale: a factor on every angle (2 pi for DINOv3's coordinates in [-1, 1], else 1).
+        layout: ``"half"`` (pair i with i + rotary_dim / 2) or ``"interleaved"`` (2i with 2i + 1).
+        pairing: ``"rotation"``, or ``"vjepa2"``: within each third the table is tiled, so the two
+            features of a pair turn by different rungs (V-JEPA 2's released models; not a rotation).
+        coordinates: what a patch's coordinate is: ``"patch_centre"`` (centre of the cell scaled to
+            [-1, 1] per axis), ``"index"`` (row and column from 0), ``"index_from_one"`` (from 1).
+        patch_size: (height, width) of a patch in pixels (frames per tubelet first for video).
+        grid: the grid the config fixes, or None where the input's grid is used.
+        grid_rule: ``"any"`` (any grid), ``"configured"`` (only ``grid``, frames free),
+            ``"merge_blocks"`` (rows and columns multiples of ``spatial_merge_size``).
+        token_order: ``"row_major"`` or ``"merge_blocks"`` (m x m blocks of patches, each row-major).
+        spatial_merge_size: Qwen-style towers' merge block, else None.
+        unrotated: which tokens are not rotated.
+        augmentation: training-time changes of the coordinates (DINOv3's shift, jitter, rescale).
+        notes: anything else a reader of the config should know.
+    """
+
+    model_type: str
+    axes: tuple[str, ...]
+    head_dim: int
+    num_heads: int
+    sections: tuple[int, ...]
+    rotary_dim: int
+    base: float
+    speeds: tuple[tuple[float, ...], ...]
+    angle_scale: float
+    layout: str
+    pairing: str
+    coordinates: str
+    patch_size: tuple[int, ...]
+    grid: tuple[int, ...] | None
+    grid_rule: str
+    token_order: str = "row_major"
+    spatial_merge_size: int | None = None
+    unrotated: str = "none"
+    augmentation: dict[str, float | None] | None = None
+    notes: tuple[str, ...] = ()
+
+    def positions(self, grid: Sequence[int] | None = None) -> Any:
+        """The coordinates of the patch tokens of ``grid``, float64 numpy ``[tokens, len(axes)]``.
+
+        ``grid`` is (rows, columns), or (frames, rows, columns); None: the configured grid. Tokens
+        are in transformers' order; for 2-D readings the frames of a video repeat the same positions.
+        """
+        import numpy as np
+
+        frames, rows, cols = self._check_grid(grid)
+        r, c = np.meshgrid(np.arange(rows, dtype=np.float64), np.arange(cols, dtype=np.float64), indexing="ij")
+        if self.token_order == "merge_blocks":  # vision_utils.py:118-120: m x m blocks, block-major
+            m = self.spatial_merge_size or 1
+            r, c = (a.reshape(rows // m, m, cols // m, m).transpose(0, 2, 1, 3) for a in (r, c))
+        r, c = r.reshape(-1), c.reshape(-1)
+        if self.coordinates == "patch_centre":  # dinov3_vit/modeling_dinov3_vit.py:112-120
+            r, c = 2 * (r + 0.5) / rows - 1, 2 * (c + 0.5) / cols - 1
+        elif self.coordinates == "index_from_one":  # llama4/modeling_llama4.py:1000-1001
+            r, c = r + 1, c + 1
+        by_axis = {"row": r, "column": c}
+        if "frame" in self.axes:  # vjepa2/modeling_vjepa2.py:245-277: frame, then row, then column
+            by_axis = {"frame": np.repeat(np.arange(frames, dtype=np.float64), rows * cols),
+                       "row": np.tile(r, frames), "column": np.tile(c, frames)}
+            return np.stack([by_axis[a] for a in self.axes], axis=-1)
+        return np.tile(np.stack([by_axis[a] for a in self.axes], axis=-1), (frames, 1))
+
+    def angles(self, grid: Sequence[int] | None = None) -> Any:
+        """The angle of every rotated feature, float64 numpy ``[tokens, rotary_dim]``.
+
+        Laid out as transformers' cos and sin tables: in the half layout the pair angles twice
+        (``[a, a]``), in the interleaved one each pair's angle on both its features; for V-JEPA 2's
+        pairing each third's rungs tiled twice.
+        """
+        import numpy as np
+
+        pos = self.positions(grid)
+        blocks = [pos[:, a:a + 1] * np.asarray(s, dtype=np.float64)[None] for a, s in enumerate(self.speeds)]
+        if self.pairing == "vjepa2":  # vjepa2/modeling_vjepa2.py:195-196: repeat, not repeat_interleave
+            return self.angle_scale * np.concatenate([np.tile(b, (1, 2)) for b in blocks], axis=-1)
+        pairs = self.angle_scale * np.concatenate(blocks, axis=-1)  # [tokens, rotary_dim / 2]
+        if self.layout == "half":
+            return np.concatenate([pairs, pairs], axis=-1)
+        return np.repeat(pairs, 2, axis=-1)
+
+    def rotate(self, x: Any, grid: Sequence[int] | None = None) -> Any:
+        """``x [..., tokens, head_dim]`` (patch tokens only) rotated as the model does, float64 numpy."""
+        import numpy as np
+
+        x = np.asarray(x, dtype=np.float64)
+        angles = self.angles(grid)
+        if x.ndim < 2 or x.shape[-1] != self.head_dim or x.shape[-2] != angles.shape[0]:
+            raise ValueError(f"x must have shape [..., {angles.shape[0]}, {self.head_dim}] (the grid's tokens, "
+                             f"head_dim), got {x.shape}")
+        rot, rest = x[..., :self.rotary_dim], x[..., self.rotary_dim:]
+        if self.layout == "half" and self.pairing == "rotation":
+            half = self.rotary_dim // 2
+            partner = np.concatenate([-rot[..., half:], rot[..., :half]], axis=-1)
+        else:  # pairs (2i, 2i + 1): partner (-x_{2i+1}, x_{2i})
+            partner = np.stack([-rot[..., 1::2], rot[..., 0::2]], axis=-1).reshape(rot.shape)
+        return np.concatenate([rot * np.cos(angles) + partner * np.sin(angles), rest], axis=-1)
+
+    def _check_grid(self, grid: Sequence[int] | None) -> tuple[int, int, int]:
+        if grid is None:
+            if self.grid is None:
+                raise ValueError(f"grid is needed: model type {self.model_type!r} takes the grid of its input; "
+                                 f"pass (rows, columns) or (frames, rows, columns)")
+            grid = self.grid
+        if isinstance(grid, (str, bytes)) or not isinstance(grid, Sequence) or len(grid) not in (2, 3):
+            raise TypeError(f"grid must be (rows, columns) or (frames, rows, columns), got {grid!r}")
+        sizes = [check_int(f"grid[{i}]", g, minimum=1, maximum=MAX_GRID_CELLS) for i, g in enumerate(grid)]
+        frames, rows, cols = sizes if len(sizes) == 3 else [1, *sizes]
+        if frames * rows * cols > MAX_GRID_CELLS:
+            raise ValueError(f"grid must hold at most {MAX_GRID_CELLS} patches, got {tuple(grid)}")
+        if self.grid_rule == "configured" and self.grid is not None and (rows, cols) != tuple(self.grid[-2:]):
+            raise ValueError(f"grid must have the configured {self.grid[-2]} x {self.grid[-1]} patches for model "
+                             f"type {self.model_type!r} ({self.notes[0] if self.notes else 'fixed in its code'}), "
+                             f"got {rows} x {cols}")
+        m = self.spatial_merge_size
+        if self.grid_rule == "merge_blocks" and m and (rows % m or cols % m):
+            raise ValueError(f"grid must have rows and columns that are multiples of spatial_merge_size={m} "
+                             f"for model type {self.model_type!r}, got {rows} x {cols}")
+        return frames, rows, cols
+
+
+# ---------------------------------------------------------------- reading
+
+def read_vision_config(config: Mapping[str, Any] | Any) -> VisionRope:
+    """Read how a vision or video encoder rotates its patches, from its config.
+
+    Args:
+        config: a ``config.json`` as a dict, or a ``transformers`` config object, of one of
+            `VISION_MODEL_TYPES`; a multimodal config (``qwen2_5_vl``, ``llama4``, ``glm4v``,
+            ``mistral3``, ...) is read through its ``vision_config``.
+
+    Returns:
+        a `VisionRope`.
+
+    Raises:
+        ValueError: a model type not read here (named, with the reason), or a config transformers'
+            code would not run: a head that does not split into the axes' pairs, a non-square
+            image or crop where the model's grid is square, an unknown rope type. The message
+            names the key and its value.
+
+    Examples:
+        >>> r = read_vision_config({"model_type": "dinov3_vit", "hidden_size": 384, "num_attention_heads": 6})
+        >>> r.axes, r.sections, r.base, r.layout, r.coordinates, r.grid
+        (('row', 'column'), (16, 16), 100.0, 'half', 'patch_centre', (14, 14))
+    """
+    cfg = _as_dict(config)
+    model_type = cfg.get("model_type")
+    if model_type in _PARENTS:
+        key, child = _PARENTS[model_type]
+        sub = cfg.get(key) or {}
+        if not isinstance(sub, Mapping):
+            raise TypeError(f"{key} must be a dict (the vision sub-config of {model_type!r}), got {sub!r}")
+        cfg, model_type = {**sub, "model_type": sub.get("model_type") or child}, sub.get("model_type") or child
+    if model_type not in _DEFAULTS:
+        raise ValueError(f"model type {model_type!r}: posenc does not read a vision encoder's rotary positions "
+                         f"for it; it reads {', '.join(VISION_MODEL_TYPES)}")
+    values = {**_DEFAULTS[model_type], **{k: v for k, v in cfg.items() if v is not None or k.startswith("pos_embed")}}
+    return _READERS[_family(model_type)](model_type, values)
+
+
+def _as_dict(config: Any) -> dict[str, Any]:
+    if isinstance(config, Mapping):
+        return dict(config)
+    if hasattr(config, "to_dict"):  # a transformers config object
+        return dict(config.to_dict())
+    raise TypeError(f"config must be a dict (a config.json) or a transformers config, got {type(config).__name__}")
+
+
+def _family(model_type: str) -> str:
+    if model_type in _QWEN_STYLE or model_type == "qwen2_vl_vision":
+        return "qwen"
+    return {"eomt_dinov3": "dinov3_vit", "sam3_tracker_video": "sam2_video"}.get(model_type, model_type)
+
+
+def _base(model_type: str, values: Mapping[str, Any], allowed: tuple[str, ...]) -> float:
+    """rope_theta from rope_parameters (where transformers 5 keeps it), else the top-level key."""
+    params = values.get("rope_parameters")
+    if params is not None and not isinstance(params, Mapping):
+        raise TypeError(f"rope_parameters must be a dict, got {params!r}")
+    params = params or {}
+    rope_type = params.get("rope_type", allowed[0])
+    if rope_type not in allowed:
+        raise ValueError(f"rope_parameters['rope_type'] must be {' or '.join(map(repr, allowed))} for model type "
+                         f"{model_type!r} (its rotary module refuses others), got {rope_type!r}")
+    theta = params.get("rope_theta", values.get("rope_theta"))
+    return check_float("rope_theta", theta, positive=True)
+
+
+def _size(name: str, value: object) -> int:
+    return check_int(name, value, minimum=1, maximum=1 << 20)
+
+
+def _pair(name: str, value: object) -> tuple[int, int]:
+    """image_size / patch_size: an int, or (height, width)."""
+    if is_integer(value):
+        return _size(name, value), _size(name, value)
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)) and len(value) == 2:
+        return _size(f"{name}[0]", value[0]), _size(f"{name}[1]", value[1])
+    raise TypeError(f"{name} must be an integer or [height, width], got {value!r}")
+
+
+def _head(model_type: str, values: Mapping[str, Any], width_key: str, heads_key: str, multiple: int,
+          why: str) -> tuple[int, int]:
+    width, heads = _size(width_key, values[width_key]), _size(heads_key, values[heads_key])
+    if width % heads:
+        raise ValueError(f"{width_key}={width} must be a multiple of {heads_key}={heads} for model type "
+                         f"{model_type!r} (each head gets {width_key} / {heads_key} features)")
+    head_dim = width // heads
+    if head_dim % multiple:
+        raise ValueError(f"{width_key}={width} / {heads_key}={heads} = {head_dim} features per head must be a "
+                         f"multiple of {multiple} for model type {model_type!r} ({why})")
+    return head_dim, heads
+
+
+def _ladder(base: float, count: int, step: float, offset: float = 0.0) -> tuple[float, ...]:
+    """base ** -((offset + step * k)) for k < count, in float64."""
+    return tuple(base ** -(offset + step * k) for k in range(count))
+
+
+def _read_dinov3(model_type: str, values: Mapping[str, Any]) -> VisionRope:
+    head_dim, heads = _head(model_type, values, "hidden_size", "num_attention_heads", 4,
+                            "a quarter of the head per axis and feature half")
+    if model_type == "dinov3_vit":  # modeling_dinov3_vit.py:160: config.rope_theta, no rope_parameters
+        base = check_float("rope_theta", values["rope_theta"], positive=True)
+    else:  # modeling_eomt_dinov3.py:397-400, 452: rope_parameters, type "default" only
+        base = _base(model_type, values, ("default",))
+    image, patch = _pair("image_size", values["image_size"]), _pair("patch_size", values["patch_size"])
+    q = head_dim // 4
+    # modeling_dinov3_vit.py:171: inv_freq = base ** -(4k / head_dim), k < head_dim / 4; 199-201: angles
+    # 2 pi * coordinate * inv_freq, rows then columns, tiled twice (the half layout, rotate_half at 210)
+    speeds = _ladder(base, q, 4 / head_dim)
+    aug = {key: (None if values.get(f"pos_embed_{key}") is None
+                 else check_float(f"pos_embed_{key}", values[f"pos_embed_{key}"], minimum=0.0 if key == "shift" else 1.0))
+           for key in ("shift", "jitter", "rescale")}
+    prefix = 1 + check_int("num_register_tokens", values["num_register_tokens"], minimum=0, maximum=1 << 20)
+    unrotated = (f"the first {prefix} tokens (class token and {prefix - 1} register tokens"
+                 + (", and in its last blocks EoMT's query tokens" if model_type == "eomt_dinov3" else "") + ")")
+    return VisionRope(
+        model_type, ("row", "column"), head_dim, heads, (q, q), head_dim, base, (speeds, speeds), _TWO_PI, "half",
+        "rotation", "patch_centre", patch, (image[0] // patch[0], image[1] // patch[1]), "any",
+        unrotated=unrotated, augmentation=aug,
+        notes=("the grid is the input's: rows = image height // patch height, columns likewise "
+               "(modeling_dinov3_vit.py:175-182); the configured grid is image_size // patch_size",
+               "training only: pos_embed_shift, pos_embed_jitter, pos_embed_rescale are drawn once per forward "
+               "(modeling_dinov3_vit.py:190-196); evaluation uses the plain coordinates"))
+
+
+def _read_vjepa2(model_type: str, values: Mapping[str, Any]) -> VisionRope:
+    crop, patch = _pair("crop_size", values["crop_size"]), _pair("patch_size", values["patch_size"])
+    if crop[0] != crop[1] or not is_integer(values["crop_size"]):
+        raise ValueError(f"crop_size must be one integer (V-JEPA 2's grid is crop_size // patch_size on both "
+                         f"axes, modeling_vjepa2.py:235), got {values['crop_size']!r}")
+    if patch[0] != patch[1]:
+        raise ValueError(f"patch_size must be square for model type 'vjepa2' (its ids assume a square grid, "
+                         f"modeling_vjepa2.py:235-277), got {values['patch_size']!r}")
+    heads_ = [_head(model_type, values, w, h, 1, "")
+              for w, h in (("hidden_size", "num_attention_heads"), ("pred_hidden_size", "pred_num_attention_heads"))]
+    (head_dim, heads), (pred_dim, _) = heads_
+    # modeling_vjepa2.py:238-240: each of frame, row, column gets w = 2 * ((head_dim // 3) // 2) features
+    w = 2 * ((head_dim // 3) // 2)
+    if w == 0:
+        raise ValueError(f"hidden_size={values['hidden_size']} / num_attention_heads={heads} = {head_dim} features "
+                         f"per head must be at least 6 for model type 'vjepa2' (a pair per axis)")
+    speeds = _ladder(10000.0, w // 2, 2 / w)  # modeling_vjepa2.py:186-188: 10000 ** -(j / (w / 2)), fixed base
+    frames = _size("frames_per_clip", values["frames_per_clip"]) // _size("tubelet_size", values["tubelet_size"])
+    side = crop[0] // patch[0]
+    pred_w = 2 * ((pred_dim // 3) // 2)
+    return VisionRope(
+        model_type, ("frame", "row", "column"), head_dim, heads, (w // 2,) * 3, 3 * w, 10000.0, (speeds,) * 3, 1.0,
+        "interleaved", "vjepa2", "index", (values["tubelet_size"], *patch), (frames, side, side), "configured",
+        notes=(f"V-JEPA 2 derives a token's (frame, row, column) from its index and the configured {side} x {side} "
+               "grid (modeling_vjepa2.py:245-277): another grid's rows wrap",
+               f"{head_dim - 3 * w} of the {head_dim} features pass unrotated (modeling_vjepa2.py:289-293)",
+               "the pairing is the released models': each third's table is tiled (repeat), so the features of a "
+               "pair turn by different rungs (modeling_vjepa2.py:195-196)",
+               f"the predictor rotates the same way with its own heads of {pred_dim} features "
+               f"(thirds of {pred_w}), at the ids of the tokens it is given (modeling_vjepa2.py:258-266)"))
+
+
+def _read_pixtral(model_type: str, values: Mapping[str, Any]) -> VisionRope:
+    # configuration_pixtral.py:55-56 sets head_dim = hidden_size // num_attention_heads (a head_dim key is
+    # overwritten); modeling_pixtral.py:68-74: the 1-D ladder base ** -(2j / d), rows the even rungs,
+    # columns the odd ones; 93-97: rows then columns, tiled twice (half layout)
+    head_dim, heads = _head(model_type, values, "hidden_size", "num_attention_heads", 4,
+                            "a quarter of the head per axis and feature half")
+    base = _base(model_type, values, ("axial", "default"))
+    q = head_dim // 4
+    rows, cols = _ladder(base, q, 4 / head_dim), _ladder(base, q, 4 / head_dim, 2 / head_dim)
+    image, patch = _pair("image_size", values["image_size"]), _pair("patch_size", values["patch_size"])
+    return VisionRope(
+        model_type, ("row", "column"), head_dim, heads, (q, q), head_dim, base, (rows, cols), 1.0, "half", "rotation",
+        "index", patch, (image[0] // patch[0], image[1] // patch[1]), "any",
+        notes=("each image's patches count rows and columns from 0 on its own grid (modeling_pixtral.py:428-436); "
+               "image_size bounds the grid",))
+
+
+def _read_llama4(model_type: str, values: Mapping[str, Any]) -> VisionRope:
+    head_dim, heads = _head(model_type, values, "hidden_size", "num_attention_heads", 4,
+                            "a quarter of the head per axis: pairs of complex numbers, columns then rows")
+    image, patch = _pair("image_size", values["image_size"]), _pair("patch_size", values["patch_size"])
+    if not is_integer(values["image_size"]) or not is_integer(values["patch_size"]):
+        raise ValueError(f"image_size and patch_size must be integers for model type {model_type!r} (its grid is "
+                         f"square, image_size // patch_size per side, modeling_llama4.py:989), got image_size="
+                         f"{values['image_size']!r}, patch_size={values['patch_size']!r}")
+    base = _base(model_type, values, ("default",))
+    side = image[0] // patch[0]
+    # modeling_llama4.py:995-1002: rungs base ** -(4k / d), k < d / 4; columns (x) first, then rows, both
+    # counted from 1; the class token (last) at angle 0; applied to complex pairs (2i, 2i + 1)
+    speeds = _ladder(base, head_dim // 4, 4 / head_dim)
+    return VisionRope(
+        model_type, ("column", "row"), head_dim, heads, (head_dim // 4,) * 2, head_dim, base, (speeds, speeds), 1.0,
+        "interleaved", "rotation", "index_from_one", patch, (side, side), "configured",
+        unrotated="the class token, placed last (angle 0)",
+        notes=(f"the table is built once for the configured {side} x {side} grid (modeling_llama4.py:989-1005)",))
+
+
+def _read_qwen(model_type: str, values: Mapping[str, Any]) -> VisionRope:
+    width_key = "embed_dim" if model_type == "qwen2_vl_vision" else "hidden_size"  # modeling_qwen2_vl.py:226
+    heads_key = "num_heads" if "num_heads" in values else "num_attention_heads"
+    head_dim, heads = _head(model_type, values, width_key, heads_key, 4,
+                            "a quarter of the head per axis and feature half")
+    if values.get("head_dim") not in (None, head_dim):
+        raise ValueError(f"head_dim={values['head_dim']!r} must equal {width_key} / {heads_key} = {head_dim} for "
+                         f"model type {model_type!r}: its attention splits heads that way")
+    base = _base(model_type, values, ("axial", "default"))
+    merge = _size("spatial_merge_size", values["spatial_merge_size"])
+    # modeling_qwen2_5_vl.py:153-158: spatial_dim = d / 2, rungs base ** -(2k / spatial_dim), k < d / 4;
+    # 170-177: rows then columns, tiled twice (half layout, rotate_half)
+    speeds = _ladder(base, head_dim // 4, 4 / head_dim)
+    patch = _size("patch_size", values["patch_size"]) if is_integer(values["patch_size"]) else values["patch_size"]
+    temporal = _size("temporal_patch_size", values["temporal_patch_size"])
+    return VisionRope(
+        model_type, ("row", "column"), head_dim, heads, (head_dim // 4,) * 2, head_dim, base, (speeds, speeds), 1.0,
+        "half", "rotation", "index", (temporal, patch, patch), None, "merge_blocks", token_order="merge_blocks",
+        spatial_merge_size=merge,
+        notes=("the grid is each image's (grid_thw); ids count rows and columns from 0, in blocks of "
+               f"{merge} x {merge} patches (vision_utils.py:112-125)",
+               "a video's frames repeat the same 2-D ids: time is placed by the language model's M-RoPE"))
+
+
+def _read_sam2_video(model_type: str, values: Mapping[str, Any]) -> VisionRope:
+    # modeling_sam2_video.py:776-779: d = memory_attention_hidden_size // (downsample_rate * heads)
+    hidden = _size("memory_attention_hidden_size", values["memory_attention_hidden_size"])
+    heads = _size("memory_attention_num_attention_heads", values["memory_attention_num_attention_heads"])
+    rate = _size("memory_attention_downsample_rate", values["memory_attention_downsample_rate"])
+    head_dim = hidden // (rate * heads)
+    if hidden % (rate * heads) or head_dim % 4 or head_dim == 0:
+        raise ValueError(f"memory_attention_hidden_size={hidden} / (memory_attention_downsample_rate={rate} * "
+                         f"memory_attention_num_attention_heads={heads}) must be a positive multiple of 4 for model "
+                         f"type {model_type!r} (a quarter of the head per axis, in pairs)")
+    base = _base(model_type, values, ("axial", "default"))
+    sizes = values["memory_attention_rope_feat_sizes"]
+    if model_type == "sam3_tracker_video":
+        # configuration_sam3_tracker_video.py:261-303: __post_init__ sets image_size (1008 unless given),
+        # whose setter overwrites memory_attention_rope_feat_sizes with image_size // the backbone's patch
+        backbone = ((values.get("vision_config") or {}).get("backbone_config") or {})
+        side = _size("image_size", values.get("image_size", 1008)) // _size("patch_size", backbone.get("patch_size", 14))
+        sizes = [side, side]
+    if isinstance(sizes, (str, bytes)) or not isinstance(sizes, Sequence) or len(sizes) != 2:
+        raise TypeError(f"memory_attention_rope_feat_sizes must be [width, height], got {sizes!r}")
+    cols, rows = _size("memory_attention_rope_feat_sizes[0]", sizes[0]), _size("memory_attention_rope_feat_sizes[1]",
+                                                                               sizes[1])
+    # 1012-1019: ids (column, row) from 0 on the fixed feature grid; 799-803: columns first, rows after,
+    # each angle on both features of its pair (rotate_pairwise, 807-824: interleaved)
+    speeds = _ladder(base, head_dim // 4, 4 / head_dim)
+    return VisionRope(
+        model_type, ("column", "row"), head_dim, heads, (head_dim // 4,) * 2, head_dim, base, (speeds, speeds), 1.0,
+        "interleaved", "rotation", "index", (1, 1), (rows, cols), "configured",
+        unrotated="the object-pointer tokens at the end of the memory keys (num_k_exclude_rope)",
+        notes=("the memory attention's positions are fixed by memory_attention_rope_feat_sizes "
+               "(modeling_sam2_video.py:1012-1019); memories of several frames repeat them on the keys",))
+
+
+_READERS = {"dinov3_vit": _read_dinov3, "vjepa2": _read_vjepa2, "pixtral": _read_pixtral,
+            "llama4_vision_model": _read_llama4, "qwen": _read_qwen, "sam2_video": _read_sam2_video}
