@@ -245,6 +245,7 @@ def test_every_model_type_reads():
     ({"model_type": "pixtral", "rope_parameters": {"rope_type": "yarn", "rope_theta": 1e4}}, ["rope_type", "'yarn'"]),
     ({"model_type": "pixtral", "rope_theta": -1.0}, ["rope_theta", "-1.0"]),
     ({"model_type": "siglip"}, ["'siglip'"]),
+    ({"model_type": "sam3_vit_model", "image_size": [1008, 672]}, ["image_size", "[1008, 672]", "square"]),
 ])
 def test_bad_configs_name_the_key_and_value(config, words):
     with pytest.raises(ValueError) as error:
@@ -278,3 +279,32 @@ def test_bad_grids_name_the_grid(config, grid, words):
         reading.positions(grid)
     for word in words:
         assert word in str(error.value)
+
+
+# ---------------------------------------------------------------- SAM 3's ViT: windowed and global layers
+
+def test_sam3_vit_live():
+    import transformers
+
+    m = _modeling("sam3")
+    config = transformers.Sam3ViTConfig(hidden_size=32, num_attention_heads=2, image_size=48, patch_size=4,
+                                        window_size=4, num_hidden_layers=4, global_attn_indexes=[1, 3],
+                                        rope_parameters={"rope_type": "axial", "rope_theta": 300.0})
+    reading = read_vision_config(config)
+    assert reading.grid == (12, 12) and reading.layers == (1, 3) and reading.coordinate_scale == pytest.approx(1 / 3)
+    assert reading.windowed.grid == (4, 4) and reading.windowed.layers == (0, 2)
+    torch.manual_seed(5)
+    for window, ours in ((0, reading), (4, reading.windowed)):
+        layer = m.Sam3ViTLayer(config, window_size=window)
+        np.testing.assert_allclose(ours.positions(), layer.position_ids.double().numpy(), rtol=0, atol=1e-6)
+        cos, sin = layer.rotary_emb(torch.zeros(1), layer.position_ids)
+        _close(np.cos(ours.angles()), cos[0], **TABLE)
+        _close(np.sin(ours.angles()), sin[0], **TABLE)
+        q = torch.randn(1, 2, ours.grid[0] * ours.grid[1], 16)
+        theirs, _ = m.apply_rotary_pos_emb_2d(q, q, cos, sin)
+        _close(ours.rotate(q.double().numpy()), theirs, **ROTATED)
+    # SAM 3, its tracker and its video model hold this ViT a few sub-configs down
+    vision = {"model_type": "sam3_vision_model", "backbone_config": config.to_dict()}
+    for parent in (transformers.Sam3Config(vision_config=vision), transformers.Sam3TrackerConfig(vision_config=vision),
+                   transformers.Sam3VideoConfig(detector_config={"model_type": "sam3", "vision_config": vision})):
+        assert read_vision_config(parent.to_dict()) == reading, parent.model_type

@@ -70,12 +70,23 @@ for _name, (_hidden, _heads, _patch) in _QWEN_STYLE.items():
 _DEFAULTS["sam3_tracker_video"] = {**_DEFAULTS["sam2_video"], "memory_attention_rope_feat_sizes": [72, 72],
                                    "image_size": 1008}
 
-#: Multimodal configs whose vision sub-config is read: parent model type -> (key, the sub-config's type).
+# sam3/configuration_sam3.py:41-62 (Sam3ViTConfig; global_attn_indexes None -> [7, 15, 23, 31])
+_DEFAULTS["sam3_vit_model"] = {"hidden_size": 1024, "num_attention_heads": 16, "image_size": 1008, "patch_size": 14,
+                               "window_size": 24, "global_attn_indexes": [7, 15, 23, 31], "num_hidden_layers": 32,
+                               "rope_theta": 10000.0}
+
+#: Configs whose rotating encoder is a sub-config: model type -> (the keys down to it, its model type).
 _PARENTS = {
-    "qwen2_vl": ("vision_config", "qwen2_vl_vision"), "qwen2_5_vl": ("vision_config", "qwen2_5_vl_vision"),
-    "qwen3_vl": ("vision_config", "qwen3_vl_vision"), "qwen3_vl_moe": ("vision_config", "qwen3_vl_moe_vision"),
-    "glm4v": ("vision_config", "glm4v_vision"), "glm4v_moe": ("vision_config", "glm4v_moe_vision"),
-    "llama4": ("vision_config", "llama4_vision_model"), "mistral3": ("vision_config", "pixtral"),
+    "qwen2_vl": (("vision_config",), "qwen2_vl_vision"), "qwen2_5_vl": (("vision_config",), "qwen2_5_vl_vision"),
+    "qwen3_vl": (("vision_config",), "qwen3_vl_vision"), "qwen3_vl_moe": (("vision_config",), "qwen3_vl_moe_vision"),
+    "glm4v": (("vision_config",), "glm4v_vision"), "glm4v_moe": (("vision_config",), "glm4v_moe_vision"),
+    "llama4": (("vision_config",), "llama4_vision_model"), "mistral3": (("vision_config",), "pixtral"),
+    # SAM 3's image encoder is a ViT that rotates (sam3/configuration_sam3.py:81, sam3_video/...:107)
+    "sam3_vision_model": (("backbone_config",), "sam3_vit_model"),
+    "sam3": (("vision_config", "backbone_config"), "sam3_vit_model"),
+    "sam3_tracker": (("vision_config", "backbone_config"), "sam3_vit_model"),
+    "sam3_lite_text": (("vision_config", "backbone_config"), "sam3_vit_model"),
+    "sam3_video": (("detector_config", "vision_config", "backbone_config"), "sam3_vit_model"),
 }
 
 #: Every model type `read_vision_config` reads (the parents through their vision sub-config).
@@ -108,6 +119,9 @@ class VisionRope:
         spatial_merge_size: Qwen-style towers' merge block, else None.
         unrotated: which tokens are not rotated.
         augmentation: training-time changes of the coordinates (DINOv3's shift, jitter, rescale).
+        coordinate_scale: a factor on the coordinates (SAM 3's global layers: window / grid).
+        layers: the layers this reading is for, where others differ (empty: every layer).
+        windowed: the reading of the other layers, which rotate within windows (SAM 3's ViT).
         notes: anything else a reader of the config should know.
     """
 
@@ -130,6 +144,9 @@ class VisionRope:
     spatial_merge_size: int | None = None
     unrotated: str = "none"
     augmentation: dict[str, float | None] | None = None
+    coordinate_scale: float = 1.0
+    layers: tuple[int, ...] = ()
+    windowed: VisionRope | None = None
     notes: tuple[str, ...] = ()
 
     def positions(self, grid: Sequence[int] | None = None) -> Any:
@@ -150,6 +167,7 @@ class VisionRope:
             r, c = 2 * (r + 0.5) / rows - 1, 2 * (c + 0.5) / cols - 1
         elif self.coordinates == "index_from_one":  # llama4/modeling_llama4.py:1000-1001
             r, c = r + 1, c + 1
+        r, c = r * self.coordinate_scale, c * self.coordinate_scale  # sam3/modeling_sam3.py:773
         by_axis = {"row": r, "column": c}
         if "frame" in self.axes:  # vjepa2/modeling_vjepa2.py:245-277: frame, then row, then column
             by_axis = {"frame": np.repeat(np.arange(frames, dtype=np.float64), rows * cols),
@@ -242,11 +260,13 @@ def read_vision_config(config: Mapping[str, Any] | Any) -> VisionRope:
     cfg = _as_dict(config)
     model_type = cfg.get("model_type")
     if model_type in _PARENTS:
-        key, child = _PARENTS[model_type]
-        sub = cfg.get(key) or {}
-        if not isinstance(sub, Mapping):
-            raise TypeError(f"{key} must be a dict (the vision sub-config of {model_type!r}), got {sub!r}")
-        cfg, model_type = {**sub, "model_type": sub.get("model_type") or child}, sub.get("model_type") or child
+        keys, child = _PARENTS[model_type]
+        for key in keys:  # the class defaults of a missing sub-config are its type's
+            sub = cfg.get(key) or {}
+            if not isinstance(sub, Mapping):
+                raise TypeError(f"{key} must be a dict (a sub-config of {model_type!r}), got {sub!r}")
+            cfg = dict(sub)
+        model_type = cfg.get("model_type") or child
     if model_type not in _DEFAULTS:
         raise ValueError(f"model type {model_type!r}: posenc does not read a vision encoder's rotary positions "
                          f"for it; it reads {', '.join(VISION_MODEL_TYPES)}")
@@ -266,6 +286,37 @@ def _family(model_type: str) -> str:
     if model_type in _QWEN_STYLE or model_type == "qwen2_vl_vision":
         return "qwen"
     return {"eomt_dinov3": "dinov3_vit", "sam3_tracker_video": "sam2_video"}.get(model_type, model_type)
+
+
+def _read_sam3_vit(model_type: str, values: Mapping[str, Any]) -> VisionRope:
+    head_dim, heads = _head(model_type, values, "hidden_size", "num_attention_heads", 4,
+                            "a quarter of the head per axis, in pairs")
+    image, patch = _pair("image_size", values["image_size"]), _pair("patch_size", values["patch_size"])
+    if image[0] != image[1] or patch[0] != patch[1]:
+        # modeling_sam3.py:760-773 builds the global layers' ids on (image width // patch, image height //
+        # patch) and scales both axes by the width: only a square image meets the token grid
+        raise ValueError(f"image_size and patch_size must be square for model type {model_type!r} (its global "
+                         f"layers' ids assume a square grid), got image_size={values['image_size']!r}, "
+                         f"patch_size={values['patch_size']!r}")
+    base = _base(model_type, values, ("axial", "default"))
+    side, window = image[0] // patch[0], _size("window_size", values["window_size"])
+    depth = _size("num_hidden_layers", values["num_hidden_layers"])
+    global_layers = tuple(int(i) for i in values["global_attn_indexes"] if 0 <= int(i) < depth)
+    speeds = _ladder(base, head_dim // 4, 4 / head_dim)  # modeling_sam3.py:437-443 (as Qwen's tower)
+    common = dict(model_type=model_type, axes=("column", "row"), head_dim=head_dim, num_heads=heads,
+                  sections=(head_dim // 4,) * 2, rotary_dim=head_dim, base=base, speeds=(speeds, speeds),
+                  angle_scale=1.0, layout="interleaved", pairing="rotation", patch_size=patch, grid_rule="configured")
+    # modeling_sam3.py:842: layers in global_attn_indexes see the whole grid, the others W x W windows;
+    # 755-773: ids (column, row) from 0 on that grid, times window_size / grid width
+    windowed = VisionRope(**common, coordinates="index", grid=(window, window), coordinate_scale=1.0,
+                          layers=tuple(i for i in range(depth) if i not in global_layers),
+                          notes=(f"each {window} x {window} window (zero-padded at the edges) counts from 0 "
+                                 "(modeling_sam3.py:664-692, 755-773)",))
+    return VisionRope(**common, coordinates="index", grid=(side, side), coordinate_scale=window / side,
+                      layers=global_layers, windowed=windowed,
+                      notes=(f"the global layers place the {side} x {side} patches at ids times {window}/{side}, so "
+                             "the grid spans the range of one window (modeling_sam3.py:773)",
+                             "rotate_pairwise (modeling_sam3.py:465-482): pairs (2i, 2i + 1), columns first"))
 
 
 def _base(model_type: str, values: Mapping[str, Any], allowed: tuple[str, ...]) -> float:
@@ -468,4 +519,5 @@ def _read_sam2_video(model_type: str, values: Mapping[str, Any]) -> VisionRope:
 
 
 _READERS = {"dinov3_vit": _read_dinov3, "vjepa2": _read_vjepa2, "pixtral": _read_pixtral,
-            "llama4_vision_model": _read_llama4, "qwen": _read_qwen, "sam2_video": _read_sam2_video}
+            "llama4_vision_model": _read_llama4, "qwen": _read_qwen, "sam2_video": _read_sam2_video,
+            "sam3_vit_model": _read_sam3_vit}
