@@ -4,8 +4,10 @@ Every file carries ``_provenance``: whether it is a verbatim copy of the model's
 ``config.json`` (then where it was read, on which date), or, when it is not, a note that says so
 and what it rests on; the copies that a reader cannot open (code-search hits that name no
 repository) are kept under ``dropped``, never under ``_checked_against``; and a SHA-256 of the
-config part (every key that does not start with ``_``, serialised canonically: sorted keys, no
-spaces, UTF-8), recomputed here, so that an edit of a value without a new checksum fails.
+file's own part (every key but the zoo's notes) written as transformers writes a config.json
+(``json.dumps(part, indent=2, sort_keys=True) + "\\n"``). For a verbatim entry that text is the
+copied file itself, so its checksum is the copied text's; for the others it is recomputed here all
+the same, so that an edit of a value without a new checksum fails.
 """
 
 from __future__ import annotations
@@ -23,14 +25,23 @@ ZOO = sorted((Path(__file__).resolve().parents[1] / "posenc" / "zoo").glob("*.js
 ENTRIES = {path.stem: json.loads(path.read_text()) for path in ZOO}
 
 
+# The zoo's own notes; every other key is the config's (a published file may hold "_name_or_path").
+NOTES = {"_name", "_family", "_table_row", "_read_as", "_source", "_checked_against", "_notes", "_provenance"}
+
+
 def config_part(entry: dict[str, Any]) -> dict[str, Any]:
+    """What posenc's readers are given: the keys that do not start with "_"."""
     return {key: value for key, value in entry.items() if not key.startswith("_")}
 
 
+def published_text(entry: dict[str, Any]) -> str:
+    """The entry's own part, written the way transformers writes a config.json."""
+    return json.dumps({k: v for k, v in entry.items() if k not in NOTES}, indent=2, sort_keys=True) + "\n"
+
+
 def config_sha256(entry: dict[str, Any]) -> str:
-    """The checksum ``_provenance["sha256"]`` records: of the config part, canonically serialised."""
-    text = json.dumps(config_part(entry), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    """The checksum ``_provenance["sha256"]`` records."""
+    return hashlib.sha256(published_text(entry).encode("utf-8")).hexdigest()
 
 
 @pytest.mark.parametrize("name", ENTRIES)
@@ -44,6 +55,14 @@ def test_a_changed_value_changes_the_checksum() -> None:
     entry = ENTRIES["llama-3.1-8b"]
     assert config_sha256({**entry, "rope_theta": 500001.0}) != entry["_provenance"]["sha256"]
     assert config_sha256({**entry, "_notes": "a note is not the config"}) == entry["_provenance"]["sha256"]
+    assert config_sha256({**entry, "_name_or_path": "x"}) != entry["_provenance"]["sha256"]
+
+
+@pytest.mark.parametrize("name", ENTRIES)
+def test_only_a_published_file_brings_keys_that_start_with_an_underscore(name: str) -> None:
+    entry = ENTRIES[name]
+    extra = {key for key in entry if key.startswith("_")} - NOTES
+    assert not extra or entry["_provenance"]["verbatim"], (name, extra)  # a typo such as "_note" fails here
 
 
 @pytest.mark.parametrize("name", ENTRIES)
@@ -55,6 +74,7 @@ def test_every_entry_says_whether_it_is_the_published_file(name: str) -> None:
         assert prov["published"].startswith("https://huggingface.co/"), name
         assert prov["read_at"].startswith(("https://", "http://")), name
         date.fromisoformat(prov["read_on"])
+        assert prov["note"].startswith("verbatim"), name
     else:
         assert prov["note"].startswith("not verbatim: "), name
 
@@ -67,7 +87,7 @@ def test_no_source_cites_an_index_id_a_reader_cannot_open(name: str) -> None:
     for item in entry["_provenance"].get("dropped", []):
         assert not re.search(r"\bid \d{8,}", item), (name, item)
         assert item.endswith("so a reader cannot open it]"), (name, item)
-    if not entry["_checked_against"]:
+    if not entry["_checked_against"] and not entry["_provenance"]["verbatim"]:
         assert "no citable source remains" in entry["_provenance"]["note"], name
 
 
