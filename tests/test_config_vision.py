@@ -308,3 +308,13 @@ def test_sam3_vit_live():
     for parent in (transformers.Sam3Config(vision_config=vision), transformers.Sam3TrackerConfig(vision_config=vision),
                    transformers.Sam3VideoConfig(detector_config={"model_type": "sam3", "vision_config": vision})):
         assert read_vision_config(parent.to_dict()) == reading, parent.model_type
+
+
+def test_reading_loads_neither_torch_nor_numpy():
+    import subprocess
+    import sys
+
+    code = ("import sys, posenc.configs.vision as v; v.read_vision_config({'model_type': 'qwen2_5_vl'}); "
+            "print('torch' in sys.modules, 'numpy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False"]
