@@ -17,12 +17,14 @@ posenc's side of every comparison is `posenc.rope_scaling` (which agrees with tr
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Iterable, Mapping
+from typing import Any, NamedTuple
 
 from posenc._checks import check_choice
 
-__all__ = ["DISAGREEMENTS", "ENGINES", "FEATURES", "SUPPORT", "Disagreement", "Engine", "known_disagreements",
-           "layout_flags", "support_table"]
+__all__ = ["DISAGREEMENTS", "ENGINES", "FEATURES", "IMROPE_MODEL_TYPES", "PAGE", "SUPPORT", "TRIGGERS", "Disagreement",
+           "Engine", "Trigger", "engine_data", "engine_warnings", "known_disagreements", "layout_flags",
+           "support_table", "triggered"]
 
 
 class Engine(NamedTuple):
@@ -45,6 +47,7 @@ class Disagreement(NamedTuple):
     where: str                   # file:line or function locator in the engine's source
     checked: str                 # "run" (the test shows it and its size) or "read"
     test: str | None             # tests/engines/<file>::<test> that shows it, where run
+    section: str                 # its section's anchor on the chapter's page (PAGE)
 
 
 ENGINES: dict[str, Engine] = {
@@ -174,14 +177,14 @@ DISAGREEMENTS: tuple[Disagreement, ...] = (
         "the trained length and then raises the base",
         "keras_hub/src/layers/modeling/rotary_embedding.py RotaryEmbedding._get_inverse_freq "
         "(the 'dynamic' branch)",
-        "run", "tests/engines/test_keras.py::test_dynamic_scales_every_length"),
+        "run", "tests/engines/test_keras.py::test_dynamic_scales_every_length", "keras-dynamic"),
     Disagreement(
         "mlx-lm", "longrope",
         "SuScaledRoPE always divides by long_factor, also within the original length, where "
         "transformers uses short_factor; its attention factor comes from max_position_embeddings / "
         "original_max_position_embeddings, and a config's factor or attention_factor is not read",
         "mlx_lm/models/rope_utils.py SuScaledRoPE.__init__ (self._freqs, self._scale), initialize_rope",
-        "run", "tests/engines/test_mlx.py::test_longrope_long_factors_always"),
+        "run", "tests/engines/test_mlx.py::test_longrope_long_factors_always", "mlx-longrope"),
     Disagreement(
         "mlx-lm", "yarn",
         "initialize_rope passes only original_max_position_embeddings, beta_fast, beta_slow, mscale "
@@ -189,7 +192,7 @@ DISAGREEMENTS: tuple[Disagreement, ...] = (
         "mscale_all_dim given alone changes the factor on cos and sin, where transformers uses their "
         "ratio only when both are given",
         "mlx_lm/models/rope_utils.py initialize_rope (the yarn branch) and YarnRoPE.__init__",
-        "run", "tests/engines/test_mlx.py::test_yarn_dropped_keys"),
+        "run", "tests/engines/test_mlx.py::test_yarn_dropped_keys", "mlx-yarn"),
     Disagreement(
         "llama.cpp", "longrope",
         "the converter writes LongRoPE's attention factor from max_position_embeddings / "
@@ -198,7 +201,7 @@ DISAGREEMENTS: tuple[Disagreement, ...] = (
         "with, not by the positions present (transformers: by the sequence)",
         "llama.cpp conversion/phi.py Phi3MiniModel.generate_extra_tensors; src/llama-model.cpp "
         "llama_model::get_rope_factors",
-        "read", "tests/engines/test_ggml.py::test_longrope_factors"),
+        "read", "tests/engines/test_ggml.py::test_longrope_factors", "llama-cpp-longrope"),
     Disagreement(
         "llama.cpp", "imrope",
         "ggml's interleaved M-RoPE gives the pairs the three sections leave over to a fourth position, "
@@ -209,7 +212,7 @@ DISAGREEMENTS: tuple[Disagreement, ...] = (
         "ggml-python 0.0.45 vendor/ggml/src/ggml-cpu/ops.cpp:5786-5795 (ggml_mrope_cache_init, is_imrope); "
         "llama.cpp tools/mtmd/mtmd-helper.cpp decode_embd_batch.set_position_mrope_2d/_3d/_1d "
         "(pos[i + n_tokens * 3] = 0)",
-        "run", "tests/engines/test_ggml.py::test_imrope_fourth_section"),
+        "run", "tests/engines/test_ggml.py::test_imrope_fourth_section", "ggml-imrope"),
 )
 
 _STATUS_WORDS = {"same": "yes", "differs": "differs", "fixed": "fixed values", "half": "half only",
@@ -251,3 +254,134 @@ def known_disagreements(feature: str) -> list[Disagreement]:
     """
     feature = check_choice("feature", feature, tuple(FEATURES))
     return [d for d in DISAGREEMENTS if d.feature == feature]
+
+
+#: The chapter's page (the anchors of `Disagreement.section` are its headings' ids).
+PAGE = "engines.md"
+
+#: Text model types whose transformers code turns M-RoPE's sections interleaved (t, h, w, t, h, w, ...)
+#: whatever the config says: their rotary classes recompose the frequencies with a stride of 3
+#: (transformers 5.23.0 models/*/modeling_*.py, ``length = self.mrope_section[dim] * 3``: Qwen3-VL and
+#: its MoE, Qwen3.5 and its MoE, Qwen3-Omni's thinker, Cosmos3-Edge, Qwen4-exp).
+IMROPE_MODEL_TYPES = ("qwen3_vl", "qwen3_vl_text", "qwen3_vl_moe", "qwen3_vl_moe_text", "qwen3_5", "qwen3_5_text",
+                      "qwen3_5_moe", "qwen3_5_moe_text", "qwen3_omni_moe", "qwen3_omni_moe_text", "cosmos3_edge",
+                      "cosmos3_edge_text", "qwen4_exp", "qwen4_exp_text")
+
+
+class Trigger(NamedTuple):
+    """A config setting on which a disagreement shows: the warning's condition, as data (a port reads it too).
+
+    ``rope_type`` names the scaling rule whose settings hold ``key`` (the ``scaling`` dict of a rotating
+    layer, as `read_config` gives it); ``None``: ``key`` is ``"model_type"``, the type as read. ``test``
+    says when it fires: ``"is"``: the value equals ``value`` (same JSON type: ``false`` is not ``0``);
+    ``"in"``: it is one of ``value`` (a list); ``"given"``: the key is there; ``"differs"``: its value
+    differs from that of the key ``other``; ``"alone"``: the key is there with a value other than
+    ``value`` (where the engine agrees), and ``other`` is missing, null, zero or false.
+    """
+
+    engine: str
+    feature: str
+    rope_type: str | None
+    key: str
+    test: str
+    value: Any = None
+    other: str | None = None
+
+
+TRIGGERS: tuple[Trigger, ...] = (
+    Trigger("keras-hub", "dynamic", "dynamic", "rope_type", "is", "dynamic"),
+    Trigger("mlx-lm", "longrope", "longrope", "short_factor", "differs", other="long_factor"),
+    Trigger("mlx-lm", "longrope", "longrope", "factor", "given"),
+    Trigger("mlx-lm", "longrope", "longrope", "attention_factor", "given"),
+    Trigger("mlx-lm", "yarn", "yarn", "truncate", "is", False),
+    Trigger("mlx-lm", "yarn", "yarn", "attention_factor", "given"),
+    # mlx-lm: m(s, mscale) / m(s, mscale_all_dim) with defaults 1 and 0; transformers: m(s, 1) unless both given
+    Trigger("mlx-lm", "yarn", "yarn", "mscale", "alone", 1.0, "mscale_all_dim"),
+    Trigger("mlx-lm", "yarn", "yarn", "mscale_all_dim", "alone", 0.0, "mscale"),
+    Trigger("llama.cpp", "longrope", "longrope", "short_factor", "differs", other="long_factor"),
+    Trigger("llama.cpp", "longrope", "longrope", "factor", "given"),
+    Trigger("llama.cpp", "longrope", "longrope", "attention_factor", "given"),
+    # transformers never reads mrope_interleaved (it is only on its ignore lists): the model type decides
+    Trigger("llama.cpp", "imrope", None, "model_type", "in", IMROPE_MODEL_TYPES),
+)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal as JSON values are: a bool equals only a bool (Python's False == 0 does not count)."""
+    return isinstance(a, bool) == isinstance(b, bool) and a == b
+
+
+def _fires(trigger: Trigger, settings: Mapping[str, Any]) -> bool:
+    if trigger.key not in settings:
+        return False
+    value = settings[trigger.key]
+    if trigger.test == "is":
+        return _same(value, trigger.value)
+    if trigger.test == "in":
+        return any(_same(value, v) for v in trigger.value)
+    if trigger.test == "given":
+        return True
+    if trigger.test == "differs":
+        return trigger.other in settings and not _same(value, settings[trigger.other])
+    other = settings.get(trigger.other)
+    return not _same(value, trigger.value) and (other is None or other is False or other == 0)  # "alone"
+
+
+def triggered(model_type: str | None, scalings: Iterable[Mapping[str, Any] | None]) -> list[tuple[Trigger, Any]]:
+    """The triggers a config meets, each once, with the value that fired it.
+
+    Args:
+        model_type: the model type as read (`read_config`'s ``model_type``).
+        scalings: the ``scaling`` dicts of the rotating layers as read (``None``: no scaling).
+
+    Examples:
+        >>> [(t.engine, t.key, v) for t, v in triggered("llama", [{"type": "dynamic", "factor": 2.0}])]
+        [('keras-hub', 'rope_type', 'dynamic')]
+    """
+    scalings = [{**s, "rope_type": s.get("type")} for s in scalings if s]
+    found: list[tuple[Trigger, Any]] = []
+    for trigger in TRIGGERS:
+        pools = ([s for s in scalings if s["rope_type"] == trigger.rope_type] if trigger.rope_type is not None
+                 else [{"model_type": model_type}])
+        hit = next((pool for pool in pools if _fires(trigger, pool)), None)
+        if hit is not None:
+            found.append((trigger, hit[trigger.key]))
+    return found
+
+
+def _spell(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else repr(value) if isinstance(value, str) else f"{value}"
+
+
+def engine_warnings(model_type: str | None, scalings: Iterable[Mapping[str, Any] | None]) -> list[str]:
+    """One warning per known disagreement the config meets: the engine, the setting(s) that trigger it
+    and the section of the chapter that shows it (see `triggered`)."""
+    by_disagreement: dict[tuple[str, str], list[str]] = {}
+    for trigger, value in triggered(model_type, scalings):
+        shown = f"{trigger.key} {_spell(value)}"
+        if trigger.test == "differs":
+            shown = f"{trigger.key} differs from {trigger.other}"
+        elif trigger.test == "alone":
+            shown += f" without {trigger.other}"
+        by_disagreement.setdefault((trigger.engine, trigger.feature), []).append(shown)
+    lines = []
+    for d in DISAGREEMENTS:
+        keys = by_disagreement.get((d.engine, d.feature))
+        if keys:
+            what = "; ".join(keys)
+            lines.append(f"{ENGINES[d.engine].name} computes this config otherwise ({FEATURES[d.feature]}: {what}): "
+                         f"{d.summary} (see {PAGE}#{d.section})")
+    return lines
+
+
+def engine_data() -> dict[str, Any]:
+    """What a port of the inspector needs, as JSON-ready data: engine names and layout spellings, the
+    disagreements (with their page anchors) and the triggers (`Trigger`'s fields, by name)."""
+    return {"page": PAGE,
+            "engines": {key: {"name": e.name, "half": e.half, "interleaved": e.interleaved}
+                        for key, e in ENGINES.items()},
+            "features": dict(FEATURES),
+            "disagreements": [{"engine": d.engine, "feature": d.feature, "summary": d.summary, "section": d.section,
+                               "checked": d.checked} for d in DISAGREEMENTS],
+            "triggers": [{**t._asdict(), "value": list(t.value) if isinstance(t.value, tuple) else t.value}
+                         for t in TRIGGERS]}
