@@ -318,3 +318,16 @@ def test_reading_loads_neither_torch_nor_numpy():
             "print('torch' in sys.modules, 'numpy' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]
+
+
+def test_a_published_vision_config_with_the_parent_model_type():
+    """Published Qwen2.5-VL files say "model_type": "qwen2_5_vl" inside vision_config; transformers
+    builds Qwen2_5_VLVisionConfig from it all the same, and so does the reader."""
+    from transformers import Qwen2_5_VLConfig
+
+    vision = {"model_type": "qwen2_5_vl", "hidden_size": 1280, "num_heads": 16, "patch_size": 14,
+              "spatial_merge_size": 2, "temporal_patch_size": 2, "window_size": 112, "depth": 32}
+    theirs = Qwen2_5_VLConfig(vision_config=dict(vision)).vision_config
+    assert theirs.model_type == "qwen2_5_vl_vision"
+    reading = read_vision_config({"model_type": "qwen2_5_vl", "vision_config": vision})
+    assert reading == read_vision_config(theirs) and reading.head_dim == 80

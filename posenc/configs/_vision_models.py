@@ -80,6 +80,10 @@ _PARENTS = {
     "sam3_video": (("detector_config", "vision_config", "backbone_config"), "sam3_vit_model"),
 }
 
+#: Sub-config types a parent builds with a fixed class, whatever the dict's own model_type.
+_FIXED_CHILDREN = frozenset({"qwen2_vl_vision", "qwen2_5_vl_vision", "qwen3_vl_vision", "qwen3_vl_moe_vision",
+                             "glm4v_vision", "glm4v_moe_vision", "llama4_vision_model"})
+
 #: Every model type `read_vision_config` reads (the parents through their vision sub-config).
 VISION_MODEL_TYPES = tuple(sorted({*_DEFAULTS, *_PARENTS}))
 

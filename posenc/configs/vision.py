@@ -24,6 +24,7 @@ from typing import Any
 from posenc._checks import MAX_GRID_CELLS, check_int
 from posenc.configs._vision_models import (
     _DEFAULTS,
+    _FIXED_CHILDREN,
     _PARENTS,
     _READERS,
     VISION_MODEL_TYPES,
@@ -208,7 +209,10 @@ def read_vision_config(config: Mapping[str, Any] | Any) -> VisionRope:
             if not isinstance(sub, Mapping):
                 raise TypeError(f"{key} must be a dict (a sub-config of {model_type!r}), got {sub!r}")
             cfg = dict(sub)
-        model_type = cfg.get("model_type") or child
+        # a fixed sub-config class (qwen2_5_vl/configuration_qwen2_5_vl.py:180-205, and the other Qwen, GLM-4V
+        # and Llama 4 parents) reads the dict whatever its model_type says (published Qwen2.5-VL files say
+        # "qwen2_5_vl"); an AutoConfig one (Mistral 3, SAM 3) follows the sub-config's own model_type
+        model_type = child if child in _FIXED_CHILDREN else cfg.get("model_type") or child
     if model_type not in _DEFAULTS:
         raise ValueError(f"model type {model_type!r}: posenc does not read a vision encoder's rotary positions "
                          f"for it; it reads {', '.join(VISION_MODEL_TYPES)}")
