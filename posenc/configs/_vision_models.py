@@ -53,6 +53,10 @@ _QWEN_STYLE = {
     # model type: (hidden_size, num_heads, patch_size), the class defaults of its *VisionConfig
     "qwen2_5_vl_vision": (3584, 16, 14), "qwen3_vl_vision": (1152, 16, 16), "qwen3_vl_moe_vision": (1152, 16, 16),
     "glm4v_vision": (1536, 12, 14), "glm4v_moe_vision": (1536, 12, 14),
+    # the same module and ids (each checked live): qwen3_5/modeling_qwen3_5.py:73, 1175; qwen3_5_moe :69, 1264;
+    # qwen2_5_omni :916, 1248; qwen3_omni_moe :986, 1200; glm_ocr :496, 607; glm5_next :1746, 1860
+    "qwen3_5_vision": (1152, 16, 16), "qwen3_5_moe_vision": (1152, 16, 16), "qwen2_5_omni_vision_encoder": (3584, 16, 14),
+    "qwen3_omni_moe_vision_encoder": (1152, 16, 16), "glm_ocr_vision": (1024, 16, 14), "glm5_next_vision": (1024, 16, 14),
 }
 for _name, (_hidden, _heads, _patch) in _QWEN_STYLE.items():
     _DEFAULTS[_name] = {"hidden_size": _hidden, "num_heads": _heads, "patch_size": _patch, "spatial_merge_size": 2,
@@ -72,6 +76,8 @@ _PARENTS = {
     "qwen3_vl": (("vision_config",), "qwen3_vl_vision"), "qwen3_vl_moe": (("vision_config",), "qwen3_vl_moe_vision"),
     "glm4v": (("vision_config",), "glm4v_vision"), "glm4v_moe": (("vision_config",), "glm4v_moe_vision"),
     "llama4": (("vision_config",), "llama4_vision_model"), "mistral3": (("vision_config",), "pixtral"),
+    "qwen3_5": (("vision_config",), "qwen3_5_vision"), "qwen3_5_moe": (("vision_config",), "qwen3_5_moe_vision"),
+    "glm_ocr": (("vision_config",), "glm_ocr_vision"), "glm5_next": (("vision_config",), "glm5_next_vision"),
     # SAM 3's image encoder is a ViT that rotates (sam3/configuration_sam3.py:81, sam3_video/...:107)
     "sam3_vision_model": (("backbone_config",), "sam3_vit_model"),
     "sam3": (("vision_config", "backbone_config"), "sam3_vit_model"),
@@ -82,7 +88,8 @@ _PARENTS = {
 
 #: Sub-config types a parent builds with a fixed class, whatever the dict's own model_type.
 _FIXED_CHILDREN = frozenset({"qwen2_vl_vision", "qwen2_5_vl_vision", "qwen3_vl_vision", "qwen3_vl_moe_vision",
-                             "glm4v_vision", "glm4v_moe_vision", "llama4_vision_model"})
+                             "glm4v_vision", "glm4v_moe_vision", "llama4_vision_model", "qwen3_5_vision",
+                             "qwen3_5_moe_vision", "glm_ocr_vision", "glm5_next_vision"})
 
 #: Every model type `read_vision_config` reads (the parents through their vision sub-config).
 VISION_MODEL_TYPES = tuple(sorted({*_DEFAULTS, *_PARENTS}))
