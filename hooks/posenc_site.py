@@ -149,15 +149,19 @@ def chart_library() -> str:
 
 
 def api_modules() -> list[str]:
-    """The public posenc modules (file names without a leading underscore)."""
-    return sorted(path.stem for path in (ROOT / "posenc").glob("*.py") if not path.stem.startswith("_"))
+    """The public posenc modules (file names without a leading underscore), and the config reader's
+    package, whose ``__init__`` is its public face (posenc.configs)."""
+    modules = [path.stem for path in (ROOT / "posenc").glob("*.py") if not path.stem.startswith("_")]
+    return sorted([*modules, "configs"])
 
 
 def _summary(module: str) -> str:
     """The first line of a module's docstring, read without importing it."""
     import ast
 
-    docstring = ast.get_docstring(ast.parse((ROOT / "posenc" / f"{module}.py").read_text())) or ""
+    path = ROOT / "posenc" / f"{module}.py"
+    path = path if path.is_file() else ROOT / "posenc" / module / "__init__.py"
+    docstring = ast.get_docstring(ast.parse(path.read_text())) or ""
     return docstring.strip().splitlines()[0] if docstring.strip() else ""
 
 

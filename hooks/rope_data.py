@@ -1,7 +1,7 @@
 """Serve posenc's RoPE data to the explorer's config inspector (docs/javascripts/explorer/).
 
-The inspector's JavaScript port of ``posenc.rope_config`` reads the same table of model types
-(``posenc/rope_model_types.json``) and the same zoo of published configs (``posenc/zoo/*.json``)
+The inspector's JavaScript port of ``posenc.configs`` reads the same table of model types
+(``posenc/configs/model_types.json``) and the same zoo of published configs (``posenc/zoo/*.json``)
 that posenc reads: this hook writes them, unchanged, into ``assets/posenc/rope-data.js`` at build
 time, as JSON text (the port parses it with its copy of Python's JSON decoder, so that ``8.0``
 stays a float and ``8`` an int, as posenc sees them). Nothing is retyped in JavaScript.
@@ -19,7 +19,7 @@ from mkdocs.structure.files import File, Files
 __all__ = ["DATA_FILE", "divergences", "on_files", "rope_data_script", "zoo_entries"]
 
 ROOT = Path(__file__).resolve().parents[1]
-TABLE = ROOT / "posenc" / "rope_model_types.json"
+TABLE = ROOT / "posenc" / "configs" / "model_types.json"
 ZOO = ROOT / "posenc" / "zoo"
 DATA_FILE = "assets/posenc/rope-data.js"
 
@@ -36,8 +36,8 @@ def zoo_entries() -> list[dict[str, str]]:
 
 
 def divergences() -> list[dict[str, Any]]:
-    """The register of transformers' departures from published models (posenc._rope_divergences)."""
-    from posenc._rope_divergences import DIVERGENCES
+    """The register of transformers' departures from published models (posenc.configs._divergences)."""
+    from posenc.configs._divergences import DIVERGENCES
     return [{"model_type": d.model_type, "key": d.key, "published": d.published, "transformers": d.transformers,
              "evidence": list(d.evidence)} for d in DIVERGENCES]
 
@@ -47,7 +47,7 @@ def rope_data_script() -> str:
     text in a string literal)."""
     table = json.dumps(json.loads(TABLE.read_text(encoding="utf-8")), separators=(",", ":"))
     data: dict[str, Any] = {"table": table, "zoo": zoo_entries(), "divergences": divergences()}
-    return ("// Generated at build time by hooks/rope_data.py from posenc/rope_model_types.json and posenc/zoo/*.json.\n"
+    return ("// Generated at build time by hooks/rope_data.py from posenc/configs/model_types.json and posenc/zoo/*.json.\n"
             f"window.posencRopeData = {json.dumps(data, separators=(',', ':'))};\n")
 
 

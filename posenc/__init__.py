@@ -40,6 +40,8 @@ _EXPORTS: dict[str, str] = {
     "RotaryEmbedding": "posenc.rope",
     "rope_attention_scaling": "posenc.rope",
     "convert_rope_layout": "posenc.rope",
+    "read_config": "posenc.configs",
+    "from_config": "posenc.configs",
     "apply_rope_nd": "posenc.rope_nd",
     "mrope_positions": "posenc.rope_nd",
     "sinusoidal_encoding_2d": "posenc.vision",

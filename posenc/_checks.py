@@ -38,9 +38,13 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import torch
-from torch import Tensor
+# torch is imported inside the tensor checks, not here: the config reader (posenc.configs) uses
+# only the scalar checks and must load without torch (a light install, posenc-inspect).
+if TYPE_CHECKING:
+    import torch
+    from torch import Tensor
 
 __all__ = [
     "MAX_ELEMENTS", "MAX_EXACT_POSITION", "MAX_GRID_CELLS", "MAX_POSITION_ID", "MAX_SIZE", "check_bool",
@@ -121,7 +125,8 @@ def check_float(name: str, value: object, *, positive: bool = False, minimum: fl
 def check_tensor(name: str, value: object, *, ndim: int | Sequence[int] | None = None,
                  min_ndim: int | None = None, floating: bool = False, finite: bool = False) -> Tensor:
     """Check that ``value`` is a tensor of the expected rank (and, optionally, finite floats)."""
-    if not isinstance(value, Tensor):
+    import torch
+    if not isinstance(value, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
     allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim) if ndim is not None else None
     if allowed is not None and value.ndim not in allowed:
@@ -159,17 +164,19 @@ def _ranks(ndim: int | Sequence[int]) -> str:
 
 def check_position_tensor(name: str, value: object, *, ndim: int | Sequence[int] = (1, 2)) -> Tensor:
     """A tensor of finite integer or real positions with ``ndim`` dimensions, returned as given."""
-    if isinstance(value, Tensor) and (value.dtype == torch.bool or value.is_complex()):
+    import torch
+    if isinstance(value, torch.Tensor) and (value.dtype == torch.bool or value.is_complex()):
         raise TypeError(f"{name} must hold integer or real positions, got dtype {value.dtype}")
     return check_tensor(name, value, ndim=ndim, finite=True)
 
 
 def check_positions(name: str, value: object, *, ndim: int | Sequence[int] = 1) -> Tensor:
     """Positions to tabulate: an int n (meaning 0 .. n-1) or a `check_position_tensor`; float64."""
+    import torch
     if is_integer(value):
         n = check_int(name, value, minimum=0, maximum=MAX_SIZE)
         return torch.arange(n, dtype=torch.float64)
-    if not isinstance(value, Tensor):
+    if not isinstance(value, torch.Tensor):
         raise TypeError(f"{name} must be an integer or a {_ranks(ndim)} torch.Tensor, got {type(value).__name__}")
     return check_position_tensor(name, value, ndim=ndim).to(torch.float64)
 
@@ -204,6 +211,7 @@ def check_position_ids(name: str, value: object, *, ndim: int | Sequence[int] | 
 
     ``like=(batch, seq)``: ids of a batch of tokens, ``[batch, seq]`` or one row ``[1, seq]``.
     """
+    import torch
     tensor = check_tensor(name, value, ndim=2 if like is not None else ndim)
     if tensor.is_floating_point() or tensor.is_complex() or tensor.dtype == torch.bool:
         raise TypeError(f"{name} must be an integer tensor of position ids, got dtype {tensor.dtype}")
@@ -239,13 +247,15 @@ def check_elements(what: str, *sizes: int) -> None:
 def check_real_tensor(name: str, value: object, *, ndim: int | Sequence[int] | None = None,
                       min_ndim: int | None = None, finite: bool = False) -> Tensor:
     """A tensor of real numbers (integer or floating point): bool and complex are TypeErrors."""
-    if isinstance(value, Tensor) and (value.dtype == torch.bool or value.is_complex()):
+    import torch
+    if isinstance(value, torch.Tensor) and (value.dtype == torch.bool or value.is_complex()):
         raise TypeError(f"{name} must hold real numbers (an integer or floating-point dtype), got dtype {value.dtype}")
     return check_tensor(name, value, ndim=ndim, min_ndim=min_ndim, finite=finite)
 
 
 def check_float_dtype(name: str, value: object) -> torch.dtype:
     """A floating-point ``torch.dtype`` (float16, bfloat16, float32, float64)."""
+    import torch
     if not isinstance(value, torch.dtype) or not value.is_floating_point:
         raise TypeError(f"{name} must be a floating-point torch.dtype, got {value!r:.60}")
     return value
@@ -253,6 +263,7 @@ def check_float_dtype(name: str, value: object) -> torch.dtype:
 
 def check_token_ids(name: str, value: object, vocab_size: int) -> Tensor:
     """Token ids ``[batch, seq]``: integers in ``[0, vocab_size)``, at least one row of one token."""
+    import torch
     tensor = check_tensor(name, value, ndim=2)
     if tensor.dtype.is_floating_point or tensor.dtype.is_complex or tensor.dtype == torch.bool:
         raise TypeError(f"{name} must be an integer tensor of token ids, got dtype {tensor.dtype}")
@@ -279,6 +290,7 @@ def check_rotary_input(name: str, value: object, *, dim: int | None = None) -> T
 
 def check_finite_result(value: Tensor, cause: str) -> Tensor:
     """Refuse to return NaN or inf computed from finite arguments (e.g. position x frequency overflowing)."""
+    import torch
     if value.is_floating_point() and not bool(torch.isfinite(value).all()):
         raise ValueError(f"{cause} overflow the float64 range (the result would hold NaN or inf)")
     return value

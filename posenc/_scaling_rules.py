@@ -14,11 +14,14 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
 
-import torch
-from torch import Tensor
-
 if TYPE_CHECKING:  # the record reads this table, so the rules name its type only
+    import torch
+    from torch import Tensor
+
     from posenc.rope_scaling import Scaling
+
+# torch is imported inside the rules that compute frequencies: the keys, checks and attention
+# factors of this table are read by the config reader (posenc.configs), which runs without torch.
 
 __all__: list[str] = []  # private: posenc.rope_scaling is the public face
 
@@ -27,6 +30,7 @@ __all__: list[str] = []  # private: posenc.rope_scaling is the public face
 # --8<-- [start:frequencies]
 def _default_frequencies(dim: int, base: float) -> Tensor:
     """theta_i = base^(-2i/dim), i = 0 .. dim/2 - 1, in float64."""
+    import torch
     return base ** -(torch.arange(0, dim, 2, dtype=torch.float64) / dim)
 # --8<-- [end:frequencies]
 
@@ -62,6 +66,7 @@ def _yarn_pair_index(rotations: float, dim: int, base: float, original: int) -> 
 
 
 def _yarn(s: Scaling, dim: int, base: float, seq_len: int | None) -> Tensor:
+    import torch
     theta, original = _default_frequencies(dim, base), _original(s)
     low = _yarn_pair_index(s.beta_fast or 32.0, dim, base, original)  # pairs below: many turns, kept
     high = _yarn_pair_index(s.beta_slow or 1.0, dim, base, original)  # pairs above: < 1 turn, interpolated
@@ -77,6 +82,7 @@ def _yarn(s: Scaling, dim: int, base: float, seq_len: int | None) -> Tensor:
 
 # --8<-- [start:llama3]
 def _llama3(s: Scaling, dim: int, base: float, seq_len: int | None) -> Tensor:
+    import torch
     theta, original = _default_frequencies(dim, base), _original(s)
     low, high = s.low_freq_factor or 1.0, s.high_freq_factor or 1.0
     wavelength = 2 * math.pi / theta
@@ -104,6 +110,7 @@ def _proportional(s: Scaling, dim: int, base: float, seq_len: int | None) -> Ten
 
 # --8<-- [start:longrope]
 def _longrope(s: Scaling, dim: int, base: float, seq_len: int | None) -> Tensor:
+    import torch
     # LongRoPE: one searched factor per pair; the long list once the sequence is past the trained length.
     long = seq_len is not None and seq_len > _original(s)
     chosen = (s.long_factor if long else s.short_factor) or ()

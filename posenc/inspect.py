@@ -1,6 +1,6 @@
 """``python -m posenc.inspect CONFIG.json [--layer-type T] [--length N] [--engines]``: what a config does with positions.
 
-Reads a model's ``config.json`` with `posenc.rope_config.read_config` and says, per kind of layer,
+Reads a model's ``config.json`` with `posenc.configs.read_config` and says, per kind of layer,
 whether it rotates, how (layout, rotated width, base, scaling rule, attention factor), what acts
 outside the rotation (a query temperature, a softmax scale), how the slowest pair's wavelength
 compares with the trained and the declared context, how many pairs complete a turn within them,
@@ -19,11 +19,11 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
-from posenc import _rope_table
+from posenc.configs import _table as _rope_table
 from posenc._checks import check_int
-from posenc._rope_params import _too_deep
+from posenc.configs._params import _too_deep
 from posenc.engines import ENGINES, layout_flags
-from posenc.rope_config import ConfigRope, LayerRope, query_temperature, read_config
+from posenc.configs import ConfigRope, LayerRope, query_temperature, read_config
 from posenc.rope_scaling import rope_inverse_frequencies
 
 __all__ = ["describe", "main", "warnings_for"]

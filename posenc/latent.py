@@ -23,7 +23,7 @@ qk_rope_head_dim`` numbers per token and layer (DeepSeek-V3: 512 + 64) instead o
 ``heads * (qk_head_dim + v_head_dim)`` (128 * (192 + 128)). With YaRN, DeepSeek also multiplies
 the softmax scale \(1/\sqrt{d_{\text{nope}} + d_{\text{rope}}}\) (``qk_nope_head_dim`` and
 ``qk_rope_head_dim``) by \(m(s, a)^2\), YaRN's \(m(s, a) = 0.1\, a \ln s + 1\) at the ``factor`` \(s\) and
-\(a\) = ``mscale_all_dim`` (``softmax_scale``, read by `posenc.rope_config.read_config`).
+\(a\) = ``mscale_all_dim`` (``softmax_scale``, read by `posenc.configs.read_config`).
 
 `LatentAttention` is checked against transformers' ``DeepseekV3Attention`` (version 5.23.0,
 ``models/deepseek_v3/modeling_deepseek_v3.py:349-482``) with the same weights.
@@ -42,7 +42,7 @@ from posenc._checks import (check_bool, check_choice, check_elements, check_floa
                             check_size_int, check_tensor)
 from posenc.attention import scaled_dot_product_attention
 from posenc.rope import RotaryEmbedding
-from posenc.rope_config import read_config
+from posenc.configs import read_config
 from posenc.rope_layouts import LAYOUTS
 
 __all__ = ["LatentAttention", "LatentCache", "latent_cache_widths", "latent_key_logits"]

@@ -12,7 +12,7 @@ Two layouts of the pairs are in use, and they are not interchangeable:
 * ``"interleaved"`` pairs dimensions ``2i`` and ``2i + 1`` (the RoFormer paper, Meta's LLaMA code).
 
 The frequencies and their context-extension rules live in `posenc.rope_scaling`, reading a model
-config in `posenc.rope_config`, the layouts and checkpoint conversion in `posenc.rope_layouts`;
+config in `posenc.configs`, the layouts and checkpoint conversion in `posenc.rope_layouts`;
 their public names are re-exported here, so ``posenc.rope.X`` keeps working.
 """
 
@@ -34,7 +34,7 @@ from posenc._checks import (
     check_tensor,
 )
 from posenc._rotary import angle_table, apply_table, frequency_ladder
-from posenc.rope_config import from_config
+from posenc.configs import from_config
 from posenc.rope_layouts import (
     LAYOUT_ALIASES,
     LAYOUTS,

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
-
-from torch import Tensor
+from typing import TYPE_CHECKING, Any
 
 from posenc._checks import check_bool, check_choice, check_even_dim, check_float, check_int
 from posenc._scaling_rules import _RULES, SCALING_TYPES, _default_frequencies
+
+if TYPE_CHECKING:  # the record and its checks need no torch: the config reader (posenc.configs) runs without it
+    from torch import Tensor
 
 __all__ = ["MAX_ROPE_DIM", "SCALING_TYPES", "Scaling", "parse_scaling", "rope_attention_scaling",
            "rope_inverse_frequencies"]

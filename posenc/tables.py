@@ -267,7 +267,7 @@ def _outside_cell(rope: Any) -> str:
 
 def zoo_table() -> Table:
     """One checkpoint per family of the zoo (``posenc/zoo``), each cell computed by
-    `posenc.rope_config.read_config` from the published config: which layers rotate, the layout,
+    `posenc.configs.read_config` from the published config: which layers rotate, the layout,
     the base, the rotated part of the head, the scaling rule, the context (trained -> declared),
     and what acts outside the rotation.
 
@@ -278,7 +278,7 @@ def zoo_table() -> Table:
         >>> next(row[1:5] for row in rows if "gemma-3-27b" in row[0])
         ['52 sliding, 10 full', 'half', '10k (sliding), 1M (full)', '128/128']
     """
-    from posenc.rope_config import read_config
+    from posenc.configs import read_config
 
     header = ["model", "layers", "layout", "base", "rotated", "scaling", "context", "outside RoPE"]
     rows = []

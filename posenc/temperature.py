@@ -28,7 +28,7 @@ Where transformers applies it (version 5.23.0):
   rope_parameters['original_max_position_embeddings']``, ``offset = 0``; the position is the
   query's ``position_ids``.
 
-`posenc.rope_config.query_temperature` (the factor a config declares) evaluates this same
+`posenc.configs.query_temperature` (the factor a config declares) evaluates this same
 function.
 """
 

@@ -1,7 +1,7 @@
 """transformers' own RoPE code for a model type, run on a probe, beside posenc's reading of the same config.
 
 Shared by test_rope_zoo.py (every zoo checkpoint) and test_transformers_parity.py (every model type
-at its config class's defaults): for each kind of layer `posenc.rope_config.read_config` finds, the
+at its config class's defaults): for each kind of layer `posenc.configs.read_config` finds, the
 frequencies, the attention factor and the rotated queries must equal transformers' (its rotary
 module and the rotation function its attention calls), at positions inside and beyond the trained
 context; NoPE kinds must be the layers transformers' config leaves unrotated; what acts outside the
@@ -21,7 +21,7 @@ from typing import Any
 import torch
 
 from posenc.rope import RotaryEmbedding
-from posenc.rope_config import ConfigRope, LayerRope, query_temperature, read_config
+from posenc.configs import ConfigRope, LayerRope, query_temperature, read_config
 from posenc.rope_layouts import layout_permutation
 from tests import rope_model_types as derive
 

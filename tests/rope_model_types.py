@@ -1,8 +1,8 @@
-"""Derive, from the pinned transformers, what `posenc.rope_config` must know about each model type.
+"""Derive, from the pinned transformers, what `posenc.configs` must know about each model type.
 
 ``python -m tests.rope_model_types`` reads every model type transformers registers (its config class
-at its defaults and its ``modeling_*.py``) and writes ``posenc/rope_model_types.json``, the table
-`posenc.rope_config.from_config` reads; ``--check`` only compares (``test_rope_model_types.py``
+at its defaults and its ``modeling_*.py``) and writes ``posenc/configs/model_types.json``, the table
+`posenc.configs.from_config` reads; ``--check`` only compares (``test_rope_model_types.py``
 runs that comparison, so a new transformers release that changes a model type fails loudly).
 
 What is derived, and how (no hand-written list of model names):
@@ -66,7 +66,7 @@ from tests import rope_model_types_probes as probes
 from tests import rope_model_types_rotation as rotation
 from tests import rope_model_types_windows as windows
 
-TABLE_PATH = pathlib.Path(__file__).resolve().parents[1] / "posenc" / "rope_model_types.json"
+TABLE_PATH = pathlib.Path(__file__).resolve().parents[1] / "posenc" / "configs" / "model_types.json"
 
 # The condition around a rotation call (ast.unparse of the `if` test) -> posenc's name for it.
 CONDITIONS = {
@@ -80,7 +80,7 @@ CONDITIONS = {
     "self.config.rope_interleave and self.training": None,
 }
 # Layer types whose layers are softmax attention, and those that are not attention: the reader's own.
-from posenc._rope_table import ATTENTION_LAYER_TYPES, NOT_ATTENTION_LAYER_TYPES  # noqa: E402
+from posenc.configs._table import ATTENTION_LAYER_TYPES, NOT_ATTENTION_LAYER_TYPES  # noqa: E402
 _ROTARY_CALLS = ("apply_rotary_pos_emb", "apply_rotary_emb", "apply_rotary_pos_emb_interleave",
                  "apply_rope", "apply_rotary")
 

@@ -2,7 +2,7 @@
 
 Each function builds the model type's config class on probe values and reads back what it made, so
 that the table records behaviour, not names. What a probe cannot fit to the small vocabulary
-`posenc.rope_config` implements is left out of the table, and posenc then refuses that form of
+`posenc.configs` implements is left out of the table, and posenc then refuses that form of
 config with a named error rather than guess.
 
 * **a given list** (``given_lists``): whether the class keeps a ``layer_types`` (or

@@ -7,7 +7,7 @@ own ``rotate_queries_or_keys``, SAM 2/3 with ``apply_rotary_pos_emb_2d``. What t
 decides: a rotation function (``rotate_half``, ``apply_rotary_*``, ``apply_rope*``,
 ``rotate_queries_or_keys``, ...) called from code that is not itself a rotation helper (the
 attention, an encoder layer) means the model rotates; the calls are recorded (``rotates``) and
-`posenc.rope_config.read_config` refuses such a model type by name instead of denying its RoPE.
+`posenc.configs.read_config` refuses such a model type by name instead of denying its RoPE.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The sweep: `read_config` against transformers on configs of every model type, not only the zoo.
 
-For every model type of ``posenc/rope_model_types.json`` that has RoPE settings of its own (wrappers
+For every model type of ``posenc/configs/model_types.json`` that has RoPE settings of its own (wrappers
 are read as their text model), a few config.json dicts are built the way people write them: the
 model type and its head sizes and nothing else, then with a flat ``rope_scaling`` (linear, YaRN), a
 flat ``rope_parameters`` (with and without a base), a ``layer_types`` list in another pattern than
@@ -32,9 +32,9 @@ from typing import Any
 
 import torch
 
-from posenc import _rope_table
+from posenc.configs import _table as _rope_table
 from posenc.rope import RotaryEmbedding
-from posenc.rope_config import ConfigRope, read_config
+from posenc.configs import ConfigRope, read_config
 from tests import rope_live
 from tests import rope_model_types as derive
 

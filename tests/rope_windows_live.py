@@ -1,6 +1,6 @@
 """The attention span of every layer as transformers' models apply it, beside posenc's reading.
 
-A config is read by `posenc.rope_config.read_config` and built by transformers as a tiny model of
+A config is read by `posenc.configs.read_config` and built by transformers as a tiny model of
 the same layer count (narrow widths, the config's own window keys with the window shrunk to a few
 tokens so that a short input shows it), run in eager attention on a short input; each layer's
 attention weights give the keys each query may see (a masked key gets exactly zero weight). That
@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from posenc.rope_config import read_config
+from posenc.configs import read_config
 
 logging.getLogger("transformers").setLevel(logging.ERROR)
 warnings.filterwarnings("ignore", module="transformers")

@@ -52,8 +52,8 @@ RECORDS = {
     "posenc.analysis.Collision",
     "posenc.engines.Engine",
     "posenc.engines.Disagreement",
-    "posenc.rope_config.ConfigRope",
-    "posenc.rope_config.LayerRope",
+    "posenc.configs.ConfigRope",
+    "posenc.configs.LayerRope",
     "posenc.inference.StepPlan",
     "posenc.methods.Method",
     "posenc.designs.Design",
@@ -76,9 +76,26 @@ RECORDS = {
 # discovery
 
 
+# Subpackages whose __init__ is a public face for names defined in their private modules.
+PACKAGES = ("posenc.configs",)
+
+
 def public_modules() -> list[str]:
     package = pathlib.Path(posenc.__file__).parent
-    return [f"posenc.{p.stem}" for p in sorted(package.glob("*.py")) if not p.stem.startswith("_")]
+    modules = [f"posenc.{p.stem}" for p in sorted(package.glob("*.py")) if not p.stem.startswith("_")]
+    for name in PACKAGES:  # the face, and the public modules beside it (posenc.configs.vision, ...)
+        folder = package / name.removeprefix("posenc.")
+        modules += [name] + [f"{name}.{p.stem}" for p in sorted(folder.glob("*.py")) if not p.stem.startswith("_")]
+    return modules
+
+
+def _defined_in(module_name: str, name: str, obj: object) -> bool:
+    """Whether ``module_name`` is where ``obj`` is public: its own module, or the package face that
+    exports it from a private module (posenc.configs.read_config, defined in posenc.configs._reader)."""
+    owner = getattr(obj, "__module__", None) or ""
+    if module_name in PACKAGES:
+        return owner.startswith(f"{module_name}._") and name in importlib.import_module(module_name).__all__
+    return owner == module_name
 
 
 def public_callables() -> dict[str, Callable[..., Any]]:
@@ -87,7 +104,7 @@ def public_callables() -> dict[str, Callable[..., Any]]:
     for module_name in public_modules():
         module = importlib.import_module(module_name)
         for name, obj in vars(module).items():
-            if name.startswith("_") or getattr(obj, "__module__", None) != module_name:
+            if name.startswith("_") or not _defined_in(module_name, name, obj):
                 continue
             if inspect.isfunction(obj):
                 found[f"{module_name}.{name}"] = obj
@@ -98,7 +115,7 @@ def public_callables() -> dict[str, Callable[..., Any]]:
                         found[f"{module_name}.{name}.{method_name}"] = method
     for name in posenc.__all__:  # everything re-exported must be one of them
         obj = getattr(posenc, name)
-        assert f"{obj.__module__}.{obj.__qualname__}" in found, name
+        assert any(obj is public for public in found.values()), name
     return found
 
 
@@ -397,19 +414,19 @@ EXAMPLES: dict[str, Example] = {
     "posenc.rope_layouts.convert_rope_layout": ex(weight=_t(16, 4), head_dim=8, source="interleaved", target="half",
                                           rotary_dim=None),
     "posenc.rope.rope_long_term_decay": ex(distances=_ints(0, 10, 100), dim=8, base=10000.0),
-    "posenc.rope_config.from_config": ex(
+    "posenc.configs.from_config": ex(
         config=lambda: {"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4, "rope_theta": 10000.0,
                         "max_position_embeddings": 128}, layer_type=None, layout=None),
-    "posenc.rope_config.read_config": ex(
+    "posenc.configs.read_config": ex(
         config=lambda: {"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4, "rope_theta": 10000.0,
                         "max_position_embeddings": 128}, layout=None),
-    "posenc.rope_config.LayerRope.rotary_kwargs": ex(_lazy("posenc.rope_config.LayerRope", "full_attention", True, 8,
+    "posenc.configs.LayerRope.rotary_kwargs": ex(_lazy("posenc.configs.LayerRope", "full_attention", True, 8,
                                                            8, "half", 10000.0)),
-    "posenc.rope_config.query_temperature": ex(
+    "posenc.configs.query_temperature": ex(
         temperature=lambda: {"rule": "llama_4_scaling_beta", "beta": 0.1, "length": 16}, position=20),
     "posenc.inspect.describe": ex(config=lambda: {"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4,
                                                   "max_position_embeddings": 128}, layer_type=None, length=None),
-    "posenc.inspect.warnings_for": ex(rope=_lazy("posenc.rope_config.read_config", {
+    "posenc.inspect.warnings_for": ex(rope=_lazy("posenc.configs.read_config", {
         "model_type": "llama", "hidden_size": 64, "num_attention_heads": 4}), length=None, config=None),
     "posenc.inspect.main": ex(argv=lambda: ["/no/such/config.json"]),
     "posenc.rope_nd.rope_axis_assignment": ex(sections=[2, 1, 1], assignment="blocks"),

@@ -56,7 +56,7 @@ def test_the_data_file_holds_the_table_and_the_zoo_unchanged() -> None:
     script = rope_data.rope_data_script()
     prefix = "window.posencRopeData = "
     data = json.loads(script[script.index(prefix) + len(prefix):].rstrip().rstrip(";"))
-    assert json.loads(data["table"]) == json.loads((ROOT / "posenc" / "rope_model_types.json").read_text())
+    assert json.loads(data["table"]) == json.loads((ROOT / "posenc" / "configs" / "model_types.json").read_text())
     assert sorted(entry["text"] for entry in data["zoo"]) == sorted(path.read_text() for path in ZOO)
     assert len(data["zoo"]) == len(ZOO) >= 35
 
@@ -187,7 +187,7 @@ def random_configs(count: int, seed: int = 22) -> list[tuple[str, str | None, in
 
 
 def rope_data_model_types() -> list[str]:
-    return sorted(json.loads((ROOT / "posenc" / "rope_model_types.json").read_text())["model_types"])
+    return sorted(json.loads((ROOT / "posenc" / "configs" / "model_types.json").read_text())["model_types"])
 
 
 @needs_node

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from posenc import _rope_table
+from posenc.configs import _table as _rope_table
 from posenc.inspect import describe, main
 
 ZOO = sorted((Path(__file__).resolve().parents[1] / "posenc" / "zoo").glob("*.json"))

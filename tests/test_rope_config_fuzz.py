@@ -23,11 +23,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from posenc import _rope_table
-from posenc._rope_layer import ROPE_TYPES
-from posenc._rope_params import MAX_NESTING
+from posenc.configs import _table as _rope_table
+from posenc.configs._layer import ROPE_TYPES
+from posenc.configs._params import MAX_NESTING
 from posenc.inspect import main, warnings_for
-from posenc.rope_config import from_config, read_config
+from posenc.configs import from_config, read_config
 from posenc.rope_scaling import MAX_ROPE_DIM
 
 ZOO = sorted((Path(__file__).resolve().parents[1] / "posenc" / "zoo").glob("*.json"))

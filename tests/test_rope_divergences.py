@@ -1,6 +1,6 @@
 """The register of transformers' departures from published models, transformers' side shown live.
 
-For each entry of `posenc._rope_divergences.DIVERGENCES`: a config that sets the key is built by the
+For each entry of `posenc.configs._divergences.DIVERGENCES`: a config that sets the key is built by the
 pinned transformers, whose rotary module and rotation function are run (``tests/rope_live.py``);
 what they do must be what the entry says transformers does, posenc's reading must agree with it,
 and `read_config` must name both sides in a note.
@@ -14,8 +14,8 @@ pytest.importorskip("transformers", reason="transformers is a test dependency (r
 
 import torch  # noqa: E402
 
-from posenc.rope_config import read_config  # noqa: E402
-from posenc._rope_divergences import DIVERGENCES  # noqa: E402
+from posenc.configs import read_config  # noqa: E402
+from posenc.configs._divergences import DIVERGENCES  # noqa: E402
 from tests import rope_live  # noqa: E402
 
 # MiniMax-Text-01's attention as published: 64 heads of 128 features, 64 of them rotated, base 1e7

@@ -16,8 +16,8 @@ import pytest
 
 pytest.importorskip("transformers", reason="transformers is a test dependency (requirements.lock)")
 
-from posenc import _rope_table
-from posenc.rope_config import read_config
+from posenc.configs import _table as _rope_table
+from posenc.configs import read_config
 
 PATTERNS = sorted((model_type, name) for model_type, found in _rope_table.model_types().items()
                   for name in ("layer_pattern", "nope_pattern") if name in found)

@@ -1,6 +1,6 @@
-"""The per-model-type table `posenc.rope_config` reads is what the pinned transformers' code says.
+"""The per-model-type table `posenc.configs` reads is what the pinned transformers' code says.
 
-``posenc/rope_model_types.json`` is derived by ``tests/rope_model_types.py`` from every model type
+``posenc/configs/model_types.json`` is derived by ``tests/rope_model_types.py`` from every model type
 transformers registers (its config class and modeling code, run on probes). Deriving it again must
 give the committed file: a transformers upgrade that changes a model type, or adds one, fails here
 with the model types that changed; ``python -m tests.rope_model_types`` rewrites the file (review
@@ -26,7 +26,7 @@ def test_the_committed_table_is_what_transformers_says() -> None:
     added, removed = sorted(set(new) - set(old)), sorted(set(old) - set(new))
     changed = sorted(k for k in set(old) & set(new) if old[k] != new[k])
     assert not (added or removed or changed), (
-        f"transformers' model types differ from posenc/rope_model_types.json: added {added}, removed {removed}, "
+        f"transformers' model types differ from posenc/configs/model_types.json: added {added}, removed {removed}, "
         f"changed {changed}; run `python -m tests.rope_model_types` and review the diff")
 
 
@@ -55,7 +55,7 @@ def test_no_model_type_that_rotates_is_said_to_use_no_rope() -> None:
     """Vision, audio and protein encoders rotate without rotary settings posenc reads (DINOv3's
     DINOv3ViTRopePositionEmbedding, V-JEPA 2's rotate_queries_or_keys, ESM's and RoFormer's rotary
     code): the table records the rotation calls and read_config refuses them by name."""
-    from posenc.rope_config import read_config
+    from posenc.configs import read_config
 
     table = json.loads(derive.TABLE_PATH.read_text())["model_types"]
     assert "apply_rotary_pos_emb" in table["dinov3_vit"]["rotation_calls"]   # modeling_dinov3_vit.py: attention
@@ -74,7 +74,7 @@ def test_a_second_rotary_site_is_named() -> None:
     """DeepSeek-V3.2's sparse-attention indexer rotates its q and k in the half layout while the
     latent attention of the same layer is interleaved (modeling_deepseek_v32.py: the indexer calls
     apply_rotary_pos_emb, rotate_half; the attention apply_rotary_pos_emb_interleave)."""
-    from posenc.rope_config import read_config
+    from posenc.configs import read_config
 
     table = json.loads(derive.TABLE_PATH.read_text())["model_types"]
     assert table["deepseek_v32"]["rotary_sites"] == {"DeepseekV32Attention": "interleaved", "DeepseekV32Indexer": "half"}

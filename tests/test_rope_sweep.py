@@ -26,8 +26,8 @@ import pytest
 
 pytest.importorskip("transformers", reason="transformers is a test dependency (requirements.lock)")
 
-from posenc import _rope_table  # noqa: E402
-from posenc.rope_config import read_config  # noqa: E402
+from posenc.configs import _table as _rope_table  # noqa: E402
+from posenc.configs import read_config  # noqa: E402
 from tests import rope_live, rope_sweep  # noqa: E402
 
 SMALL = {"hidden_size": 64, "num_attention_heads": 4, "head_dim": 16, "num_key_value_heads": 2}

@@ -28,7 +28,7 @@ from posenc.rope import (
     rope_inverse_frequencies,
     rope_long_term_decay,
 )
-from posenc.rope_config import read_config
+from posenc.configs import read_config
 from tests.test_rope import dot, ref_apply, ref_rotate, ref_theta
 
 

@@ -18,8 +18,8 @@ import pytest
 
 pytest.importorskip("transformers", reason="transformers is a test dependency (requirements.lock)")
 
-from posenc import _rope_table  # noqa: E402
-from posenc.rope_config import read_config  # noqa: E402
+from posenc.configs import _table as _rope_table  # noqa: E402
+from posenc.configs import read_config  # noqa: E402
 from tests import rope_windows_live as live  # noqa: E402
 from tests.rope_windows_live import CASES, WINDOWED  # noqa: E402
 

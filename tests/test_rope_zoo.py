@@ -1,5 +1,5 @@
 """Every checkpoint of the zoo (``posenc/zoo/*.json``, published configs with their sources) read by
-`posenc.rope_config.read_config` exactly as transformers' own code for its model type runs it.
+`posenc.configs.read_config` exactly as transformers' own code for its model type runs it.
 
 For each zoo file and each kind of layer: the inverse frequencies, the attention factor and the
 rotated queries and keys (float64 on posenc's side) at positions inside and past the trained
@@ -21,8 +21,8 @@ import pytest
 
 pytest.importorskip("transformers", reason="transformers is a test dependency (requirements.lock)")
 
-from posenc import _rope_table
-from posenc.rope_config import from_config, read_config
+from posenc.configs import _table as _rope_table
+from posenc.configs import from_config, read_config
 from tests import rope_live
 
 ZOO = sorted((Path(__file__).resolve().parents[1] / "posenc" / "zoo").glob("*.json"))

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import posenc
-from posenc.rope_config import query_temperature
+from posenc.configs import query_temperature
 from posenc.temperature import LLAMA4_NOPE, QueryTemperature, attention_temperature
 
 

@@ -9,7 +9,7 @@ transformers is the most used implementation of the RoPE scaling rules, so it is
 * `posenc.rope.from_config` on transformers' own config classes gives a `RotaryEmbedding` whose
   frequencies, attention factor and cos/sin tables match the rotary modules of those models.
 
-* `posenc.rope_config.read_config` at the class defaults of every model type transformers registers
+* `posenc.configs.read_config` at the class defaults of every model type transformers registers
   (``tests/rope_live.py``): frequencies, attention factor and rotated q/k per layer type; the zoo
   of published configs is checked the same way in test_rope_zoo.py.
 
@@ -267,7 +267,7 @@ def test_from_config_per_layer_types(config_name: str, path: str, rotary_name: s
 
 # ---------------------------------------------------------------- every model type, at its class defaults
 def _table() -> dict[str, Any]:
-    from posenc._rope_table import model_types
+    from posenc.configs._table import model_types
 
     return model_types()
 
@@ -304,7 +304,7 @@ def test_every_model_type_at_its_defaults(model_type: str) -> None:
 
 @pytest.mark.parametrize("model_type", UNDERIVED)
 def test_a_model_type_without_a_derived_layout_asks_for_it(model_type: str) -> None:
-    from posenc.rope_config import read_config
+    from posenc.configs import read_config
     from tests import rope_model_types
 
     try:

@@ -1,7 +1,7 @@
 """Figures for "Positions in today's architectures".
 
 Every number comes from posenc: the layer patterns and windows from the published configs of
-``posenc/zoo`` read by `posenc.rope_config.read_config`, the temperatures from
+``posenc/zoo`` read by `posenc.configs.read_config`, the temperatures from
 `posenc.temperature.attention_temperature`, the attention rows from
 `posenc.attention.scaled_dot_product_attention`, the cache widths from
 `posenc.latent.latent_cache_widths` and the entries a layer keeps from `posenc.spans.AttentionSpan`.
@@ -24,7 +24,7 @@ from posenc.figures import figure
 from posenc.figures._style import FONT, method_colour, new_figure, palette, show_matrix
 from posenc.figures._layout import narrow
 from posenc.latent import latent_cache_widths
-from posenc.rope_config import ConfigRope, read_config
+from posenc.configs import ConfigRope, read_config
 from posenc.spans import AttentionSpan
 from posenc.temperature import attention_temperature
 

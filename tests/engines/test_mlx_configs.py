@@ -20,7 +20,7 @@ from importlib.resources import files
 import numpy as np
 import pytest
 
-from posenc.rope_config import read_config
+from posenc.configs import read_config
 from posenc.rope_scaling import rope_inverse_frequencies
 from tests.engines._common import EPS32
 

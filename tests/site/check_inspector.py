@@ -29,10 +29,10 @@ import random
 from pathlib import Path
 from typing import Any
 
-from posenc import _rope_table
-from posenc._rope_params import _too_deep
+from posenc.configs import _table as _rope_table
+from posenc.configs._params import _too_deep
 from posenc.inspect import warnings_for
-from posenc.rope_config import from_config, read_config
+from posenc.configs import from_config, read_config
 from posenc.rope_scaling import rope_attention_scaling, rope_inverse_frequencies
 
 __all__ = ["API_READING", "BAD_INPUTS", "ZOO", "check_api", "compare", "mutations", "posenc_reading"]

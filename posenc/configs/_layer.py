@@ -1,9 +1,9 @@
 """One kind of layer of a model's config, as transformers' code reads it.
 
-The helpers of `posenc.rope_config` after `posenc._rope_params` has completed the rope parameters
-of each layer type: the head and rotated widths, the context length, the scaling dict and its
-checks, and what acts outside the rotation (a query temperature, DeepSeek's softmax scale), and the
-layout. What differs between model types comes from `posenc._rope_table`.
+The helpers of `posenc.configs._reader` after `posenc.configs._params` has completed the rope
+parameters of each layer type: the head and rotated widths, the context length, the scaling dict
+and its checks, and what acts outside the rotation (a query temperature, DeepSeek's softmax
+scale), and the layout. What differs between model types comes from `posenc.configs._table`.
 """
 
 from __future__ import annotations
@@ -11,10 +11,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from posenc import _rope_table as table
 from posenc._checks import MAX_SIZE, check_int, is_integer
 from posenc._scaling_rules import _yarn_mscale
+from posenc.configs import _table as table
 from posenc.rope_scaling import MAX_ROPE_DIM, _real, parse_scaling
+
+# The two pair layouts, as posenc.rope takes them (posenc._rotary.LAYOUTS, which imports torch; a
+# test ties the two): the reader names the layout without loading torch.
+LAYOUTS = ("half", "interleaved")
 
 # rope_type -> the keys of rope_parameters it reads (besides rope_type/type, rope_theta, partial_rotary_factor).
 ROPE_TYPES: dict[str, tuple[str, ...]] = {

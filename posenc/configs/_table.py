@@ -1,9 +1,9 @@
-"""What differs between model types, as transformers' code has it: the table `rope_config` reads.
+"""What differs between model types, as transformers' code has it: the table the reader reads.
 
-``rope_model_types.json`` is derived from the pinned transformers by ``tests/rope_model_types.py``
+``model_types.json`` is derived from the pinned transformers by ``tests/rope_model_types.py``
 (which documents each field) and checked against it by ``tests/test_rope_model_types.py``. This
-module loads it and answers the questions `posenc.rope_config` asks of one model type; it holds no
-model names of its own.
+module loads it and answers the questions `posenc.configs._reader` asks of one model type; it holds
+no model names of its own.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-TABLE_PATH = Path(__file__).resolve().parent / "rope_model_types.json"
+TABLE_PATH = Path(__file__).resolve().parent / "model_types.json"
 # Layer types that are softmax attention, and layer types that are not attention at all
 # (transformers' names; any other layer type is reported as unknown).
 ATTENTION_LAYER_TYPES = ("full_attention", "sliding_attention", "chunked_attention", "indexed_attention")

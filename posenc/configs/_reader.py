@@ -9,21 +9,23 @@ keyword arguments of `posenc.rope.RotaryEmbedding`.
 What differs between model types (the layout, where per-layer bases and scaling live, renamed rope
 types, ignored keys, layer patterns, the class defaults a config may leave out) comes from a table
 derived from the pinned ``transformers``' own code for every model type it registers
-(``posenc/rope_model_types.json``); the tests compare the result with transformers' rotary modules.
+(``posenc/configs/model_types.json``, its entries typed in `posenc.configs.schema`); the tests compare the result with transformers' rotary modules.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping
 from typing import Any
 
-import torch
-
-from posenc import _rope_table as table
-from posenc import _rope_window as windows
+# No torch on this path: the reader, `posenc-inspect` and the site's build read configs without it.
 from posenc._checks import check_choice, check_int
-from posenc._rope_layer import (
+from posenc.configs import _table as table
+from posenc.configs import _windows as windows
+from posenc.configs._divergences import divergence_notes
+from posenc.configs._layer import (
+    LAYOUTS,
     MAX_LENGTH,
     ROPE_TYPES,
     _head_dim,
@@ -34,11 +36,8 @@ from posenc._rope_layer import (
     _softmax_scale,
     _temperature,
 )
-from posenc._rope_params import _as_mapping, _parameters, _text_part
-from posenc._rope_divergences import divergence_notes
-from posenc.rope_layouts import LAYOUTS
+from posenc.configs._params import _as_mapping, _parameters, _text_part
 from posenc.rope_scaling import _real, rope_attention_scaling
-from posenc.temperature import attention_temperature
 
 __all__ = ["ROPE_TYPES", "ConfigRope", "LayerRope", "from_config", "query_temperature", "read_config"]
 
@@ -61,7 +60,7 @@ class LayerRope:
         softmax_scale: a factor on the usual ``1/sqrt(head_dim)`` of the attention logits (DeepSeek's
             YaRN ``mscale``), 1.0 for most models.
         window: the sliding window or chunk these layers attend within, or None, as transformers'
-            code applies it (`posenc._rope_window`): a window of W tokens lets a query see itself and
+            code applies it (`posenc.configs._windows`): a window of W tokens lets a query see itself and
             the W - 1 tokens before it; a chunk (``chunked_attention`` layers) of C tokens, the tokens
             of its own block of C positions up to itself.
         layers: the indices of the layers of this kind (empty when the config gives no count).
@@ -122,7 +121,8 @@ def query_temperature(temperature: Mapping[str, Any] | None, position: int) -> f
       floor_scale)) + 1``;
     * None: 1.
 
-    Both are `posenc.temperature.attention_temperature` (offset 0 and 1).
+    Both are `posenc.temperature.attention_temperature` (offset 0 and 1) at one position, computed
+    here without torch (``tests/test_temperature.py`` checks the two agree).
 
     Examples:
         >>> t = {"rule": "llama_4_scaling_beta", "beta": 0.1, "length": 16384}
@@ -143,7 +143,8 @@ def query_temperature(temperature: Mapping[str, Any] | None, position: int) -> f
         beta = _real("temperature['attn_scale']", temperature.get("attn_scale"), minimum=0.0, maximum=1e6)
         length = check_int("temperature['floor_scale']", temperature.get("floor_scale"), minimum=1, maximum=MAX_LENGTH)
         offset = 1
-    return float(attention_temperature(torch.tensor([position]), beta=beta, length=length, offset=offset)[0])
+    # the scalar form of posenc.temperature's formula: an exact integer floor, then log1p in float64
+    return 1.0 + beta * math.log1p((position + offset) // length)
 
 
 # ---------------------------------------------------------------- the layers

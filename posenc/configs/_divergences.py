@@ -1,6 +1,6 @@
 """Where transformers runs a published model otherwise than its authors do: a register.
 
-posenc reads a config as the pinned ``transformers`` runs it (`posenc.rope_config.read_config`),
+posenc reads a config as the pinned ``transformers`` runs it (`posenc.configs.read_config`),
 and says so where that departs from the model as published: each entry names the model type, the
 config key, what the model card or the authors' code does, what transformers does, and the
 evidence (a URL and section, a file and line). `read_config` adds a note naming both sides to a

@@ -1,10 +1,10 @@
 """How transformers' config classes complete a model's RoPE parameters, read from a config dict.
 
-The helpers of `posenc.rope_config`: the config's text part and the rope parameters of each layer
+The helpers of `posenc.configs._reader`: the config's text part and the rope parameters of each layer
 type (``rope_parameters`` and ``rope_scaling`` merged, per-layer bases, flat keys and class
 defaults, what a per-layer-type class makes of a flat set or a null entry). One kind of layer
-(widths, scaling, what acts outside the rotation) is read in `posenc._rope_layer`; what differs
-between model types comes from `posenc._rope_table`.
+(widths, scaling, what acts outside the rotation) is read in `posenc.configs._layer`; what differs
+between model types comes from `posenc.configs._table`.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from posenc import _rope_table as table
-from posenc._rope_layer import _one
+from posenc.configs import _table as table
+from posenc.configs._layer import _one
 
 MAX_NESTING = 100  # levels of dicts and lists a config may nest (a config.json nests a few)
 

@@ -1,6 +1,6 @@
 """Which layers of a model attend within a window, as transformers' code decides it.
 
-The helpers of `posenc.rope_config` for a layer's attention span. Three table fields (derived by
+The helpers of `posenc.configs._reader` for a layer's attention span. Three table fields (derived by
 ``tests/rope_model_types_windows.py`` from the pinned transformers) say where a model type's window
 applies: ``window_all_layers`` (one sliding-window mask for every layer: Mistral, Mixtral,
 StarCoder2, Phi-3), ``window_switch`` (a boolean key without which the config class drops the
@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from posenc import _rope_table as table
+from posenc.configs import _table as table
 
 MAX_WINDOW = 2**53
 
