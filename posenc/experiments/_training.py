@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -122,3 +122,26 @@ def fit_or_load(model: nn.Module, path: Path, batches: Iterable[tuple[Tensor, Te
         path.parent.mkdir(parents=True, exist_ok=True)
         torch.save({"state": model.state_dict(), "stats": stats}, path)
     return stats
+
+
+def train_task_model(task: str, build: Callable[[int], nn.Module], config: Any, seed: int, *, name: str,
+                     label: str, device: str, progress: bool, bar_position: int) -> tuple[nn.Module, dict[str, Any]]:
+    """Train (or load from the cache, as ``name``) the model ``build(vocab_size)`` on one task of the
+    later studies, ``"lm"`` or ``"retrieval"`` (MQAR), with ``config``'s data, steps and schedule."""
+    # the task modules train with fit_or_load: imported here, not at the top, to avoid the cycle
+    from posenc.experiments import length_extrapolation as lm
+    from posenc.experiments import retrieval
+    from posenc.experiments.config import checkpoint_path
+    from posenc.experiments.data import load_corpus
+
+    if task == "lm":
+        corpus = load_corpus(config.validation_fraction)
+        model = build(corpus.vocab_size).to(device)
+        batches, steps = lm.training_batches(corpus.train, config, seed), config.steps
+    else:
+        model = build(retrieval.vocab_size(config.retrieval_symbols)).to(device)
+        batches, steps = retrieval.training_batches(config, seed), config.retrieval_steps
+    stats = fit_or_load(model, checkpoint_path(task, name, seed, config, device), batches, config, steps=steps,
+                        peak_learning_rate=config.learning_rate, device=device, label=label, progress=progress,
+                        bar_position=bar_position, use_cache=True)
+    return model.eval(), stats

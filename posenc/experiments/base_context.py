@@ -32,7 +32,7 @@ from posenc._checks import check_choice, check_float, check_int
 from posenc.experiments import length_extrapolation as lm
 from posenc.experiments import retrieval
 from posenc.experiments._results import read_json, run_jobs, spread, versions
-from posenc.experiments._training import IGNORE, fit_or_load
+from posenc.experiments._training import IGNORE, train_task_model
 from posenc.experiments.config import LATER_CONFIGS as CONFIGS
 from posenc.experiments.config import SETTINGS, Config, build_model, check_device, checkpoint_path
 from posenc.experiments.data import load_corpus
@@ -82,19 +82,11 @@ def train_base_model(task: str, base: float, config: Config, seed: int = 0, *, d
                      progress: bool = False, bar_position: int = 0) -> tuple[TinyTransformer, dict[str, Any]]:
     """Train (or load from the cache) the model of one task, base and seed, as the other studies train theirs."""
     task = check_choice("task", task, tuple(TASKS))
-    device = check_device(device)
-    if task == "lm":
-        corpus = load_corpus(config.validation_fraction)
-        model = build_base_model(base, config, corpus.vocab_size, seed).to(device)
-        batches, steps = lm.training_batches(corpus.train, config, seed), config.steps
-    else:
-        model = build_base_model(base, config, retrieval.vocab_size(config.retrieval_symbols), seed).to(device)
-        batches, steps = retrieval.training_batches(config, seed), config.retrieval_steps
-    stats = fit_or_load(model, checkpoint_path(task, model_name(base), seed, config, device), batches, config,
-                        steps=steps, peak_learning_rate=config.learning_rate, device=device,
-                        label=f"{task} base {base:g} seed {seed}", progress=progress, bar_position=bar_position,
-                        use_cache=True)
-    return model.eval(), stats
+    model, stats = train_task_model(task, lambda vocab_size: build_base_model(base, config, vocab_size, seed),
+                                    config, seed, name=model_name(base), label=f"{task} base {base:g} seed {seed}",
+                                    device=check_device(device), progress=progress, bar_position=bar_position)
+    assert isinstance(model, TinyTransformer)
+    return model, stats
 
 
 def query_distances(tokens: Tensor, targets: Tensor) -> Tensor:

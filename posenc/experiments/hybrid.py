@@ -38,7 +38,7 @@ from posenc.designs import DESIGNS, design_plans
 from posenc.experiments import length_extrapolation as lm
 from posenc.experiments import retrieval
 from posenc.experiments._results import read_json, run_jobs, spread, spread_cells, versions
-from posenc.experiments._training import fit_or_load
+from posenc.experiments._training import train_task_model
 from posenc.experiments.config import LATER_CONFIGS, Config, build_model, check_device, checkpoint_path
 from posenc.experiments.data import SOURCE, load_corpus
 from posenc.model import TinyTransformer
@@ -111,19 +111,11 @@ def train_hybrid_model(task: str, method: str, config: Config, seed: int = 0, *,
                        progress: bool = False, bar_position: int = 0) -> tuple[TinyTransformer, dict[str, Any]]:
     """Train (or load from the cache) the model of one task, row and seed, as the other studies train theirs."""
     task = check_choice("task", task, tuple(METRICS))
-    device = check_device(device)
-    if task == "lm":
-        corpus = load_corpus(config.validation_fraction)
-        model = build_hybrid_model(method, config, corpus.vocab_size, seed).to(device)
-        batches, steps = lm.training_batches(corpus.train, config, seed), config.steps
-    else:
-        model = build_hybrid_model(method, config, retrieval.vocab_size(config.retrieval_symbols), seed).to(device)
-        batches, steps = retrieval.training_batches(config, seed), config.retrieval_steps
-    stats = fit_or_load(model, checkpoint_path(task, _cache_name(method, config), seed, config, device), batches,
-                        config, steps=steps, peak_learning_rate=config.learning_rate, device=device,
-                        label=f"{task} {method} seed {seed}", progress=progress, bar_position=bar_position,
-                        use_cache=True)
-    return model.eval(), stats
+    model, stats = train_task_model(task, lambda vocab_size: build_hybrid_model(method, config, vocab_size, seed),
+                                    config, seed, name=_cache_name(method, config), label=f"{task} {method} seed {seed}",
+                                    device=check_device(device), progress=progress, bar_position=bar_position)
+    assert isinstance(model, TinyTransformer)
+    return model, stats
 
 
 def _job(label: str, seed: int, config: Config, device: str, progress: bool, position: int) -> dict[str, Any]:
