@@ -54,10 +54,12 @@ RECORDS = {
     "posenc.engines.Disagreement",
     "posenc.configs.ConfigRope",
     "posenc.configs.LayerRope",
+    "posenc.configs.sites.RotarySite",
     "posenc.inference.StepPlan",
     "posenc.methods.Method",
     "posenc.designs.Design",
     "posenc.layer_hooks.CallInputs",
+    "posenc.layer_hooks.LayerInputs",
     "posenc.methods.Sizes",
     # Interfaces (typing.Protocol): the calls a method answers, implemented (and walked) by the
     # method classes themselves.
@@ -177,12 +179,6 @@ def _latent_cache() -> Any:
     cache = LatentCache()
     cache.append(torch.randn(2, 2, 4), torch.randn(2, 2, 4))
     return cache
-
-
-def _call_inputs() -> Any:
-    from posenc.layer_hooks import call_inputs
-    from posenc.layer_plan import LayerPlan
-    return call_inputs(_step_plan(), bias=None, cache=None, device=torch.device("cpu"), plans=[LayerPlan("rope")])
 
 
 def _updated_cache() -> Any:
@@ -320,11 +316,6 @@ EXAMPLES: dict[str, Example] = {
     "posenc.latent.latent_key_logits": ex(q=_t(2, 3, 8), latent=_t(5, 4), w_uk=_t(2, 8, 4), q_positions=_ints(2, 3, 4),
                                           k_positions=_ints(0, 1, 2, 3, 4), absorb=True, base=10000.0),
     # layer_hooks, spans, designs (engineer H)
-    "posenc.layer_hooks.call_inputs": ex(step=_step_plan, bias=None, cache=None, device=lambda: torch.device("cpu"),
-                                         plans=lambda: [_lazy("posenc.layer_plan.LayerPlan", "rope", window=2)()]),
-    "posenc.layer_hooks.layer_hooks": ex(plan=_lazy("posenc.layer_plan.LayerPlan", "rope", chunk=2, qk_norm=True),
-                                         layer=0, call=_call_inputs, rotation=_lazy("posenc.rope.RotaryEmbedding", 4),
-                                         logit_hook=None),
     "posenc.layer_hooks.l2_norm": ex(x=_t(2, 3, 4), eps=1e-6),
     "posenc.layer_hooks.scale_queries": ex(q=_t(1, 2, 3, 4), factors=lambda: torch.rand(1, 3) + 1),
     "posenc.spans.AttentionSpan": ex(window=None, chunk=3),
@@ -424,6 +415,9 @@ EXAMPLES: dict[str, Example] = {
                                                            8, "half", 10000.0)),
     "posenc.configs.query_temperature": ex(
         temperature=lambda: {"rule": "llama_4_scaling_beta", "beta": 0.1, "length": 16}, position=20),
+    "posenc.configs.sites.rotary_sites": ex(config=lambda: {"model_type": "deepseek_v32", "num_hidden_layers": 2},
+                                            layout=None),
+    "posenc.configs.sites.read_deepseek_v4": ex(config=lambda: {"model_type": "deepseek_v4", "num_hidden_layers": 3}),
     "posenc.inspect.describe": ex(config=lambda: {"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4,
                                                   "max_position_embeddings": 128}, layer_type=None, length=None),
     "posenc.inspect.warnings_for": ex(rope=_lazy("posenc.configs.read_config", {
