@@ -1,10 +1,11 @@
 """The explorer's JavaScript ports of posenc (docs/javascripts/explorer/) run under node against posenc.
 
 The full parity check runs in Chromium (``make check-site``: tests/site/check_explorer.py and
-check_inspector.py); this is its quick form for ``make test``: the ports of Python's JSON decoder,
-of ``read_config`` / ``from_config`` / the frequencies and of inspect's warnings, on every zoo
-config and each kind of bad input, compared with posenc by the same rules (equal strings and
-messages, numbers to 1e-9), and the data file hooks/rope_data.py serves.
+check_inspector.py); this is its quick form for ``make test``: the JSON reading (Python's values:
+ints, floats, key order), the ports of ``read_config`` / ``from_config`` / the frequencies and of
+inspect's warnings, on every zoo config and each kind of bad input, compared with posenc by the
+same rules (equal values and warnings, numbers to 1e-9, and for bad input the same kind of error,
+``check_inspector.error_kind``), and the data file hooks/rope_data.py serves.
 """
 
 from __future__ import annotations
@@ -23,14 +24,14 @@ sys.path.insert(0, str(ROOT / "hooks"))
 
 import rope_data  # noqa: E402
 
-from tests.site.check_inspector import API_READING, BAD_INPUTS, ZOO, compare, posenc_reading  # noqa: E402
+from tests.site.check_inspector import API_READING, BAD_INPUTS, ZOO, compare, error_kind, kinds, posenc_reading  # noqa: E402
 from tests.test_rope_config_fuzz import CONFIGS, KEYS, NUMBERS, SMALL, WORDS  # noqa: E402
 from tests.rope_windows_live import CASES as _WINDOWS  # noqa: E402
 
 WINDOW_CASES = list(_WINDOWS.values())
 
-MODULES = ["pyvalues.js", "pyjson.js", "rope_scaling.js", "rope_table.js", "rope_layer.js", "rope_params.js",
-           "rope_config.js", "formulas.js"]
+MODULES = ["pyvalues.js", "json_values.js", "rope_scaling.js", "rope_table.js", "rope_layer.js", "rope_params.js",
+           "rope_config.js", "rope_engines.js", "formulas.js"]
 RUNNER = """
 const fs = require("fs");
 globalThis.window = globalThis;
@@ -70,7 +71,7 @@ def test_zoo_configs_and_bad_inputs_read_as_posenc_reads_them(tmp_path: Path) ->
     problems = []
     for (text, layout, length), ours in zip(cases, results):
         theirs = posenc_reading(text, layout, length)
-        problems += [f"{text[:60]!r}: {d}" for d in compare(json.loads(ours), theirs)]
+        problems += [f"{text[:60]!r}: {d}" for d in compare(kinds(json.loads(ours)), kinds(theirs))]
     assert not problems, "\n".join(problems[:10])
 
 
@@ -78,15 +79,17 @@ def test_zoo_configs_and_bad_inputs_read_as_posenc_reads_them(tmp_path: Path) ->
 def test_json_errors_and_python_values(tmp_path: Path) -> None:
     docs = ['{"a": 1,}', '[1 2]', '{"a" 1}', '"\\q"', '"\\u12"', "\ufeff{}", "01", "[1e400, NaN, -0.0, 8.0, 8]",
             '{"a": 1, "a": 2.5}', '"x\ty"', "1" * 4400]
-    code = """(docs) => docs.map((d) => { try { return window.posencPython.repr(window.posencJSON.parseJSON(d)); }
-                                       catch (e) { return `${e.name}: ${e.message}`; } })"""
+    code = """(docs) => docs.map((d) => { try { return [true, window.posencPython.repr(window.posencJSON.parseJSON(d))]; }
+                                       catch (e) { return [false, `${e.name}: ${e.message}`]; } })"""
     expected = []
     for doc in docs:
         try:
-            expected.append(repr(json.loads(doc)))
-        except ValueError as error:  # JSONDecodeError is a ValueError, as the port's errors are
-            expected.append(f"ValueError: {error}")
-    assert run_js(tmp_path, code, docs) == expected
+            expected.append([True, repr(json.loads(doc))])  # the values as Python holds them: ints, floats, key order
+        except ValueError as error:  # JSONDecodeError is a ValueError, as the reader's errors are
+            expected.append([False, error_kind(f"ValueError: {error}")])
+    got = [[ok, out if ok else error_kind(out)] for ok, out in run_js(tmp_path, code, docs)]
+    assert got == expected
+    assert [ok for ok, _ in expected].count(False) == 9  # both outcomes compared: 9 refusals, 2 values
 
 
 def _case(config: dict[str, object], layout: str | None = None, length: int | None = None) -> tuple[str, str | None, int | None]:
@@ -199,7 +202,7 @@ def test_what_the_fuzz_found_and_random_configs_read_alike(tmp_path: Path) -> No
     for (text, layout, length), ours in zip(cases, results):
         theirs = posenc_reading(text, layout, length)
         refused += not theirs["ok"]
-        problems += [f"{text[:80]!r} (layout={layout}, length={length}): {d}" for d in compare(json.loads(ours), theirs)]
+        problems += [f"{text[:80]!r} (layout={layout}, length={length}): {d}" for d in compare(kinds(json.loads(ours)), kinds(theirs))]
     assert not problems, "\n".join(problems[:10])
     assert 0.2 * len(cases) < refused < 0.9 * len(cases)  # both kinds of outcome are exercised
 
@@ -218,5 +221,54 @@ def test_the_sweeps_configs_read_alike(tmp_path: Path) -> None:
     problems = []
     for (text, layout, length), ours in zip(cases, results):
         theirs = posenc_reading(text, layout, length)
-        problems += [f"{text[:80]!r} (length={length}): {d}" for d in compare(json.loads(ours), theirs)]
+        problems += [f"{text[:80]!r} (length={length}): {d}" for d in compare(kinds(json.loads(ours)), kinds(theirs))]
     assert not problems, "\n".join(problems[:10])
+
+
+@needs_node
+def test_engine_warnings_read_alike(tmp_path: Path) -> None:
+    """The engines known to compute a config otherwise (posenc.engines.engine_warnings, applied in the
+    page by rope_engines.js from the same data): every zoo config, and every case of
+    tests/engines/test_engine_warnings.py, where each disagreement is met and, beside it, not met."""
+    from tests.engines.test_engine_warnings import CASES as ENGINE_CASES
+
+    cases = [(path.read_text(), None, None) for path in ZOO]
+    cases += [(json.dumps(config), None, None) for config, _ in ENGINE_CASES.values()]
+    results = run_js(tmp_path, API_READING.replace("([cases])", "(cases)"), cases)
+    warned = []
+    for (text, _, _), ours in zip(cases, results):
+        theirs, ours = posenc_reading(text, None, None), json.loads(ours)
+        if not theirs["ok"]:  # a zoo config that needs a layout: no engine warnings to compare
+            assert error_kind(ours["error"]) == error_kind(theirs["error"])
+            continue
+        assert ours["value"]["engines"] == theirs["value"]["engines"], text[:80]
+        warned += [json.loads(text).get("_name")] if theirs["value"]["engines"] else []
+    # both outcomes are exercised: the zoo's four configs that an engine computes otherwise, and the cases
+    assert sorted(name for name in warned if name) == ["gpt-oss-120b", "phi-3.5-mini-instruct", "phi-4-mini-instruct",
+                                                      "qwen3-vl-yarn"]
+    assert len(warned) - 4 == sum(bool(expected) for _, expected in ENGINE_CASES.values())
+
+
+def test_error_kinds_tell_problems_apart() -> None:
+    """The kind of an error (what the parity checks compare for bad input) names the class and the key:
+    two messages about different keys, or of different classes, are different kinds; a rewording is not."""
+    kind = error_kind
+    assert kind("TypeError: config['head_dim'] must be an integer, got str '8'") == "TypeError: config['head_dim']"
+    assert kind("TypeError: config['head_dim'] must be a whole number") == "TypeError: config['head_dim']"  # reworded
+    assert kind("ValueError: config['head_dim'] must be an integer <= 65536, got 100000") == "ValueError: config['head_dim']"
+    assert kind("TypeError: config['hidden_size'] must be an integer, got str '8'") == "TypeError: config['hidden_size']"
+    assert kind("ValueError: rope parameters of type 'linear' got the unknown key 'fator' (allowed: 'factor')") == \
+        "ValueError: unknown key 'fator'"
+    assert kind("ValueError: rope_theta must be > 0, got -5.0") == "ValueError: rope_theta"
+    assert kind("ValueError: Expecting ',' delimiter: line 1 column 24 (char 23)") == "ValueError: not JSON"
+    assert kind("ValueError: not JSON (',' or '}' expected, got \"hidden_size\" at line 1, column 24)") == "ValueError: not JSON"
+    # over the site check's bad inputs: one kind for the five that are not JSON, a kind of its own for
+    # each of the others except the three bad bases (rope_theta: negative, infinite, NaN)
+    kinds_seen = [kind(posenc_reading(text, None, None)["error"]) for _, text, _ in BAD_INPUTS]
+    assert kinds_seen.count("ValueError: not JSON") == 5 and kinds_seen.count("ValueError: rope_theta") == 3
+    assert len(set(kinds_seen)) == len(BAD_INPUTS) - 4 - 2
+    # a port that blamed the wrong key, or raised the wrong class, would fail the comparison
+    theirs = {"ok": False, "error": "TypeError: config['head_dim'] must be an integer, got str '8'"}
+    for wrong in ("TypeError: config['hidden_size'] must be an integer", "ValueError: config['head_dim'] must be an integer"):
+        assert compare(kinds({"ok": False, "error": wrong}), kinds(theirs))
+    assert not compare(kinds({"ok": False, "error": "TypeError: config['head_dim'] is not a whole number"}), kinds(theirs))

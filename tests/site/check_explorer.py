@@ -20,8 +20,8 @@ the Explore page in Debian's ``/usr/bin/chromium`` through Playwright, and check
    (``SCALING_TYPES`` and its table of required and optional keys), with and without a rotary
    width: a type the JavaScript lacks fails unless it is listed in ``PENDING_SCALING_TYPES``. Their
    arguments reach the page as JSON text read by the port of Python's JSON decoder (so that a float
-   stays a float), and bad input must be refused by both with the same exception class and the same
-   message. The config functions (``ropeReadConfig``, ``ropeFromConfig``, ``ropeWarnings``) are
+   stays a float), and bad input must be refused by both with the same kind of error (the exception
+   class and what the message is about: ``check_inspector.error_kind``; the wording is Python's). The config functions (``ropeReadConfig``, ``ropeFromConfig``, ``ropeWarnings``) are
    checked by ``check_inspector.py`` on the zoo, every model type and every kind of bad input.
 2. **Keyboard**: every visible control of every widget is focused and moved with the keyboard
    (arrow keys for sliders and lists, Space for a checkbox, Enter for a button); the drawing, the
@@ -36,11 +36,11 @@ the Explore page in Debian's ``/usr/bin/chromium`` through Playwright, and check
 4. **Progressive enhancement**: without JavaScript, and when printing (``beforeprint`` and print
    media), each placeholder shows its static figure and no widget.
 5. Console errors, page errors, failed requests and requests to other hosts fail.
-6. **The config inspector** (``check_inspector.py``): its numbers, warnings and messages against
+6. **The config inspector** (``check_inspector.py``): its numbers, warnings and kinds of error against
    posenc for every zoo config and each kind of bad input, the last good result kept, its
    keyboard use and the links of its findings.
-7. **Screenshots** of the page at 1280 and 390 px wide, light and dark, and of the inspector at
-   1280 px (light) and 390 px (dark), under ``--screenshots``.
+7. **Screenshots** of the page and of the inspector alone at 1280 and 390 px wide, light and
+   dark, under ``--screenshots``.
 
 The checks live beside this module: ``explorer_parity`` and ``explorer_rope_parity`` (1),
 ``explorer_keyboard`` (2), ``explorer_page`` (3 to 5), ``check_inspector`` and ``inspector_widget``
@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
                         context.close()
                 inspector_widget.screenshots(browser, url, origin, check, args.screenshots, open_page)
                 print(f"screenshots: {args.screenshots}/explore-{{1280,390}}px-{{light,dark}}.png, "
-                      "inspector-1280px-light.png, inspector-390px-dark.png")
+                      "inspector-{1280,390}px-{light,dark}.png")
         finally:
             browser.close()
     counts = ", ".join(f"{what}: {n}" for what, n in check.counts.items())

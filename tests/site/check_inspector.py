@@ -7,11 +7,14 @@ What "the same" means here:
   model's pattern, contexts, notes, sinks), ``from_config`` per layer type, and for each rotating
   layer ``rope_inverse_frequencies`` and ``rope_attention_scaling`` of its settings. Strings,
   bools, None and the order of every dict's keys are equal; numbers agree to 1e-9 relative.
-* **Warnings**: the list of ``posenc.inspect.warnings_for`` strings, equal character for character.
-* **Errors**: for bad input, the JavaScript throws an Error whose ``name`` is the Python exception's
-  class and whose ``message`` is ``str(exception)``, identical text. Text that is not JSON gives
-  ``json.loads``' message (line, column and character as Python counts them); in the widget it
-  reads ``not JSON (<that message>)``, as ``python -m posenc.inspect`` prints it.
+* **Warnings**: the list of ``posenc.inspect.warnings_for`` strings, and of
+  ``posenc.engines.engine_warnings`` (the engines known to compute the config otherwise), equal
+  character for character: they are what the reader is told, written from the same data.
+* **Errors**: for bad input, both refuse, with the same *kind* of error (``error_kind``): the
+  Python exception's class (the JavaScript Error's ``name``) and what the message is about: the
+  key path it names (``config['head_dim']``, ``scaling['factor']``), the unknown key, the setting
+  it starts with (``rope_theta``, ``layout``), or "not JSON" for text that is not JSON. The
+  wording is the Python's alone: the browser may say the same thing its own way (issue 31).
 
 The inputs go to the page as JSON text, read there by the port of Python's JSON decoder, so that
 ``8.0`` reaches the JavaScript as a float and ``8`` as an int, as posenc sees them.
@@ -26,16 +29,19 @@ import dataclasses
 import json
 import math
 import random
+import re
 from pathlib import Path
 from typing import Any
 
 from posenc.configs import _table as _rope_table
 from posenc.configs._params import _too_deep
+from posenc.engines import engine_warnings
 from posenc.inspect import warnings_for
 from posenc.configs import from_config, read_config
 from posenc.rope_scaling import rope_attention_scaling, rope_inverse_frequencies
 
-__all__ = ["API_READING", "BAD_INPUTS", "ZOO", "check_api", "compare", "mutations", "posenc_reading"]
+__all__ = ["API_READING", "BAD_INPUTS", "ZOO", "api_cases", "check_api", "compare", "error_kind", "kinds", "mutations",
+           "posenc_reading"]
 
 ROOT = Path(__file__).resolve().parents[2]
 ZOO = sorted((ROOT / "posenc" / "zoo").glob("*.json"))
@@ -88,6 +94,42 @@ BAD_INPUTS: list[tuple[str, str, str]] = [
 ]
 
 
+# What Python's json module and its callers say of text that is not JSON: one kind, "not JSON".
+_NOT_JSON = re.compile(r"not JSON|nested too deeply|Expecting |Unterminated string|Invalid control character|"
+                       r"Invalid \\escape|Invalid \\uXXXX|Extra data|Exceeds the limit|Unexpected UTF-8 BOM|"
+                       r"Illegal trailing comma")  # the last: Python 3.14 (Pyodide 314)
+_KEY_PATH = re.compile(r"\b\w+(?:\['[^']*'\])+")  # config['rope_parameters']['factor'], scaling['factor']
+_SUBJECT = re.compile(r"(?:the )?([a-z_]+(?: [a-z_]+)*?) must\b")
+
+
+def error_kind(error: str) -> str:
+    """The kind of an error "Class: message": its class and what the message is about (see the
+    module docstring), e.g. "TypeError: config['head_dim']", "ValueError: unknown key 'fator'"."""
+    cls, _, message = error.partition(": ")
+    if _NOT_JSON.match(message):
+        return f"{cls}: not JSON"
+    unknown = re.search(r"(?:unknown|missing the) key '[^']*'", message)
+    if unknown:
+        return f"{cls}: {unknown.group()}"
+    path = _KEY_PATH.search(message)
+    if path:
+        return f"{cls}: {path.group()}"
+    subject = _SUBJECT.match(message)
+    if subject:
+        return f"{cls}: {subject.group(1)}"
+    return f"{cls}: " + " ".join(re.sub(r"(?<=\s)[-+(]?\d[\w.+-]*\)?", "", message.split(":")[0]).split()[:6])
+
+
+def kinds(result: dict[str, Any]) -> dict[str, Any]:
+    """A reading with each error (a refusal, or from_config's message for the whole config) as its kind."""
+    if not result["ok"]:
+        return {"ok": False, "error": error_kind(result["error"])}
+    value = result["value"]
+    if isinstance(value.get("from_config"), str):
+        value = {**value, "from_config": error_kind(value["from_config"])}
+    return {"ok": True, "value": value}
+
+
 # ----------------------------------------------------------------------------------------------
 # posenc's side
 
@@ -120,7 +162,9 @@ def posenc_reading(text: str, layout: str | None, length: int | None, widget: bo
         if widget and not isinstance(config, dict):
             raise TypeError(f"the text must hold a JSON object (a config.json), got a {type(config).__name__}")
         rope = read_config(config, layout=layout)
-        out: dict[str, Any] = {"rope": _plain(rope), "warnings": warnings_for(rope, length, config), "layers": {}}
+        rotating = [layer.scaling for layer in rope.layers.values() if layer.rotates]
+        out: dict[str, Any] = {"rope": _plain(rope), "warnings": warnings_for(rope, length, config),
+                               "engines": engine_warnings(rope.model_type, rotating), "layers": {}}
         for name, layer in rope.layers.items():
             if not layer.rotates:
                 continue
@@ -146,7 +190,9 @@ API_READING = """([cases]) => cases.map(([text, layout, length]) => {
   try {
     const config = F.parseJSON(text);
     const rope = F.ropeReadConfig(config, {layout});
-    const out = {rope, warnings: F.ropeWarnings(rope, length, config), layers: {}};
+    const rotating = Object.values(rope.layers).filter((layer) => layer.rotates).map((layer) => layer.scaling);
+    const out = {rope, warnings: F.ropeWarnings(rope, length, config),
+                 engines: window.posencRopeEngines.engineWarnings(rope.model_type, rotating).map((w) => w.text), layers: {}};
     for (const [name, layer] of Object.entries(rope.layers)) {
       if (!layer.rotates) continue;
       const kwargs = F.ropeFromConfig(config, name, {layout});
@@ -238,10 +284,10 @@ def _report(check: Any, where: str, ours: dict[str, Any], theirs: dict[str, Any]
     return not differences
 
 
-def check_api(page: Any, check: Any) -> None:
-    """ropeReadConfig, ropeFromConfig, ropeWarnings and the frequencies against posenc: every zoo
-    config (three layouts, three lengths), a generic config of every model type of the table,
-    every kind of bad input, and seeded mutations of the zoo."""
+def api_cases() -> tuple[list[tuple[str, str | None, int | None]], int, int]:
+    """The (text, layout, length) cases of ``check_api``: every zoo config (three layouts, three
+    lengths), a generic config of every model type of the table, every kind of bad input, and
+    seeded mutations of the zoo; with the number of zoo cases and of model-type cases."""
     cases: list[tuple[str, str | None, int | None]] = []
     for path in ZOO:
         text = path.read_text()
@@ -255,19 +301,27 @@ def check_api(page: Any, check: Any) -> None:
     cases += [(text, None, None) for _, text, _ in BAD_INPUTS]
     cases += [(text, layout, length) for text, layout, length in
               zip(mutations(600), [None, "half", None, "interleaved"] * 150, [None, None, 5000, 300000] * 150)]
+    return cases, zoo_cases, types_cases
+
+
+def check_api(page: Any, check: Any) -> None:
+    """ropeReadConfig, ropeFromConfig, ropeWarnings, the engines' warnings and the frequencies
+    against posenc on ``api_cases``."""
+    cases, zoo_cases, types_cases = api_cases()
     results = _read_in_page(page, cases)
     refused = agreed = 0
     for index, ((text, layout, length), ours) in enumerate(zip(cases, results)):
         theirs = posenc_reading(text, layout, length)
         label = json.loads(text).get("_name", "") if ours["ok"] and text.startswith("{") else ""
         where = f"config #{index} {label} (layout={layout}, length={length})"
-        if _report(check, where, ours, theirs):
+        if _report(check, where, kinds(ours), kinds(theirs)):
             agreed += 1
             refused += not theirs["ok"]
-    check.count("configs read alike (values, warnings, or the same error)", agreed)
+    check.count("configs read alike (values, warnings, or the same kind of error)", agreed)
     print(f"  configs: {zoo_cases} zoo readings, {types_cases} model types, {len(BAD_INPUTS)} bad inputs, 600 mutations; "
-          f"{agreed} of {len(cases)} read alike, {refused} of them refused with the same message")
+          f"{agreed} of {len(cases)} read alike, {refused} of them refused with the same kind of error")
     for (kind, text, named), ours in zip(BAD_INPUTS, results[zoo_cases + types_cases:]):
-        named = named.split("|")[0]
-        if ours["ok"] or named not in ours["error"]:
-            check.fail(f"bad input: {kind}", f"expected a message naming {named!r}, got {ours!r:.200}")
+        theirs = posenc_reading(text, None, None)
+        named = named.split("|")[0]  # each bad input is refused by posenc for the reason it stands for
+        if ours["ok"] or theirs["ok"] or named not in theirs["error"]:
+            check.fail(f"bad input: {kind}", f"posenc should refuse it naming {named!r}: {theirs!r:.200}; page: {ours!r:.200}")

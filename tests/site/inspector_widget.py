@@ -1,6 +1,6 @@
 """The config inspector widget of the Explore page against posenc, in Chromium (run by
 check_explorer.py): every zoo entry from its menu, each bad input typed into it (one message,
-posenc's, and the last good result kept), its keyboard use, the links of its findings, and its
+the kind of error posenc raises, and the last good result kept), its keyboard use, the links of its findings, and its
 screenshots. What "the same" means: see ``check_inspector``.
 """
 
@@ -11,7 +11,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from tests.site.check_inspector import BAD_INPUTS, ROOT, ZOO, _report, posenc_reading
+from tests.site.check_inspector import BAD_INPUTS, ROOT, ZOO, _report, error_kind, posenc_reading
 
 __all__ = ["WIDGET", "check_widget", "screenshots", "timing_line"]
 
@@ -23,11 +23,11 @@ WIDGET_STATE = """() => {
   const r = state.result;
   const problem = root.querySelector(".posenc-inspector__problem");
   return JSON.stringify({
-    error: state.error, problem: problem.hidden ? null : problem.textContent, ms: Number(root.dataset.updateMs),
+    error: state.error && `${state.errorName}: ${state.error}`, problem: problem.hidden ? null : problem.textContent, ms: Number(root.dataset.updateMs),
     readout: root.querySelector(".posenc-explorer__readout").textContent,
     drawing: [...root.querySelectorAll("svg.posenc-explorer__plot")].map((s) => s.outerHTML).join(""),
     results: root.querySelector(".posenc-inspector__results").innerHTML,
-    value: r && {rope: r.rope, warnings: r.warnings, layers: Object.fromEntries(Object.entries(r.layers).map(([n, l]) =>
+    value: r && {rope: r.rope, warnings: r.warnings, engines: r.engines.warnings.map((w) => w.text), layers: Object.fromEntries(Object.entries(r.layers).map(([n, l]) =>
       [n, {kwargs: l.kwargs, theta: l.theta, attention_factor: l.attention_factor}]))},
     links: [...root.querySelectorAll(".posenc-inspector__findings a")].map((a) => a.getAttribute("href")),
   }, (k, v) => (typeof v === "bigint" ? Number(v) : v));
@@ -44,13 +44,13 @@ def _settle(page: Any) -> None:
 
 def _compare_widget(check: Any, where: str, state: dict[str, Any], theirs: dict[str, Any]) -> None:
     if not theirs["ok"]:
-        if state["error"] is None or f"{state['error']}" not in theirs["error"]:
+        if state["error"] is None or error_kind(state["error"]) != error_kind(theirs["error"]):
             check.fail(where, f"the widget says {state['problem']!r:.160}, posenc {theirs['error']!r:.160}")
         return
     if state["error"] is not None:
         check.fail(where, f"the widget refused what posenc reads: {state['error']!r:.160}")
         return
-    expected = {"rope": theirs["value"]["rope"], "warnings": theirs["value"]["warnings"], "layers": theirs["value"]["layers"]}
+    expected = {key: theirs["value"][key] for key in ("rope", "warnings", "engines", "layers")}
     _report(check, where, state["value"], expected)
 
 
@@ -89,7 +89,7 @@ def check_widget(page: Any, check: Any, site_dir: Path) -> list[float]:
                         posenc_reading((ROOT / "posenc" / "zoo" / f"{name}.json").read_text(), None, int(value), True))
         length.fill("")
         _settle(page)
-    # each kind of bad input: one message, posenc's, and the last good result stays
+    # each kind of bad input: one message, of posenc's kind of error, and the last good result stays
     select.select_option("gemma-2-9b")
     good = _widget(page)
     for kind, text, named in [*BAD_INPUTS, ("length 0", "", "length must be an integer >= 1")]:
@@ -101,14 +101,23 @@ def check_widget(page: Any, check: Any, site_dir: Path) -> list[float]:
         _settle(page)
         state = _widget(page)
         named = named.split("|")[-1]
-        expected = "length must be an integer >= 1, got 0" if kind == "length 0" else \
-            posenc_reading(text, None, None, widget=True).get("error", "").split(": ", 1)[-1]
-        if state["problem"] is None or named not in state["problem"] or expected not in state["problem"]:
+        expected = "ValueError: length must be an integer >= 1, got 0" if kind == "length 0" else \
+            posenc_reading(text, None, None, widget=True).get("error", "")
+        shown = state["error"] is not None and state["problem"] is not None and state["error"].split(": ", 1)[1] in state["problem"]
+        if not shown or error_kind(state["error"]) != error_kind(expected) or named not in expected:
             check.fail(f"inspector, bad input: {kind}", f"shows {state['problem']!r:.200}; posenc says {expected!r:.200}")
         if state["results"] != good["results"] or state["readout"] != good["readout"]:
             check.fail(f"inspector, bad input: {kind}", "the last good result did not stay in place")
         check.count("bad inputs refused by the inspector")
         length.fill("")
+    # a vision encoder's config: posenc's refusal, and where posenc reads it (VISION_MODEL_TYPES, shipped as data)
+    text = json.dumps({"model_type": "dinov3_vit", "hidden_size": 384, "num_attention_heads": 6})
+    textarea.fill(text)
+    _settle(page)
+    state = _widget(page)
+    _compare_widget(check, "inspector: a vision encoder", state, posenc_reading(text, None, None, True))
+    if "read_vision_config" not in (state["problem"] or ""):
+        check.fail("inspector: a vision encoder", f"no pointer to posenc's vision reader: {state['problem']!r:.200}")
     _check_links(check, site_dir, links)
     _check_keyboard(page, check, host, times)
     if slowest_256:
@@ -174,8 +183,8 @@ def timing_line(times: list[float]) -> str:
 
 
 def screenshots(browser: Any, url: str, origin: str, check: Any, folder: Path, open_page: Any) -> None:
-    """The inspector alone at 1280 px (light) and 390 px (dark), the page header hidden."""
-    for width, scheme in ((1280, "light"), (390, "dark")):
+    """The inspector alone at 1280 and 390 px, light and dark, the page header hidden."""
+    for width, scheme in ((1280, "light"), (1280, "dark"), (390, "light"), (390, "dark")):
         context, page = open_page(browser, url, origin, check, width, scheme)
         page.add_style_tag(content=".md-header, .md-tabs { visibility: hidden; }")
         page.locator(WIDGET).screenshot(path=str(folder / f"inspector-{width}px-{scheme}.png"), animations="disabled")

@@ -7,9 +7,9 @@
 //     from node_modules by hooks/posenc_site.py), widgets.js (the widgets' shared scaffolding, which
 //     upgrades the placeholders) and the widget families widgets_sinusoidal.js, widgets_rope.js and
 //     widgets_bias.js;
-//   config, for the config inspector only (its placeholder near): pyjson.js (Python's JSON decoder),
+//   config, for the config inspector only (its placeholder near): json_values.js (JSON read into Python's values),
 //     rope_table.js, rope_layer.js, rope_params.js and rope_config.js (posenc's read_config and
-//     inspect's warnings), the model-type table and the zoo (assets/posenc/rope-data.js, written by
+//     inspect's warnings), rope_engines.js (the engines' names and warnings), the model-type table and the zoo (assets/posenc/rope-data.js, written by
 //     hooks/rope_data.py), inspector_chart.js and inspector.js (the widget).
 // Widget names: sinusoidal, rope-scaling, rope-rotation, alibi, t5-buckets; rope-inspector.
 (function () {
@@ -19,7 +19,7 @@
   const GROUPS = {
     core: ["pyvalues.js", "rope_scaling.js", "formulas.js", "../../assets/d3/d3.min.js", "widgets.js",
       "widgets_sinusoidal.js", "widgets_rope.js", "widgets_bias.js"],
-    config: ["pyjson.js", "rope_table.js", "rope_layer.js", "rope_params.js", "rope_config.js",
+    config: ["json_values.js", "rope_table.js", "rope_layer.js", "rope_params.js", "rope_config.js", "rope_engines.js",
       "../../assets/posenc/rope-data.js", "inspector_chart.js", "inspector.js"],
   };
   const CONFIG_WIDGETS = ["rope-inspector"];

@@ -14,6 +14,7 @@
   const R = window.posencRopeParams;
   const S = window.posencRopeScaling;
   const J = window.posencJSON;
+  const E = window.posencRopeEngines;
   const { chart, contexts, num } = window.posencInspectorChart; // inspector_chart.js
   const ZOO = window.posencRopeData.zoo;
   const DEFAULT = "llama-3.1-8b";
@@ -52,6 +53,17 @@
     sinks: ["Each head has a learned sink logit that can take attention away from every token.", link("inference", "windows-and-sinks")],
   };
 
+  // Vision and video encoders (and their multimodal parents) that posenc reads in Python only.
+  const VISION = new Set(window.posencRopeData.vision_model_types || []);
+  const modelType = (text) => {
+    try {
+      const config = J.parseJSON(text);
+      return P.isMapping(config) ? P.get(config, "model_type") : null;
+    } catch (error) {
+      return null;
+    }
+  };
+
   // ---- reading ------------------------------------------------------------------------------
   function parseLength(text) {
     const trimmed = text.trim();
@@ -63,13 +75,7 @@
   /** Everything the widget shows, from the text, or an error with posenc's message. */
   function read(text, layout, lengthText) {
     const length = parseLength(lengthText);
-    let config;
-    try {
-      config = J.parseJSON(text);
-    } catch (error) {
-      if (error.jsonError) throw P.valueError(`not JSON (${error.message})`);
-      throw error;
-    }
+    const config = J.parseJSON(text); // text that is not JSON: "not JSON (...)", as python -m posenc.inspect says
     // as python -m posenc.inspect: nesting past read_config's limit is "not JSON" too, however deep
     if (R.tooDeep(config)) throw P.valueError("not JSON (nested too deeply)");
     if (!P.isMapping(config)) throw P.typeError(`the text must hold a JSON object (a config.json), got a ${P.typeName(config)}`);
@@ -84,7 +90,10 @@
       layers[name] = { kwargs, theta, unscaled, attention_factor: S.ropeAttentionScaling(kwargs.scaling),
         wavelengths: theta.map((t) => (t > 0 ? (2 * Math.PI) / t : Infinity)) };
     }
-    return { rope, warnings, layers, length, config };
+    const rotating = Object.values(rope.layers).filter((layer) => layer.rotates);
+    const engines = { warnings: E.engineWarnings(rope.model_type, rotating.map((layer) => layer.scaling)),
+      layouts: [...new Set(rotating.map((layer) => layer.layout).filter(Boolean))] };
+    return { rope, warnings, engines, layers, length, config };
   }
 
   // ---- words ----------------------------------------------------------------------------------
@@ -207,6 +216,29 @@
     return list;
   }
 
+  /** What each engine calls the layout, then the engines known to compute this config otherwise
+   * (posenc.inspect --engines; the data and its rules: posenc/engines.py, rope_engines.js). */
+  function enginesList({ warnings, layouts }) {
+    const list = el("ul", "posenc-inspector__findings posenc-inspector__engines");
+    for (const layout of layouts) {
+      const item = el("li", "posenc-inspector__fact");
+      item.append(el("strong", null, `${layout}: `), document.createTextNode(E.layoutFlags(layout).map(([name, flag]) =>
+        `${name} ${flag}`).join("; ")));
+      list.append(item);
+    }
+    for (const warning of warnings) {
+      const item = el("li", "posenc-inspector__warning");
+      item.append(el("strong", null, "Engine warning: "), el("span", "posenc-inspector__posenc", warning.text), el("br"));
+      const a = el("a", null, "Read more");
+      a.href = link(warning.page.replace(/\.md$/, ""), warning.section);
+      a.setAttribute("aria-label", `Read more about: ${warning.text.slice(0, 60)}`);
+      item.append(a);
+      list.append(item);
+    }
+    if (!warnings.length) list.append(el("li", "posenc-inspector__fact", "No engine is known to compute this config otherwise."));
+    return list;
+  }
+
   // ---- the widget -----------------------------------------------------------------------------
   function control(parent, labelText, input, hint, wide = false) {
     const id = `posenc-inspector-${++counter}`;
@@ -276,7 +308,7 @@
     box.readout.before(problem);
     const results = el("div", "posenc-inspector__results");
     box.plots.replaceWith(results);
-    const state = { result: null, shown: null, error: null, source: null, fileName: null };
+    const state = { result: null, shown: null, error: null, errorName: null, source: null, fileName: null };
     box.root.posencInspector = state;
 
     function update() {
@@ -299,7 +331,10 @@
       } catch (error) {
         if (!(error instanceof P.PyError)) throw error;
         state.error = error.message;
-        const hint = /layout is needed/.test(error.message) ? " Choose the layout in the menu above." : "";
+        state.errorName = error.name;
+        const hint = /layout is needed/.test(error.message) ? " Choose the layout in the menu above."
+          : VISION.has(modelType(textarea.value)) ? " This is a vision or video encoder: posenc reads how it rotates " +
+            "its patches in Python (posenc.configs.vision.read_vision_config); this inspector reads language models." : "";
         problem.textContent = `Not read: ${error.message}.${hint}` + (state.result ? ` Still showing ${state.shown}.` : "");
         problem.hidden = false;
         results.classList.toggle("posenc-inspector__results--stale", state.result !== null);
@@ -316,6 +351,7 @@
       if (found.children.length) {
         results.append(el("h3", null, "Findings"), found);
       }
+      results.append(el("h3", null, "In other engines"), enginesList(r.engines));
     }
 
     let pending = null;

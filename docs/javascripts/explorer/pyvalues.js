@@ -1,8 +1,8 @@
-// Python's values in JavaScript, for the ports of posenc that must answer exactly as posenc does:
-// the same numbers, and for bad input the same error class and the same message, character for
-// character (tests/site/check_explorer.py compares them with posenc in Chromium).
+// Python's values in JavaScript, for the ports of posenc that must answer as posenc does: the same
+// numbers, and for bad input the same error class about the same key (tests/site/check_explorer.py
+// compares them with posenc in Chromium; the wording of a message is not compared).
 //
-// A config is read by `parseJSON` (pyjson.js), a port of the decoder of Python's `json` module.
+// A config is read by `parseJSON` (json_values.js) into the values Python's `json` module gives.
 // Its values keep the types Python gives them, which posenc's checks and messages depend on:
 //   None -> null; bool -> boolean; str -> string; list -> Array; dict -> plain object;
 //   int -> number (an integral number), or BigInt past 2^53 (Python's ints are exact);
