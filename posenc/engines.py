@@ -322,8 +322,8 @@ def _fires(trigger: Trigger, settings: Mapping[str, Any]) -> bool:
     if trigger.test == "given":
         return True
     if trigger.test == "differs":
-        return trigger.other in settings and not _same(value, settings[trigger.other])
-    other = settings.get(trigger.other)
+        return trigger.other is not None and trigger.other in settings and not _same(value, settings[trigger.other])
+    other = settings.get(trigger.other) if trigger.other is not None else None
     return not _same(value, trigger.value) and (other is None or other is False or other == 0)  # "alone"
 
 
@@ -338,11 +338,11 @@ def triggered(model_type: str | None, scalings: Iterable[Mapping[str, Any] | Non
         >>> [(t.engine, t.key, v) for t, v in triggered("llama", [{"type": "dynamic", "factor": 2.0}])]
         [('keras-hub', 'rope_type', 'dynamic')]
     """
-    scalings = [{**s, "rope_type": s.get("type")} for s in scalings if s]
+    settings: list[dict[str, Any]] = [{**s, "rope_type": s.get("type")} for s in scalings if s]
     found: list[tuple[Trigger, Any]] = []
     for trigger in TRIGGERS:
-        pools = ([s for s in scalings if s["rope_type"] == trigger.rope_type] if trigger.rope_type is not None
-                 else [{"model_type": model_type}])
+        pools: list[dict[str, Any]] = ([s for s in settings if s["rope_type"] == trigger.rope_type]
+                                       if trigger.rope_type is not None else [{"model_type": model_type}])
         hit = next((pool for pool in pools if _fires(trigger, pool)), None)
         if hit is not None:
             found.append((trigger, hit[trigger.key]))

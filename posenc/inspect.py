@@ -5,9 +5,10 @@ whether it rotates, how (layout, rotated width, base, scaling rule, attention fa
 outside the rotation (a query temperature, a softmax scale), how the slowest pair's wavelength
 compares with the trained and the declared context, how many pairs complete a turn within them,
 and the warnings a practitioner needs; with ``--engines``, the name each inference engine gives the
-layout (`posenc.engines.layout_flags`). ``-`` as the file reads standard input. Bad input (a missing file, text that is not JSON, JSON that
-is not an object, an unknown key, an impossible value) gets one line on stderr that names the
-problem, and exit status 2.
+layout (`posenc.engines.layout_flags`) and a warning for each engine known to compute the config
+otherwise (`posenc.engines.engine_warnings`). ``-`` as the file reads standard input. Bad input (a
+missing file, text that is not JSON, JSON that is not an object, an unknown key, an impossible
+value) gets one line on stderr that names the problem, and exit status 2.
 """
 
 from __future__ import annotations
@@ -19,11 +20,11 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
-from posenc.configs import _table as _rope_table
 from posenc._checks import check_int
-from posenc.configs._params import _too_deep
-from posenc.engines import ENGINES, layout_flags
 from posenc.configs import ConfigRope, LayerRope, query_temperature, read_config
+from posenc.configs import _table as _rope_table
+from posenc.configs._params import _too_deep
+from posenc.engines import ENGINES, engine_warnings, layout_flags
 from posenc.rope_scaling import rope_inverse_frequencies
 
 __all__ = ["describe", "main", "warnings_for"]
@@ -64,8 +65,8 @@ def _layer_lines(name: str, layer: LayerRope, rope: ConfigRope, length: int | No
         return lines + ([f"  {temperature}"] if temperature else [])
     scaling = "no scaling" if layer.scaling is None else "scaling " + ", ".join(
         f"{k} {v}" for k, v in layer.scaling.items() if not isinstance(v, list))
-    lines = [f"{name}{count}: rotates {layer.rotary_dim} of {layer.dim} features in {layer.layout} pairs, "
-             f"base {layer.base:g}, {scaling}{window}",
+    lines = [(f"{name}{count}: rotates {layer.rotary_dim} of {layer.dim} features in {layer.layout} pairs, "
+              f"base {layer.base:g}, {scaling}{window}"),
              f"  attention factor on cos and sin: {layer.attention_factor:.4f}"]
     if layer.softmax_scale != 1.0:
         lines.append(f"  softmax scale: x{layer.softmax_scale:.4f} on 1/sqrt(head_dim) (DeepSeek's YaRN mscale)")
@@ -131,12 +132,16 @@ def warnings_for(rope: ConfigRope, length: int | None = None, config: Mapping[st
 
 
 def _engine_lines(rope: ConfigRope) -> list[str]:
-    layouts = dict.fromkeys(layer.layout for layer in rope.layers.values() if layer.rotates and layer.layout)
+    """Each engine's name for the layout, then the engines known to compute this config otherwise
+    (`posenc.engines.engine_warnings`: the data the chapter "Positions in the engines you run" shows)."""
+    rotating = [layer for layer in rope.layers.values() if layer.rotates]
+    layouts = dict.fromkeys(layer.layout for layer in rotating if layer.layout)
     lines = ["layout names in engines:"] if layouts else []
     for layout in layouts:
         lines.append(f"- {layout}: " + "; ".join(f"{ENGINES[key].name} {name}"
                                                   for key, name in layout_flags(layout).items() if name != "—"))
-    return lines
+    differ = engine_warnings(rope.model_type, [layer.scaling for layer in rotating])
+    return lines + (["engine warnings:"] + [f"- {warning}" for warning in differ] if differ else [])
 
 
 def describe(config: Mapping[str, Any], layer_type: str | None = None, length: int | None = None,
@@ -148,7 +153,8 @@ def describe(config: Mapping[str, Any], layer_type: str | None = None, length: i
         layer_type: describe only the layers of this type (a key of `read_config`'s ``layers``).
         length: a sequence length to evaluate at (the frequencies of length-dependent rules, the
             query temperature, the pairs that turn within it).
-        engines: also say what llama.cpp, MLX, vLLM and flash-attn call the layout.
+        engines: also say what each engine of `posenc.engines` calls the layout, and warn where one is
+            known to compute this config otherwise than transformers.
 
     Examples:
         >>> print(describe({"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32,
@@ -203,8 +209,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("config", help="a model's config.json, or - for standard input")
     parser.add_argument("--layer-type", help="describe only the layers of this type")
     parser.add_argument("--length", type=int, help="a sequence length to evaluate at")
-    parser.add_argument("--engines", action="store_true", help="also name the layout as llama.cpp, MLX, vLLM and "
-                                                               "flash-attn do")
+    parser.add_argument("--engines", action="store_true", help="also name the layout as each engine does, and "
+                                                               "warn where an engine computes the config otherwise")
     try:
         args = parser.parse_args(None if argv is None else list(argv))
     except SystemExit as stop:
