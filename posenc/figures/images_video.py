@@ -17,7 +17,12 @@ from posenc.figures._layout import narrow
 from posenc.figures._style import new_figure, palette
 from posenc.rope_images import augment_patch_coordinates, patch_center_coordinates
 from posenc.rope_nd import grid_positions
-from posenc.rope_video import axes_frequencies, flux_position_ids, riflex_frequencies, riflex_intrinsic_index
+from posenc.rope_video import (
+    axes_frequencies,
+    flux_position_ids,
+    riflex_frequencies,
+    riflex_intrinsic_index,
+)
 
 TEXT, ROWS, COLS = 4, 2, 3  # the FLUX sequence drawn: 4 text tokens, then a 2 x 3 latent grid
 AXIS_NAMES = ("axis 0 (index / time)", "axis 1 (row)", "axis 2 (column)")
@@ -174,29 +179,17 @@ VIT_MARKERS = {"learned": "D", "rope": "^", "rope-rescaled": "v", "rope-ntk": "<
 )
 def vit_images_figure() -> Figure:
     from posenc.experiments.vit_images import load_results
+    from posenc.figures.multiaxis import grid_accuracy_figure
 
     results = load_results()
-    grids = results["grids"]
     colours = palette()
     lines = [*colours.cycle, colours.muted]  # the seven categorical hues and grey; the ninth scheme, the
     # jitter draws, shares the hue of the rescale draws it adds to, with its own marker and dash-dots
-    fig, ax = new_figure(1, 1, height=4.4)
-    for i, (method, entry) in enumerate(results["methods"].items()):
-        means = 100 * np.asarray(entry["mean"])
-        low = means - 100 * np.asarray([min(v) for v in entry["accuracy"]])
-        high = 100 * np.asarray([max(v) for v in entry["accuracy"]]) - means
+    methods = list(results["methods"])
+    styles = {}
+    for i, method in enumerate(methods):
         jitter = method == "rope-dinov3-jitter"
-        colour = lines[list(results["methods"]).index("rope-dinov3")] if jitter else lines[i]
-        style = "-." if jitter else "--" if method in ("rope-rescaled", "rope-ntk", "rope-riflex") else "-"
-        ax.errorbar(np.asarray(grids) + (i - 4) * 0.05, means, yerr=[low, high], marker=VIT_MARKERS[method],
-                    color=colour, ls=style,
-                    label=VIT_LABELS[method], capsize=3, markersize=6)
-    ax.axhline(10, color=colours.muted, lw=1, ls=":")
-    ax.text(grids[0] - 0.2, 11, "chance", ha="left", va="bottom", fontsize=10.5, color=colours.muted)
-    patch = results["config"]["patch_size"]
-    ax.set_xticks(grids, [f"{g} x {g}\n({g * patch} x {g * patch} px)" for g in grids])
-    ax.set_xlabel("test grid of patches (trained at the first)")
-    ax.set_ylabel("test accuracy (%)")
-    ax.set_ylim(0, 100)
-    fig.legend(fontsize=10, loc="outside lower center", ncols=2, frameon=False)
-    return fig
+        styles[method] = {"color": lines[methods.index("rope-dinov3")] if jitter else lines[i],
+                          "ls": "-." if jitter else "--" if method in ("rope-rescaled", "rope-ntk", "rope-riflex") else "-",
+                          "marker": VIT_MARKERS[method], "label": VIT_LABELS[method]}
+    return grid_accuracy_figure(results, styles, height=4.4, spread=0.05, ncols=2, legend_size=10)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import torch
 from matplotlib.colors import ListedColormap
@@ -11,7 +13,12 @@ from posenc.experiments.vit_resolution import load_results
 from posenc.figures import figure
 from posenc.figures._layout import narrow
 from posenc.figures._style import method_colour, new_figure, palette
-from posenc.rope_nd import apply_rope_nd, grid_positions, mrope_positions, rope_axis_assignment
+from posenc.rope_nd import (
+    apply_rope_nd,
+    grid_positions,
+    mrope_positions,
+    rope_axis_assignment,
+)
 from posenc.vision import sinusoidal_encoding_2d
 
 GRID, DIM = 8, 32  # the 2-D table shown: an 8 x 8 grid of patches, width 32
@@ -170,18 +177,28 @@ MARKERS = {"none": "o", "learned": "D", "sinusoidal": "s", "rope": "^", "rope-re
 )
 def vit_resolution() -> Figure:
     results = load_results()
+    styles = {method: {"color": method_colour("rope" if method == "rope-rescaled" else method),
+                       "ls": "--" if method == "rope-rescaled" else "-", "marker": MARKERS.get(method, "o"),
+                       "label": LABELS.get(method, method)} for method in results["methods"]}
+    # legend below the plot: inside it, any corner hides an error bar of some method
+    return grid_accuracy_figure(results, styles, height=3.8, spread=0.06, ncols=3, legend_size=10.5)
+
+
+def grid_accuracy_figure(results: dict[str, Any], styles: dict[str, dict[str, Any]], *, height: float,
+                         spread: float, ncols: int, legend_size: float) -> Figure:
+    """Test accuracy (mean, min-max over seeds) of each method per test grid of a ViT study's
+    results (`posenc.experiments.vit_resolution` and `vit_images` share the format), the methods
+    shifted ``spread`` apart on the x axis so that their error bars do not hide each other."""
     grids = results["grids"]
     colours = palette()
-    fig, ax = new_figure(1, 1, height=3.8)
+    fig, ax = new_figure(1, 1, height=height)
+    centre = (len(results["methods"]) - 1) / 2
     for i, (method, entry) in enumerate(results["methods"].items()):
         means = 100 * np.asarray(entry["mean"])
         low = means - 100 * np.asarray([min(v) for v in entry["accuracy"]])
         high = 100 * np.asarray([max(v) for v in entry["accuracy"]]) - means
-        offset = (i - 2) * 0.06
-        colour = method_colour("rope" if method == "rope-rescaled" else method)
-        ax.errorbar(np.asarray(grids) + offset, means, yerr=[low, high], marker=MARKERS.get(method, "o"),
-                    color=colour, ls="--" if method == "rope-rescaled" else "-", label=LABELS.get(method, method),
-                    capsize=3, markersize=6)
+        ax.errorbar(np.asarray(grids) + (i - centre) * spread, means, yerr=[low, high], capsize=3, markersize=6,
+                    **styles[method])
     ax.axhline(10, color=colours.muted, lw=1, ls=":")
     ax.text(grids[0] - 0.2, 11, "chance", ha="left", va="bottom", fontsize=10.5, color=colours.muted)
     patch = results["config"]["patch_size"]
@@ -189,6 +206,5 @@ def vit_resolution() -> Figure:
     ax.set_xlabel("test grid of patches (trained at the first)")
     ax.set_ylabel("test accuracy (%)")
     ax.set_ylim(0, 100)
-    # below the plot: inside it, any corner hides an error bar of some method
-    fig.legend(fontsize=10.5, loc="outside lower center", ncols=3, frameon=False)
+    fig.legend(fontsize=legend_size, loc="outside lower center", ncols=ncols, frameon=False)
     return fig
