@@ -28,16 +28,40 @@ mx = pytest.importorskip("mlx.core", reason="mlx (the mlx[cpu] wheel) is not ins
 pytest.importorskip("mlx_lm", reason="mlx-lm is not installed: make install installs it")
 
 POSITIONS = (1, 100, 4095, 4096, 8192, 50_000, 131_071)
-# zoo config -> (mlx-lm module, attention class, positions where mlx-lm reads it otherwise)
+# zoo config -> (mlx-lm module, attention class, positions where mlx-lm reads it otherwise); every zoo
+# config whose model type mlx-lm implements and whose ModelArgs the zoo's keys fill (checked: falcon,
+# mistral, modernbert, kimi_k2, minimax_m2, qwen2_5_vl and qwen3_vl_text have no mlx-lm module of that
+# name; glm4, glm4_moe, granite, llama4_text, gpt_neox, stablelm and qwen3_next require keys that do not
+# bear on positions, which the zoo does not keep; smollm3's attention has no rope attribute).
 CASES = {
     "llama-3.1-8b": ("llama", "Attention", ()),
     "llama-3.2-1b": ("llama", "Attention", ()),
+    "llama-3.2-3b": ("llama", "Attention", ()),
+    "qwen2-7b-instruct": ("qwen2", "Attention", ()),
+    "qwen2.5-3b-instruct": ("qwen2", "Attention", ()),
     "qwen2.5-7b-instruct-yarn": ("qwen2", "Attention", ()),
     "qwen3-1.7b-yarn": ("qwen3", "Attention", ()),
+    "qwen3-1.7b": ("qwen3", "Attention", ()),
     "qwen3-0.6b": ("qwen3", "Attention", ()),
     "phi-3.5-mini-instruct": ("phi3", "Attention", (1, 100, 4095)),
     "phi-4-mini-instruct": ("phi3", "Attention", (1, 100, 4095)),
+    "phi-4": ("phi3", "Attention", ()),
     "gpt-oss-120b": ("gpt_oss", "AttentionBlock", POSITIONS),  # other frequencies: every position
+    "gemma-2-2b": ("gemma2", "Attention", ()),
+    "gemma-2-9b": ("gemma2", "Attention", ()),
+    "gemma-3-1b-it": ("gemma3_text", "Attention", ()),
+    "gemma-3-27b-it": ("gemma3_text", "Attention", ()),
+    "ministral-3-3b-2512": ("ministral3", "Attention", ()),
+    "devstral-small-2-24b-instruct-2512": ("ministral3", "Attention", ()),
+    "mixtral-8x7b-v0.1": ("mixtral", "MixtralAttention", ()),
+    "olmo-2-1124-7b": ("olmo2", "Attention", ()),
+    "starcoder2-7b": ("starcoder2", "Attention", ()),
+    "aya-23-8b": ("cohere", "Attention", ()),
+    "command-r-v01": ("cohere", "Attention", ()),
+    "c4ai-command-r7b-12-2024": ("cohere2", "Attention", ()),
+    "gpt-j-6b": ("gptj", "GPTJAttention", ()),
+    "deepseek-v2-lite": ("deepseek_v2", "DeepseekV2Attention", ()),
+    "deepseek-v3": ("deepseek_v3", "DeepseekV3Attention", ()),
 }
 
 
@@ -50,12 +74,30 @@ def zoo(name: str) -> dict:
     return {**_NOT_POSITIONS, **{k: v for k, v in entry.items() if not k.startswith("_")}}
 
 
-def mlx_angles(rope, width: int, p: int) -> np.ndarray:
-    """The angle each pair (i, i + width/2) turns at position p, from the module's output."""
+def mlx_config(config: dict) -> dict:
+    """The dict mlx-lm's text model reads: a text_config's keys over the outer ones (mlx-lm's
+    multimodal wrappers pass text_config on to the text model)."""
+    inner = config.get("text_config")
+    return {**config, **inner} if isinstance(inner, dict) else config
+
+
+def mlx_angles(rope, width: int, p: int, layout: str = "half") -> tuple[np.ndarray, np.ndarray]:
+    """The angle each pair turns at position p (pairs (i, i + width/2), or (2i, 2i + 1) interleaved),
+    and its length: the factor on cos and sin (each pair goes in as (1, 0))."""
     x = np.zeros(width, dtype=np.float32)
-    x[: width // 2] = 1.0
+    first = np.arange(width // 2) if layout == "half" else 2 * np.arange(width // 2)
+    second = first + width // 2 if layout == "half" else first + 1
+    x[first] = 1.0
     out = np.array(rope(mx.array(x[None, None, None]), offset=p), dtype=np.float64).reshape(-1)
-    return np.arctan2(out[width // 2:], out[: width // 2])
+    return np.arctan2(out[second], out[first]), np.hypot(out[second], out[first])
+
+
+def _rope_of(models, attention_name: str, args, index: int):
+    cls = getattr(models, attention_name)
+    try:
+        return cls(args, index).rope   # most take the layer's index (sliding or full, per layer)
+    except TypeError:
+        return cls(args).rope
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -63,21 +105,21 @@ def test_mlx_reads_the_config(name):
     module_name, attention_name, differs = CASES[name]
     models = importlib.import_module(f"mlx_lm.models.{module_name}")
     config = zoo(name)
-    attention = getattr(models, attention_name)(models.ModelArgs.from_dict(config))
-    rope = attention.rope
-    assert not getattr(rope, "traditional", False)  # these models use the half layout
+    args = models.ModelArgs.from_dict(mlx_config(config))
     rotating = [layer for layer in read_config(config).layers.values() if layer.rotates]
-    layer = rotating[0]  # gpt-oss: sliding and full layers, one RoPE
-    assert all((r.dim, r.rotary_dim, r.base, r.scaling) == (layer.dim, layer.rotary_dim, layer.base, layer.scaling)
-               for r in rotating)
-    assert layer.layout == "half"
-    width = layer.rotary_dim or layer.dim
-    for p in POSITIONS:
-        theta = rope_inverse_frequencies(layer.dim, base=layer.base, scaling=layer.scaling, seq_len=p + 1,
-                                         rotary_dim=layer.rotary_dim).numpy()
-        want = p * theta
-        gap = np.abs(np.mod(mlx_angles(rope, width, p) - want + math.pi, 2 * math.pi) - math.pi)
-        budget = 8 * EPS32 * (want + 1) + 1e-6
-        assert bool((gap <= budget).all()) == (p not in differs), (name, p, float(gap.max()))
-        if p in differs:
-            assert (gap / budget).max() > 100, (name, p, float(gap.max()))  # far outside float32 rounding
+    assert rotating
+    for layer in rotating:  # one layer of each kind (gemma: sliding and full layers, their own bases)
+        rope = _rope_of(models, attention_name, args, layer.layers[0] if layer.layers else 0)
+        assert getattr(rope, "traditional", layer.layout == "interleaved") == (layer.layout == "interleaved")
+        width = layer.rotary_dim or layer.dim
+        for p in POSITIONS:
+            theta = rope_inverse_frequencies(layer.dim, base=layer.base, scaling=layer.scaling, seq_len=p + 1,
+                                             rotary_dim=layer.rotary_dim).numpy()
+            want = p * theta
+            got, radius = mlx_angles(rope, width, p, layer.layout)
+            assert np.allclose(radius, layer.attention_factor, rtol=1e-6), (name, p, radius.max())
+            gap = np.abs(np.mod(got - want + math.pi, 2 * math.pi) - math.pi)
+            budget = 8 * EPS32 * (want + 1) + 1e-6
+            assert bool((gap <= budget).all()) == (p not in differs), (name, layer.layer_type, p, float(gap.max()))
+            if p in differs:
+                assert (gap / budget).max() > 100, (name, p, float(gap.max()))  # far outside float32 rounding
