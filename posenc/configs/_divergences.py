@@ -51,6 +51,12 @@ DIVERGENCES: tuple[Divergence, ...] = (
             "transformers 5.23.0 models/minimax/configuration_minimax.py (no rotary_dim or "
             "partial_rotary_factor field) and models/minimax/modeling_minimax.py:329-351 "
             "(apply_rotary_pos_emb over the whole head_dim)",
+            "a later transformers agrees with the card for one wrapper: huggingface/transformers "
+            "src/transformers/models/minimax_vl_01/configuration_minimax_vl_01.py @b0da567, "
+            "_migrate_legacy_text_config ('Translate the released remote-code MiniMax-Text-01 schema'), maps "
+            "rotary_dim to partial_rotary_factor = rotary_dim / head_dim, and its default MiniMax-VL-01 text "
+            "config has partial_rotary_factor 0.5 with head_dim 128 and rope_theta 10,000,000; the pinned "
+            "transformers has no minimax_vl_01 model type, and its minimax type still ignores rotary_dim",
         ),
     ),
 )
