@@ -55,6 +55,7 @@ RECORDS = {
     "posenc.configs.ConfigRope",
     "posenc.configs.LayerRope",
     "posenc.configs.sites.RotarySite",
+    "posenc.configs.vision.VisionRope",
     "posenc.inference.StepPlan",
     "posenc.methods.Method",
     "posenc.designs.Design",
@@ -418,6 +419,13 @@ EXAMPLES: dict[str, Example] = {
     "posenc.configs.sites.rotary_sites": ex(config=lambda: {"model_type": "deepseek_v32", "num_hidden_layers": 2},
                                             layout=None),
     "posenc.configs.sites.read_deepseek_v4": ex(config=lambda: {"model_type": "deepseek_v4", "num_hidden_layers": 3}),
+    "posenc.configs.vision.read_vision_config": ex(config=lambda: {"model_type": "dinov3_vit", "hidden_size": 16,
+                                                                   "num_attention_heads": 2}),
+    **{f"posenc.configs.vision.VisionRope.{name}": ex(
+        _lazy("posenc.configs.vision.read_vision_config", {"model_type": "dinov3_vit", "hidden_size": 16,
+                                                            "num_attention_heads": 2}),
+        grid=lambda: (2, 3), **({"x": _t(2, 6, 8)} if name == "rotate" else {}))
+       for name in ("positions", "angles", "rotate")},
     "posenc.inspect.describe": ex(config=lambda: {"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4,
                                                   "max_position_embeddings": 128}, layer_type=None, length=None),
     "posenc.inspect.warnings_for": ex(rope=_lazy("posenc.configs.read_config", {

@@ -21,7 +21,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from posenc._checks import MAX_GRID_CELLS, check_int
+from posenc._checks import MAX_ELEMENTS, MAX_GRID_CELLS, check_int
 from posenc.configs._vision_models import (
     _DEFAULTS,
     _FIXED_CHILDREN,
@@ -140,7 +140,14 @@ class VisionRope:
         """``x [..., tokens, head_dim]`` (patch tokens only) rotated as the model does, float64 numpy."""
         import numpy as np
 
-        x = np.asarray(x, dtype=np.float64)
+        try:
+            array = np.asarray(x)
+        except (TypeError, ValueError, RuntimeError):  # ragged lists, bfloat16 tensors, ...
+            raise TypeError(f"x must be an array or tensor of real floating-point numbers, got {type(x).__name__}") \
+                from None
+        if array.dtype.kind != "f":
+            raise TypeError(f"x must hold real floating-point numbers, got dtype {array.dtype}")
+        x = array.astype(np.float64)
         angles = self.angles(grid)
         if x.ndim < 2 or x.shape[-1] != self.head_dim or x.shape[-2] != angles.shape[0]:
             raise ValueError(f"x must have shape [..., {angles.shape[0]}, {self.head_dim}] (the grid's tokens, "
@@ -163,8 +170,9 @@ class VisionRope:
             raise TypeError(f"grid must be (rows, columns) or (frames, rows, columns), got {grid!r}")
         sizes = [check_int(f"grid[{i}]", g, minimum=1, maximum=MAX_GRID_CELLS) for i, g in enumerate(grid)]
         frames, rows, cols = sizes if len(sizes) == 3 else [1, *sizes]
-        if frames * rows * cols > MAX_GRID_CELLS:
-            raise ValueError(f"grid must hold at most {MAX_GRID_CELLS} patches, got {tuple(grid)}")
+        if frames * rows * cols > MAX_GRID_CELLS or frames * rows * cols * self.rotary_dim > MAX_ELEMENTS:
+            raise ValueError(f"grid must hold at most {MAX_GRID_CELLS} patches and {MAX_ELEMENTS} angles "
+                             f"({self.rotary_dim} per patch), got {tuple(grid)}")
         if self.grid_rule == "configured" and self.grid is not None and (rows, cols) != tuple(self.grid[-2:]):
             raise ValueError(f"grid must have the configured {self.grid[-2]} x {self.grid[-1]} patches for model "
                              f"type {self.model_type!r} ({self.notes[0] if self.notes else 'fixed in its code'}), "
@@ -214,8 +222,8 @@ def read_vision_config(config: Mapping[str, Any] | Any) -> VisionRope:
         # "qwen2_5_vl"); an AutoConfig one (Mistral 3, SAM 3) follows the sub-config's own model_type
         model_type = child if child in _FIXED_CHILDREN else cfg.get("model_type") or child
     if model_type not in _DEFAULTS:
-        raise ValueError(f"model type {model_type!r}: posenc does not read a vision encoder's rotary positions "
-                         f"for it; it reads {', '.join(VISION_MODEL_TYPES)}")
+        raise ValueError(f"config['model_type'] is {model_type!r}: posenc does not read a vision encoder's rotary "
+                         f"positions for it; it reads {', '.join(VISION_MODEL_TYPES)}")
     values = {**_DEFAULTS[model_type], **{k: v for k, v in cfg.items() if v is not None or k.startswith("pos_embed")}}
     return _READERS[_family(model_type)](model_type, values)
 
