@@ -199,7 +199,9 @@ DISAGREEMENTS: tuple[Disagreement, ...] = (
         "original_max_position_embeddings even where the config gives factor (or attention_factor), "
         "and llama.cpp picks the long or short factors once, by the context size it was started "
         "with, not by the positions present (transformers: by the sequence)",
-        "llama.cpp conversion/phi.py Phi3MiniModel.generate_extra_tensors; src/llama-model.cpp "
+        "llama.cpp ggml-org/llama.cpp@051139f5 conversion/phi.py Phi3MiniModel.generate_extra_tensors "
+        "(attn_factor from scale = max_pos_embds / orig_max_pos_embds; neither factor nor attention_factor "
+        "is read); src/llama-model.cpp "
         "llama_model::get_rope_factors",
         "read", "tests/engines/test_ggml.py::test_longrope_factors", "llama-cpp-longrope"),
     Disagreement(
