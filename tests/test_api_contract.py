@@ -418,7 +418,10 @@ EXAMPLES: dict[str, Example] = {
         temperature=lambda: {"rule": "llama_4_scaling_beta", "beta": 0.1, "length": 16}, position=20),
     "posenc.configs.sites.rotary_sites": ex(config=lambda: {"model_type": "deepseek_v32", "num_hidden_layers": 2},
                                             layout=None),
-    "posenc.configs.sites.read_deepseek_v4": ex(config=lambda: {"model_type": "deepseek_v4", "num_hidden_layers": 3}),
+    "posenc.configs.sites.read_deepseek_v4": ex(config=lambda: {"model_type": "deepseek_v4", "num_hidden_layers": 3},
+                                                layout=None),
+    "posenc.configs.sites.site_notes": ex(model_type="deepseek_v32", found=lambda: {}, layout="interleaved"),
+    "posenc.configs.sites.site_data": ex(),
     "posenc.configs.vision.read_vision_config": ex(config=lambda: {"model_type": "dinov3_vit", "hidden_size": 16,
                                                                    "num_attention_heads": 2}),
     **{f"posenc.configs.vision.VisionRope.{name}": ex(

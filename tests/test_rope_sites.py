@@ -318,3 +318,20 @@ def test_v4_every_layer_attends_within_the_window() -> None:
         assert window is not None and window == V4_TINY["sliding_window"]
         seen = masks[index][0, 0, :, :SEQ] == 0 if masks[index].dtype != torch.bool else masks[index][0, 0, :, :SEQ]
         assert torch.equal(seen, (k <= q) & (k > q - window)), kind
+
+
+def test_site_notes_name_every_site_of_a_rule() -> None:
+    (note,) = S.site_notes("glm_moe_dsa", {}, "interleaved")
+    assert "attention: the last qk_rope_head_dim features" in note and "indexer: the first" in note
+    assert S.site_notes("deepseek_v3", {}, "interleaved") == []  # one site: nothing to add
+    # a model type without a rule: the table's second site in another layout
+    (note,) = S.site_notes("other", {"rotary_sites": {"A": "interleaved", "B": "half"}}, "interleaved")
+    assert "B, in the half layout" in note
+
+
+def test_site_data_is_json_and_the_rules() -> None:
+    import json
+    data = json.loads(json.dumps(S.site_data()))
+    assert set(data["rules"]) == set(S._RULES) and data["defaults"] == S._DEFAULTS
+    assert data["rules"]["deepseek_v32"][1] == {"name": "indexer", "rotates": S._INDEXER, "head": ["index_head_dim"],
+                                                 "features": "first", "layout": "half"}

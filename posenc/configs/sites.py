@@ -165,6 +165,26 @@ def rotary_sites(config: Mapping[str, Any], *, layout: str | None = None) -> dic
     return sites
 
 
+def site_notes(model_type: str | None, found: Mapping[str, Any], layout: str) -> list[str]:
+    """The note `read_config` adds for a layer that rotates at more than one site (`_RULES`), or, for a
+    model type without a rule, where the model-type table names a second site in another layout."""
+    rules = _RULES.get(model_type or "", ())
+    if len(rules) > 1:
+        listed = "; ".join(f"{rule.name}: the {rule.features} qk_rope_head_dim features of each "
+                           f"{' + '.join(rule.head)} head, {rule.layout or layout}" for rule in rules)
+        return [(f"more than one rotary site per layer ({listed}), all with the angles read here: see "
+                 "posenc.configs.sites.rotary_sites")]
+    return [f"transformers' code for this model type also rotates q and k in {site}, in the {site_layout} layout: a "
+            f"second rotary site in the layer (the layout read here, {layout}, is the attention's)"
+            for site, site_layout in (found.get("rotary_sites") or {}).items() if site_layout != layout]
+
+
+def site_data() -> dict[str, Any]:
+    """The data of this module as plain JSON, for the inspector's JavaScript port (hooks/rope_data.py)."""
+    return {"rules": {model_type: [dataclasses.asdict(rule) for rule in rules] for model_type, rules in _RULES.items()},
+            "defaults": _DEFAULTS, "v4_defaults": _V4_DEFAULTS, "v4_by_ratio": {str(k): v for k, v in _V4_BY_RATIO.items()}}
+
+
 # ---------------------------------------------------------------- DeepSeek-V4
 _V4_TYPES = ("sliding_attention", "compressed_sparse_attention", "heavily_compressed_attention")
 _V4_BY_RATIO = {0: "sliding_attention", 4: "compressed_sparse_attention", 128: "heavily_compressed_attention"}
@@ -249,7 +269,7 @@ def _v4_layer(config: Mapping[str, Any], layer_type: str, params: Mapping[str, A
                      None, 1.0, window, layers, note)
 
 
-def read_deepseek_v4(config: Mapping[str, Any]) -> ConfigRope:
+def read_deepseek_v4(config: Mapping[str, Any], *, layout: str | None = None) -> ConfigRope:
     """DeepSeek-V4's positions per kind of layer, as transformers' DeepseekV4 code runs them.
 
     Sliding-window-only layers turn by the ``main`` rope parameters (``rope_theta``, no scaling);
@@ -258,6 +278,10 @@ def read_deepseek_v4(config: Mapping[str, Any]) -> ConfigRope:
     modeling_deepseek_v4.py:786-788, 1366-1367. Every layer attends within ``sliding_window``
     tokens (one sliding-window mask for all layers: :1352-1363). ``dim`` is the turned part of the
     head (the last ``head_dim * partial_rotary_factor`` features), as for DeepSeek's other models.
+
+    Args:
+        config: a DeepSeek-V4 ``config.json`` as a dict, or its ``transformers`` config object.
+        layout: None or ``"interleaved"`` (the only layout of this model type).
 
     Examples:
         >>> rope = read_deepseek_v4({"model_type": "deepseek_v4", "num_hidden_layers": 4,
@@ -271,6 +295,9 @@ def read_deepseek_v4(config: Mapping[str, Any]) -> ConfigRope:
     """
     config = _as_mapping(config)
     _, config = _text_part(config)
+    if layout is not None and layout != "interleaved":
+        raise ValueError(f"layout must be 'interleaved' for model type 'deepseek_v4' (how transformers' code for it "
+                         f"pairs q/k features: modeling_deepseek_v4.py:346-370), got layout={layout!r}")
     types = _v4_layer_types(config)
     params = _v4_parameters(config)
     window = config.get("sliding_window", _V4_DEFAULTS["sliding_window"])
