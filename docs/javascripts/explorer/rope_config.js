@@ -1,4 +1,4 @@
-// A model's RoPE read from its config.json: a port of posenc/rope_config.py (read_config,
+// A model's RoPE read from its config.json: a port of posenc/configs/_reader.py (read_config,
 // from_config, query_temperature) and of the warnings of posenc/inspect.py (warnings_for).
 // Results have posenc's field names; None is null. A ConfigRope is
 //   {model_type, layers: {name: LayerRope}, pattern, max_position_embeddings,
@@ -132,7 +132,7 @@
     return [true, null];
   }
 
-  // ---- windows: a port of posenc/_rope_window.py --------------------------------------------
+  // ---- windows: a port of posenc/configs/_windows.py -------------------------------------
   const MAX_WINDOW = 2 ** 53;
 
   /** config[key] as the config gives it (an explicit null stays null), else the class default. */
@@ -202,7 +202,7 @@
       `second rotary site in the layer (the layout read here, ${layout}, is the attention's)`);
   }
 
-  /** posenc._rope_divergences.divergence_notes: transformers' departures from the published model. */
+  /** posenc.configs._divergences.divergence_notes: transformers' departures from the published model. */
   function divergenceNotes(modelType, config) {
     const register = (global.posencRopeData && global.posencRopeData.divergences) || [];
     return register.filter((d) => d.model_type === modelType && get(config, d.key) !== null).map((d) =>

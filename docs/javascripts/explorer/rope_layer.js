@@ -1,4 +1,4 @@
-// One kind of layer of a config, as posenc/_rope_params.py reads it (its sections "widths" and
+// One kind of layer of a config, as posenc/configs/_params.py reads it (its sections "widths" and
 // "one kind of layer"): head and rotated widths, context length, the scaling rule and its checks,
 // the query temperature, DeepSeek's softmax scale and the layout. Part of the port in rope_params.js.
 (function (global) {

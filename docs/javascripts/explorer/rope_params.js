@@ -1,6 +1,6 @@
 // How transformers' config classes complete a model's RoPE parameters: a port of
-// posenc/_rope_table.py and posenc/_rope_params.py (same rules, same order of checks, same messages).
-// What differs between model types comes from posenc/rope_model_types.json, which the site serves
+// posenc/configs/_table.py and posenc/configs/_params.py (same rules, same order of checks; each error of the same class, about the same key).
+// What differs between model types comes from posenc/configs/model_types.json, which the site serves
 // unchanged (hooks/rope_data.py writes it into assets/posenc/rope-data.js): nothing is retyped here.
 // The port is three files, loaded in this order: rope_table.js (the table), rope_layer.js (one
 // kind of layer: widths, scaling, temperature, layout) and this one (reading a config: its text
@@ -17,7 +17,7 @@
 
   const MAX_NESTING = 100; // levels of dicts and lists a config may nest
 
-  // ---- reading the config (posenc/_rope_params.py) ----------------------------------------------
+  // ---- reading the config (posenc/configs/_params.py) -------------------------------------------
   function asMapping(config) {
     if (!P.isMapping(config)) {
       throw typeError(`config must be a dict (a model's config.json) or a transformers config, got ${P.typeName(config)}`);

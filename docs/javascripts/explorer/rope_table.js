@@ -1,4 +1,4 @@
-// The model-type table of posenc/rope_model_types.json, as posenc/_rope_table.py reads it: the
+// The model-type table of posenc/configs/model_types.json, as posenc/configs/_table.py reads it: the
 // entry of a model type (a wrapper read as its text model), the keys its config class renames or
 // defaults, and the layer patterns it fills in or forces. Part of the port in rope_params.js.
 (function (global) {
@@ -9,7 +9,7 @@
   const ATTENTION_LAYER_TYPES = ["full_attention", "sliding_attention", "chunked_attention", "indexed_attention"];
   const NOT_ATTENTION_LAYER_TYPES = ["linear_attention", "mamba", "conv", "mlp", "moe"];
 
-  // ---- the table (posenc/_rope_table.py) -----------------------------------------------------------
+  // ---- the table (posenc/configs/_table.py) ------------------------------------------------------
   let modelTypesCache = null;
   function modelTypes() {
     if (modelTypesCache === null) {
