@@ -342,3 +342,24 @@ def test_a_published_vision_config_with_the_parent_model_type():
     assert theirs.model_type == "qwen2_5_vl_vision"
     reading = read_vision_config({"model_type": "qwen2_5_vl", "vision_config": vision})
     assert reading == read_vision_config(theirs) and reading.head_dim == 80
+
+
+@pytest.mark.parametrize("model_type", sorted(set(VISION_MODEL_TYPES)))
+def test_read_config_points_encoders_here_and_reads_parents_text(model_type):
+    """read_config never says an encoder that rotates uses no RoPE (SAM 3's table entry names its CLIP
+    text model, which does not rotate): it names read_vision_config; the parents with a language
+    model keep their text reading."""
+    from posenc.configs import read_config
+    from posenc.configs.vision import ENCODER_MODEL_TYPES
+
+    config = {"model_type": model_type, "hidden_size": 64, "num_attention_heads": 4}
+    if model_type in ENCODER_MODEL_TYPES:
+        with pytest.raises(ValueError, match="read_vision_config reads it") as refused:
+            read_config(config)
+        assert "uses no rotary" not in str(refused.value)
+        read_vision_config({"model_type": model_type})  # and it does
+    else:  # the language model: read, or refused by name (GLM-4V's text layout), never "no RoPE"
+        try:
+            assert any(layer.rotates for layer in read_config(config).layers.values())
+        except ValueError as refused:
+            assert "uses no rotary" not in str(refused) and model_type in str(refused)

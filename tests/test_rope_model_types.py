@@ -62,7 +62,10 @@ def test_no_model_type_that_rotates_is_said_to_use_no_rope() -> None:
     assert table["vjepa2"]["rotation_calls"]  # modeling_vjepa2.py: VJEPA2RopeAttention rotates q and k
     assert table["esm"]["rotation_calls"] and table["roformer"]["rotation_calls"]
     assert "rotation_calls" not in table["bert"]                              # learned absolute positions
-    for model_type in ("dinov3_vit", "vjepa2", "esm", "roformer"):
+    for model_type in ("dinov3_vit", "vjepa2"):  # read by posenc.configs.vision (tests/test_config_vision.py)
+        with pytest.raises(ValueError, match="read_vision_config reads it"):
+            read_config({"model_type": model_type, "hidden_size": 64, "num_attention_heads": 4})
+    for model_type in ("esm", "roformer"):
         with pytest.raises(ValueError, match="posenc does not read its rotary position embedding") as refused:
             read_config({"model_type": model_type, "hidden_size": 64, "num_attention_heads": 4})
         assert "uses no rotary position embedding" not in str(refused.value)

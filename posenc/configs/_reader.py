@@ -37,6 +37,7 @@ from posenc.configs._layer import (
     _temperature,
 )
 from posenc.configs._params import _as_mapping, _parameters, _text_part
+from posenc.configs.vision import ENCODER_MODEL_TYPES
 from posenc.rope_scaling import _real, rope_attention_scaling
 
 __all__ = ["ROPE_TYPES", "ConfigRope", "LayerRope", "from_config", "query_temperature", "read_config"]
@@ -295,6 +296,11 @@ def read_config(config: Mapping[str, Any], *, layout: str | None = None) -> Conf
     model_type, text = _text_part(config)
     found = table.entry(model_type) if model_type is not None else None
     found = found or {}
+    if config.get("model_type") in ENCODER_MODEL_TYPES:  # rotates over patches: posenc.configs.vision reads it
+        model_type = config["model_type"]  # SAM 3's own type, not its CLIP text model's
+        raise ValueError(f"model type {model_type!r}: a vision or video encoder that rotates over patches in 2-D or "
+                         f"3-D; posenc.configs.vision.read_vision_config reads it (axes, sections, coordinates, base, "
+                         f"layout); read_config and from_config read 1-D RoPE")
     if found.get("rope") is False and found.get("rotation_calls"):
         raise ValueError(f"model type {model_type!r}: posenc does not read its rotary position embedding from a config "
                          f"(transformers' modeling file for it calls {', '.join(found['rotation_calls'])}: this model "

@@ -93,6 +93,10 @@ _FIXED_CHILDREN = frozenset({"qwen2_vl_vision", "qwen2_5_vl_vision", "qwen3_vl_v
 
 #: Every model type `read_vision_config` reads (the parents through their vision sub-config).
 VISION_MODEL_TYPES = tuple(sorted({*_DEFAULTS, *_PARENTS}))
+#: Those whose only rotation is the encoder's: the rest (Qwen-VL, GLM-4V, Llama 4, Mistral 3, ...) also
+#: have a language model that `posenc.configs.read_config` reads.
+ENCODER_MODEL_TYPES = tuple(t for t in VISION_MODEL_TYPES
+                            if t in _DEFAULTS or _PARENTS[t][1].startswith("sam3"))
 
 
 def _rope(*args: Any, **kwargs: Any) -> VisionRope:

@@ -23,6 +23,7 @@ from typing import Any
 
 from posenc._checks import MAX_ELEMENTS, MAX_GRID_CELLS, check_int
 from posenc.configs._vision_models import (
+    ENCODER_MODEL_TYPES,
     _DEFAULTS,
     _FIXED_CHILDREN,
     _PARENTS,
@@ -31,7 +32,7 @@ from posenc.configs._vision_models import (
     _family,
 )
 
-__all__ = ["VISION_MODEL_TYPES", "VisionRope", "read_vision_config"]
+__all__ = ["ENCODER_MODEL_TYPES", "VISION_MODEL_TYPES", "VisionRope", "read_vision_config"]
 
 
 @dataclasses.dataclass(frozen=True)
