@@ -18,9 +18,11 @@ RESULTS = Path(__file__).resolve().parent / "results"
 FILES = {"lm": "length_extrapolation.json", "recall": "retrieval.json", "ext": "context_extension.json",
          "windows": "inference_windows.json", "vit": "vit_resolution.json", "vimg": "vit_images.json", "free": "training_free.json",
          "base": "base_context.json", "depth": "depth.json", "hlm": "hybrid_lm.json",
-         "hrecall": "hybrid_retrieval.json"}
+         "hrecall": "hybrid_retrieval.json", "ilm": "inside_lm.json", "irecall": "inside_retrieval.json",
+         "idepth": "inside_retrieval.json"}
 #: The studies whose results have a row per method, each with per-seed runs, and their metric.
-METHOD_STUDIES = {"lm": "perplexity", "recall": "accuracy", "hlm": "perplexity", "hrecall": "accuracy"}
+METHOD_STUDIES = {"lm": "perplexity", "recall": "accuracy", "hlm": "perplexity", "hrecall": "accuracy",
+                  "ilm": "perplexity", "irecall": "accuracy"}
 #: The task names of the training-free and base studies' references, as their files name them.
 TASK_NAMES = {"lm": "lm", "recall": "retrieval"}
 WINDOW_SETTINGS = ("full", "window", "sinks")  # the columns of every method, in the file's order
@@ -267,8 +269,9 @@ def measure(reference: str) -> Measure:
     results = _results(study, large)
     if study in METHOD_STUDIES:
         return _method_measure(study, results, rest, at, reference)
-    if study in ("free", "base", "depth"):
-        return {"free": _free_measure, "base": _base_measure, "depth": _depth_measure}[study](
+    if study in ("free", "base", "depth", "idepth"):  # idepth: the inside study's MQAR models in depth's layout
+        return {"free": _free_measure, "base": _base_measure, "depth": _depth_measure,
+                "idepth": _depth_measure}[study](
             results, rest, at, reference)
     if study == "ext":
         return _extension_measure(results, rest, at, reference)

@@ -34,6 +34,10 @@ seed, their mean, lowest and highest. What each study's references name:
   ``depth.hybrid.METHOD.PLACE@kL``: a four-layer model of the hybrid study (``depth.json``).
 - ``hlm.METHOD@kL`` and ``hrecall.METHOD@kL`` (also ``.learned``): the four-layer hybrid study's
   perplexity and MQAR accuracy (``hybrid_lm.json``, ``hybrid_retrieval.json``).
+- ``ilm.METHOD@kL`` and ``irecall.METHOD@kL`` (also ``.learned``): the same for the methods of
+  "Position inside attention" (``fox``, ``fox_rope``, ``stick_breaking``, ``path``, ``pope``;
+  ``inside_lm.json``, ``inside_retrieval.json``), trained in the hybrid study's configuration;
+  ``idepth.METHOD.PLACE@kL``: their MQAR models with the pairs at PLACE, as ``depth.``.
 - ``large.`` before any of them: the larger configuration (``results/large/``, one seed).
 
 ``@kL`` alone repeats the reference before it at another length: ``lm.fire@8L / @L`` is FIRE's

@@ -43,8 +43,8 @@ from posenc.experiments.config import SETTINGS, Config, check_device, checkpoint
 from posenc.experiments.data import SOURCE, load_corpus
 from posenc.model import TinyTransformer
 
-__all__ = ["CONFIGS", "METHODS", "RESULTS_PATHS", "baseline", "build_inside_model", "load_results", "run",
-           "summary_lines", "train_inside_model"]
+__all__ = ["CONFIGS", "METHODS", "RESULTS_PATHS", "baseline", "build_inside_model", "inside_table", "load_results",
+           "run", "summary_lines", "train_inside_model"]
 
 #: The rows of the study: the position methods of the chapter, as `posenc.model` names them.
 METHODS = ("fox", "fox_rope", "stick_breaking", "path", "pope")
@@ -227,6 +227,34 @@ def load_results(task: str = "lm", path: str | Path | None = None) -> dict[str, 
     return read_json(RESULTS_PATHS[task] if path is None else path)
 
 
+#: The hybrid study's rows shown beside the five (same protocol, `baseline` checks it).
+REFERENCE_ROWS = ("rope", "none", "alibi", "rnope-swa")
+
+
+def _cell(entry: dict[str, Any], metric: str, index: int) -> str:
+    mean, low, high = (entry[key][index] for key in (metric, f"{metric}_min", f"{metric}_max"))
+    return f"{mean:.2f} ({low:.2f}–{high:.2f})"
+
+
+def inside_table() -> tuple[list[str], list[list[str]]]:
+    """The five methods under the rows of RoPE, NoPE, ALiBi and RNoPE-SWA of the hybrid study (four
+    layers each, one protocol): perplexity and MQAR accuracy at L and 8L, mean over seeds (min–max),
+    and the CPU seconds of training one language model (the page's ``[[table]]``)."""
+    text = {**{m: hybrid.load_results("lm")["methods"][m] for m in REFERENCE_ROWS}, **load_results("lm")["methods"]}
+    recall = {**{m: hybrid.load_results("retrieval")["methods"][m] for m in REFERENCE_ROWS},
+              **load_results("retrieval")["methods"]}
+    lengths = load_results("lm")["eval_lengths"]
+    header = ["method", f"ppl@{lengths[0]}", f"ppl@{lengths[-1]}", f"recall@{lengths[0]}", f"recall@{lengths[-1]}",
+              "train s"]
+    rows = []
+    for method, entry in text.items():
+        seconds = [run["train_cpu_seconds"] for run in entry["runs"]]
+        rows.append([method, _cell(entry, "perplexity", 0), _cell(entry, "perplexity", -1),
+                     _cell(recall[method], "accuracy", 0), _cell(recall[method], "accuracy", -1),
+                     f"{sum(seconds) / len(seconds):.0f}"])
+    return header, rows
+
+
 def summary_lines(results: dict[str, Any]) -> list[str]:
     """A plain-text table: mean score (min to max over seeds) per row and length, then the depths."""
     metric, short = ("perplexity", "ppl") if results["experiment"] == "inside_lm" else ("accuracy", "acc")
@@ -234,7 +262,8 @@ def summary_lines(results: dict[str, Any]) -> list[str]:
     for method, entry in results["methods"].items():
         lines.append(f"{method:<16}" + spread_cells(entry, metric))
     for label in results.get("depths", {}):
-        lines.append(f"pairs at the {label}".ljust(16) + "".join(f"{'acc@' + str(n):>20}" for n in results["eval_lengths"]))
+        header = "".join(f"{'acc@' + str(n):>20}" for n in results["eval_lengths"])
+        lines.append(f"pairs at the {label}".ljust(16) + header)
         for method, entry in results["rows"].items():
             lines.append(f"{method:<16}" + spread_cells(entry["accuracy"][label], "accuracy"))
     return lines
