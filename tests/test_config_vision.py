@@ -363,3 +363,12 @@ def test_read_config_points_encoders_here_and_reads_parents_text(model_type):
             assert any(layer.rotates for layer in read_config(config).layers.values())
         except ValueError as refused:
             assert "uses no rotary" not in str(refused) and model_type in str(refused)
+
+
+@pytest.mark.parametrize("keys", [{"num_heads": 4}, {"num_attention_heads": 4}, {"num_heads": 8, "num_attention_heads": 4}])
+def test_a_tower_reads_its_heads_under_either_name_as_transformers_does(keys):
+    from transformers import Qwen2_5_VLVisionConfig
+
+    config = {"model_type": "qwen2_5_vl_vision", "hidden_size": 64, **keys}
+    theirs = Qwen2_5_VLVisionConfig.from_dict(config)
+    assert read_vision_config(config).num_heads == theirs.num_heads == 4

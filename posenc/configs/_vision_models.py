@@ -286,8 +286,11 @@ def _read_llama4(model_type: str, values: Mapping[str, Any]) -> VisionRope:
 
 
 def _read_qwen(model_type: str, values: Mapping[str, Any]) -> VisionRope:
+    given = values.get("_given", ())
     width_key = "embed_dim" if model_type == "qwen2_vl_vision" else "hidden_size"  # modeling_qwen2_vl.py:226
-    heads_key = "num_heads" if "num_heads" in values else "num_attention_heads"
+    # attribute_map num_attention_heads -> num_heads (qwen2_5_vl/configuration_qwen2_5_vl.py:16): the alias,
+    # where given, is what the class keeps (it is set after num_heads)
+    heads_key = "num_attention_heads" if "num_attention_heads" in given else "num_heads"
     head_dim, heads = _head(model_type, values, width_key, heads_key, 4,
                             "a quarter of the head per axis and feature half")
     if values.get("head_dim") not in (None, head_dim):

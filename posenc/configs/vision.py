@@ -225,7 +225,8 @@ def read_vision_config(config: Mapping[str, Any] | Any) -> VisionRope:
     if model_type not in _DEFAULTS:
         raise ValueError(f"config['model_type'] is {model_type!r}: posenc does not read a vision encoder's rotary "
                          f"positions for it; it reads {', '.join(VISION_MODEL_TYPES)}")
-    values = {**_DEFAULTS[model_type], **{k: v for k, v in cfg.items() if v is not None or k.startswith("pos_embed")}}
+    values = {**_DEFAULTS[model_type], **{k: v for k, v in cfg.items() if v is not None or k.startswith("pos_embed")},
+              "_given": tuple(k for k, v in cfg.items() if v is not None)}
     return _READERS[_family(model_type)](model_type, values)
 
 
