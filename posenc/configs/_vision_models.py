@@ -36,10 +36,10 @@ _DEFAULTS: dict[str, dict[str, Any]] = {
     # pixtral/configuration_pixtral.py:43-52 (rope_theta: PreTrainedConfig's 10000)
     "pixtral": {"hidden_size": 1024, "num_attention_heads": 16, "image_size": 1024, "patch_size": 16,
                 "rope_theta": 10000.0},
-    # llama4/configuration_llama4.py, Llama4VisionConfig
+    # llama4/configuration_llama4.py:53-74 (Llama4VisionConfig)
     "llama4_vision_model": {"hidden_size": 768, "num_attention_heads": 16, "image_size": 448, "patch_size": 14,
                             "rope_theta": 10000.0},
-    # qwen2_vl/configuration_qwen2_vl.py (Qwen2VLVisionConfig): the rotary width is embed_dim / num_heads
+    # qwen2_vl/configuration_qwen2_vl.py:28-44 (Qwen2VLVisionConfig): the rotary width is embed_dim / num_heads
     "qwen2_vl_vision": {"embed_dim": 1280, "num_heads": 16, "patch_size": 14, "spatial_merge_size": 2,
                         "temporal_patch_size": 2, "rope_theta": 10000.0},
     # sam2_video/configuration_sam2_video.py:228-257
@@ -65,7 +65,7 @@ for _name, (_hidden, _heads, _patch) in _QWEN_STYLE.items():
 _DEFAULTS["sam3_tracker_video"] = {**_DEFAULTS["sam2_video"], "memory_attention_rope_feat_sizes": [72, 72],
                                    "image_size": 1008}
 
-# sam3/configuration_sam3.py:41-62 (Sam3ViTConfig; global_attn_indexes None -> [7, 15, 23, 31])
+# sam3/configuration_sam3.py:25-62 (Sam3ViTConfig; global_attn_indexes None -> [7, 15, 23, 31] at 61)
 _DEFAULTS["sam3_vit_model"] = {"hidden_size": 1024, "num_attention_heads": 16, "image_size": 1008, "patch_size": 14,
                                "window_size": 24, "global_attn_indexes": [7, 15, 23, 31], "num_hidden_layers": 32,
                                "rope_theta": 10000.0}
@@ -288,7 +288,7 @@ def _read_llama4(model_type: str, values: Mapping[str, Any]) -> VisionRope:
 def _read_qwen(model_type: str, values: Mapping[str, Any]) -> VisionRope:
     given = values.get("_given", ())
     width_key = "embed_dim" if model_type == "qwen2_vl_vision" else "hidden_size"  # modeling_qwen2_vl.py:226
-    # attribute_map num_attention_heads -> num_heads (qwen2_5_vl/configuration_qwen2_5_vl.py:16): the alias,
+    # attribute_map num_attention_heads -> num_heads (qwen2_5_vl/configuration_qwen2_5_vl.py:51): the alias,
     # where given, is what the class keeps (it is set after num_heads)
     heads_key = "num_attention_heads" if "num_attention_heads" in given else "num_heads"
     head_dim, heads = _head(model_type, values, width_key, heads_key, 4,
