@@ -80,7 +80,7 @@ class _Rule:
 
 
 # Multi-head latent attention: q = cat(q_pass, q_rot) and the key's rope part sits after its
-# nope part (modeling_deepseek_v3.py:364-371, 402; modeling_deepseek_v32.py:416, 424, 430).
+# nope part (modeling_deepseek_v3.py:423, 442, 461; modeling_deepseek_v32.py:399, 416, 430).
 _MLA = _Rule("attention", "the attention's queries and keys", ("qk_nope_head_dim", "qk_rope_head_dim"), "last")
 _INDEXER = "the indexer's queries and keys"
 _RULES: dict[str, tuple[_Rule, ...]] = {
@@ -200,7 +200,7 @@ def _v4(config: Mapping[str, Any], key: str) -> Any:
 
 
 def _v4_layer_types(config: Mapping[str, Any]) -> list[str]:
-    """DeepseekV4Config.__post_init__ (configuration_deepseek_v4.py:263-272): ``layer_types``, else the
+    """DeepseekV4Config.__post_init__ (configuration_deepseek_v4.py:267-275): ``layer_types``, else the
     older per-layer ``compress_ratios`` (0, 4, 128), else two heavily compressed layers and then
     compressed-sparse and heavily compressed layers in turn."""
     layers = check_int("config['num_hidden_layers']", _v4(config, "num_hidden_layers"), minimum=1, maximum=2**20)
@@ -225,7 +225,7 @@ def _v4_layer_types(config: Mapping[str, Any]) -> list[str]:
 
 def _v4_parameters(config: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """The ``main`` and ``compress`` rope parameters as DeepseekV4Config builds them
-    (configuration_deepseek_v4.py:288-314): nested ones as given; otherwise the flat rope parameters
+    (configuration_deepseek_v4.py:293-320): nested ones as given; otherwise the flat rope parameters
     (YaRN) go to ``compress`` only, with ``compress_rope_theta``, and a YaRN ``compress`` gets
     ``attention_factor`` 1.0 unless given."""
     given = config.get("rope_parameters") or config.get("rope_scaling") or {}
@@ -319,7 +319,7 @@ def read_deepseek_v4(config: Mapping[str, Any], *, layout: str | None = None) ->
 def _v4_sites(config: Mapping[str, Any]) -> dict[str, tuple[RotarySite, ...]]:
     """The sites of each kind of DeepSeek-V4 layer (modeling_deepseek_v4.py): the attention's queries and
     shared keys/values (:830, :833), its output turned back (:879), the compressor's keys at their
-    window's first position (:429-433, :687-691) and the indexer's keys and queries (:562-576)."""
+    window's first position (:431-433, :688-691) and the indexer's keys and queries (:563-576)."""
     reading = read_deepseek_v4(config)
     head = check_int("config['head_dim']", _v4(config, "head_dim"), minimum=2, maximum=MAX_ROPE_DIM)
     index_head = check_int("config['index_head_dim']", _v4(config, "index_head_dim"), minimum=2, maximum=MAX_ROPE_DIM)
