@@ -23,7 +23,7 @@ import torch
 from posenc.rope import RotaryEmbedding
 from posenc.configs import ConfigRope, LayerRope, query_temperature, read_config
 from posenc.rope_layouts import layout_permutation
-from tests import rope_model_types as derive
+from tools.rope_model_types import derive
 
 logging.getLogger("transformers").setLevel(logging.ERROR)
 warnings.filterwarnings("ignore", module="transformers")

@@ -36,7 +36,7 @@ from posenc.configs import _table as _rope_table
 from posenc.rope import RotaryEmbedding
 from posenc.configs import ConfigRope, read_config
 from tests import rope_live
-from tests import rope_model_types as derive
+from tools.rope_model_types import derive
 
 # positions inside and past the contexts of today's models, small enough that transformers' float32
 # angles stay within the comparison's tolerance

@@ -3,7 +3,7 @@ pinned transformers' config classes, at every layer count from 1 to 14.
 
 The model-type table records each class's rule ("every k-th layer is full attention", counted from
 the first or the last layer, the last layer forced where the class forces it). The table is derived
-at 12 layers and checked at a few other counts (tests/rope_model_types.py); this checks every count
+at 12 layers and checked at a few other counts (tools/rope_model_types); this checks every count
 here, for every model type with such a rule, and read_config's layers for the RoPE ones.
 """
 

@@ -1,9 +1,9 @@
 """The per-model-type table `posenc.configs` reads is what the pinned transformers' code says.
 
-``posenc/configs/model_types.json`` is derived by ``tests/rope_model_types.py`` from every model type
+``posenc/configs/model_types.json`` is derived by ``tools/rope_model_types`` from every model type
 transformers registers (its config class and modeling code, run on probes). Deriving it again must
 give the committed file: a transformers upgrade that changes a model type, or adds one, fails here
-with the model types that changed; ``python -m tests.rope_model_types`` rewrites the file (review
+with the model types that changed; ``python -m tools.rope_model_types`` rewrites the file (review
 the diff).
 """
 
@@ -15,7 +15,7 @@ import pytest
 
 pytest.importorskip("transformers", reason="transformers is a test dependency (requirements.lock)")
 
-from tests import rope_model_types as derive
+from tools.rope_model_types import derive
 
 
 def test_the_committed_table_is_what_transformers_says() -> None:
@@ -27,7 +27,7 @@ def test_the_committed_table_is_what_transformers_says() -> None:
     changed = sorted(k for k in set(old) & set(new) if old[k] != new[k])
     assert not (added or removed or changed), (
         f"transformers' model types differ from posenc/configs/model_types.json: added {added}, removed {removed}, "
-        f"changed {changed}; run `python -m tests.rope_model_types` and review the diff")
+        f"changed {changed}; run `python -m tools.rope_model_types` and review the diff")
 
 
 def test_the_table_covers_the_families_people_run() -> None:

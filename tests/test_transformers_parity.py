@@ -290,7 +290,8 @@ UNDERIVED = sorted(k for k, v in _table().items() if "layout" in v and v["layout
 @pytest.mark.parametrize("model_type", READABLE)
 def test_every_model_type_at_its_defaults(model_type: str) -> None:
     """read_config on transformers' config class at its defaults, against its rotary code, every layer type."""
-    from tests import rope_live, rope_model_types
+    from tests import rope_live
+    from tools.rope_model_types import derive as rope_model_types
 
     if model_type in UNKNOWN_LAYERS:
         pytest.xfail(UNKNOWN_LAYERS[model_type])
@@ -305,7 +306,7 @@ def test_every_model_type_at_its_defaults(model_type: str) -> None:
 @pytest.mark.parametrize("model_type", UNDERIVED)
 def test_a_model_type_without_a_derived_layout_asks_for_it(model_type: str) -> None:
     from posenc.configs import read_config
-    from tests import rope_model_types
+    from tools.rope_model_types import derive as rope_model_types
 
     try:
         text = rope_model_types._text_config(rope_model_types._model_types()[model_type])

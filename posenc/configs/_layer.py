@@ -14,6 +14,7 @@ from typing import Any
 from posenc._checks import MAX_SIZE, check_int, is_integer
 from posenc._scaling_rules import _yarn_mscale
 from posenc.configs import _table as table
+from posenc.configs._schema import ModelTypeEntry
 from posenc.rope_scaling import MAX_ROPE_DIM, _real, parse_scaling
 
 # The two pair layouts, as posenc.rope takes them (posenc._rotary.LAYOUTS, which imports torch; a
@@ -46,7 +47,7 @@ def _one(name: str, *sources: tuple[str, Mapping[str, Any]]) -> Any:
 
 
 # ---------------------------------------------------------------- widths
-def _head_dim(config: Mapping[str, Any], found: Mapping[str, Any], layer_type: str | None) -> int:
+def _head_dim(config: Mapping[str, Any], found: ModelTypeEntry, layer_type: str | None) -> int:
     overrides, types = config.get("per_layer_config"), table.get(found, config, "layer_types")
     if layer_type is not None and isinstance(overrides, Mapping) and isinstance(types, (list, tuple)):
         # Gemma 4: per_layer_config overrides head_dim for some layer indices ("05": {...})
@@ -58,7 +59,7 @@ def _head_dim(config: Mapping[str, Any], found: Mapping[str, Any], layer_type: s
                              f"overrides in 'per_layer_config': {sorted(map(str, dims))}")
         if dims and (dim := dims.pop()) is not None:
             return dim
-    spec = (found.get("per_layer_head_dim") or {}).get(layer_type)
+    spec = (found.get("per_layer_head_dim") or {}).get(layer_type) if layer_type is not None else None
     if spec is not None and overrides is None:  # Gemma 4: the class writes global_head_dim into per_layer_config
         value = config.get(spec["key"])
         return spec["default"] if value is None else check_int(f"config[{spec['key']!r}]", value, minimum=2,
@@ -98,7 +99,7 @@ def _override(key: object, value: object) -> int | None:
     name = f"config['per_layer_config'][{key!r}]['head_dim']"
     return None if dim is None else check_int(name, dim, minimum=2, maximum=MAX_ROPE_DIM)
 
-def _rotary_width(config: Mapping[str, Any], found: Mapping[str, Any], params: Mapping[str, Any],
+def _rotary_width(config: Mapping[str, Any], found: ModelTypeEntry, params: Mapping[str, Any],
                   head_dim: int) -> int:
     fraction = params.get("partial_rotary_factor")
     key = found.get("rotated_width_key")  # GPT-J's "rotary_dim": a count of features
@@ -115,12 +116,12 @@ def _rotary_width(config: Mapping[str, Any], found: Mapping[str, Any], params: M
                          f"(head_dim {head_dim}, partial rotary factor {fraction})")
     return width
 
-def _length(config: Mapping[str, Any], found: Mapping[str, Any], key: str = "max_position_embeddings") -> int | None:
+def _length(config: Mapping[str, Any], found: ModelTypeEntry, key: str = "max_position_embeddings") -> int | None:
     value = table.field(found, config, key)
     return None if value is None else check_int(f"config[{key!r}]", value, minimum=1, maximum=MAX_LENGTH)
 
 # ---------------------------------------------------------------- one kind of layer
-def _scaling(config: Mapping[str, Any], found: Mapping[str, Any], params: Mapping[str, Any],
+def _scaling(config: Mapping[str, Any], found: ModelTypeEntry, params: Mapping[str, Any],
              head_dim: int) -> dict[str, Any] | None:
     kind = params["rope_type"]
     if kind not in ROPE_TYPES:
@@ -160,7 +161,7 @@ def _scaling(config: Mapping[str, Any], found: Mapping[str, Any], params: Mappin
     parse_scaling(scaling)  # every value named and checked
     return scaling
 
-def _temperature(config: Mapping[str, Any], found: Mapping[str, Any], params: Mapping[str, Any] | None,
+def _temperature(config: Mapping[str, Any], found: ModelTypeEntry, params: Mapping[str, Any] | None,
                  rotates: bool) -> dict[str, Any] | None:
     """A factor on the queries after the rotation, by position (see `read_config`)."""
     rule = found.get("query_temperature")
@@ -177,7 +178,7 @@ def _temperature(config: Mapping[str, Any], found: Mapping[str, Any], params: Ma
         return {"rule": "llama4_nope_tuning", "floor_scale": floor, "attn_scale": scale}
     return None
 
-def _softmax_scale(found: Mapping[str, Any], params: Mapping[str, Any] | None) -> float:
+def _softmax_scale(found: ModelTypeEntry, params: Mapping[str, Any] | None) -> float:
     # DeepSeek-V2/V3 (transformers' yarn_apply_mscale): the logits' 1/sqrt(d) times m(s, mscale_all_dim)^2.
     if found.get("softmax_scale") != "yarn_mscale_all_dim" or params is None:
         return 1.0
@@ -186,7 +187,7 @@ def _softmax_scale(found: Mapping[str, Any], params: Mapping[str, Any] | None) -
     factor = _real("rope_parameters['factor']", params.get("factor"), positive=True)
     return _yarn_mscale(factor, _real("rope_parameters['mscale_all_dim']", params["mscale_all_dim"])) ** 2
 
-def _layout(config: Mapping[str, Any], found: Mapping[str, Any], model_type: str | None, given: str | None) -> str:
+def _layout(config: Mapping[str, Any], found: ModelTypeEntry, model_type: str | None, given: str | None) -> str:
     derived = table.layout(found, config) if found else None
     if given is not None and derived is not None and given != derived:
         raise ValueError(f"layout must be {derived!r} for model type {model_type!r} (how transformers' code for "

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from posenc.configs import _table as table
+from posenc.configs._schema import ModelTypeEntry
 from posenc.configs._layer import _one
 
 MAX_NESTING = 100  # levels of dicts and lists a config may nest (a config.json nests a few)
@@ -66,7 +67,7 @@ def _text_part(config: Mapping[str, Any]) -> tuple[str | None, Mapping[str, Any]
         return table.text_model_type(model_type, inner), text
     return model_type, config
 
-def _sources(config: Mapping[str, Any], found: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+def _sources(config: Mapping[str, Any], found: ModelTypeEntry) -> dict[str, Mapping[str, Any]]:
     """``rope_scaling`` and ``rope_parameters`` as the config gives them (dicts), without a source the
     config class ignores (Cohere2-MoE's ``rope_scaling``)."""
     found_sources = {}
@@ -96,7 +97,7 @@ def _nested(params: Mapping[str, Any], names: set[str]) -> bool:
     return bool(params) and all(isinstance(v, Mapping) or v is None for v in params.values()) and (
         not names or set(params) <= names | set(table.ATTENTION_LAYER_TYPES))
 
-def _parameters(config: Mapping[str, Any], found: Mapping[str, Any], layer_types: list[str],
+def _parameters(config: Mapping[str, Any], found: ModelTypeEntry, layer_types: list[str],
                 notes: list[str] | None = None) -> dict[str | None, dict[str, Any] | None]:
     """The rope parameters of each layer type (None key: one for every layer), completed as
     transformers' config classes complete them; what the class ignores is added to ``notes``."""
@@ -145,7 +146,7 @@ def _parameters(config: Mapping[str, Any], found: Mapping[str, Any], layer_types
                          f"does not derive")
     return nested
 
-def _from_flat(config: Mapping[str, Any], found: Mapping[str, Any], default: dict[str, Any],
+def _from_flat(config: Mapping[str, Any], found: ModelTypeEntry, default: dict[str, Any],
                sources: Mapping[str, Mapping[str, Any]], notes: list[str]) -> dict[str | None, dict[str, Any] | None]:
     """The entries a per-layer-type class makes of a flat ``rope_scaling`` or ``rope_parameters``:
     each layer type's defaults, updated with the flat set where the class puts it, and the bases
@@ -176,7 +177,7 @@ def _from_flat(config: Mapping[str, Any], found: Mapping[str, Any], default: dic
                      f"ignores: every layer type keeps its default parameters")
     return nested  # type: ignore[return-value]
 
-def _complete_entries(config: Mapping[str, Any], found: Mapping[str, Any],
+def _complete_entries(config: Mapping[str, Any], found: ModelTypeEntry,
                       nested: dict[str | None, dict[str, Any] | None], relied: list[str]) -> None:
     """Complete the entries of a ``rope_parameters`` by layer type as the per-layer-type class does:
     a None entry it fills in, an entry without a base, settings the class adds."""
@@ -189,15 +190,16 @@ def _complete_entries(config: Mapping[str, Any], found: Mapping[str, Any],
             if entry.get(key) is None and config.get(key) is not None:
                 entry[key] = config[key]
         _check_entry_fraction(found, layer_type, entry)
-        spec = (found.get("nested_bases") or {}).get(layer_type)
+        name = layer_type or ""  # the table's per-layer-type keys are layer types (never None)
+        spec = (found.get("nested_bases") or {}).get(name)
         if entry.get("rope_theta") is None and found.get("nested_theta_required"):
             raise ValueError(f"config['rope_parameters'][{layer_type!r}] needs 'rope_theta': transformers' config "
                              f"class for this model type leaves an entry without one with no base")
         if entry.get("rope_theta") is None and spec is not None:
-            key = spec["key"]
-            entry["rope_theta"] = config[key] if key and config.get(key) is not None else spec["default"]
-        forced = (found.get("nested_forced") or {}).get(layer_type, ())
-        for key, value in ((found.get("nested_fill") or {}).get(layer_type) or {}).items():
+            base_key = spec["key"]
+            entry["rope_theta"] = config[base_key] if base_key and config.get(base_key) is not None else spec["default"]
+        forced = (found.get("nested_forced") or {}).get(name, ())
+        for key, value in ((found.get("nested_fill") or {}).get(name) or {}).items():
             if key in forced and entry.get(key) is not None and entry[key] != value:
                 raise ValueError(f"config['rope_parameters'][{layer_type!r}][{key!r}] is {entry[key]!r}, but "
                                  f"transformers' config class for this model type sets it to {value!r} itself")
@@ -206,7 +208,7 @@ def _complete_entries(config: Mapping[str, Any], found: Mapping[str, Any],
             if entry.get(key) is None:
                 entry[key] = value
 
-def _check_entry_fraction(found: Mapping[str, Any], layer_type: str | None, entry: Mapping[str, Any]) -> None:
+def _check_entry_fraction(found: ModelTypeEntry, layer_type: str | None, entry: Mapping[str, Any]) -> None:
     """A rotated fraction in an entry of rope type "default" that the model's rotary module ignores
     (Gemma 3's default rule reads only the base): an error, not a width transformers does not use."""
     fraction = entry.get("partial_rotary_factor")
@@ -217,7 +219,7 @@ def _check_entry_fraction(found: Mapping[str, Any], layer_type: str | None, entr
                          f"transformers' code for this model type does not apply to an entry of rope_type 'default' "
                          f"(it rotates the whole head); leave it out")
 
-def _complete(config: Mapping[str, Any], found: Mapping[str, Any], layer_type: str | None,
+def _complete(config: Mapping[str, Any], found: ModelTypeEntry, layer_type: str | None,
               params: dict[str, Any], *, flat: bool, absent: Mapping[str, Any] | None = None,
               relied: list[str] | None = None) -> None:
     if flat:  # rope_theta and partial_rotary_factor may come from the top level, as the class reads them

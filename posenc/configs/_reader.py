@@ -37,6 +37,7 @@ from posenc.configs._layer import (
     _temperature,
 )
 from posenc.configs._params import _as_mapping, _parameters, _text_part
+from posenc.configs._schema import ModelTypeEntry
 from posenc.configs.vision import ENCODER_MODEL_TYPES
 from posenc.rope_scaling import _real, rope_attention_scaling
 
@@ -149,7 +150,7 @@ def query_temperature(temperature: Mapping[str, Any] | None, position: int) -> f
 
 
 # ---------------------------------------------------------------- the layers
-def _layer_plan(config: Mapping[str, Any], found: Mapping[str, Any], model_type: str | None,
+def _layer_plan(config: Mapping[str, Any], found: ModelTypeEntry, model_type: str | None,
                 params: Mapping[str | None, Any]) -> tuple[list[str], list[bool]]:
     """The layer type of each layer and whether its index lets it rotate (Llama 4's and SmolLM3's
     ``no_rope_layers``); empty lists when the config gives no layer count."""
@@ -202,7 +203,7 @@ def _types_from_flags(config: Mapping[str, Any], spec: Mapping[str, Any], layers
     return [spec["kinds"]["1" if flag else "0"] for flag in flags]
 
 
-def _unknown_pattern(found: Mapping[str, Any], model_type: str | None, params: Mapping[str | None, Any]) -> list[str]:
+def _unknown_pattern(found: ModelTypeEntry, model_type: str | None, params: Mapping[str | None, Any]) -> list[str]:
     """No layer types for a config whose class fills them by a rule posenc does not follow: an error
     where the layer type decides the RoPE (one set per layer type, or only some kinds rotate)."""
     if any(k is not None for k in params) or {"sliding_only", "sliding_or_no_window"} & set(
@@ -212,7 +213,7 @@ def _unknown_pattern(found: Mapping[str, Any], model_type: str | None, params: M
     return []
 
 
-def _rotates(config: Mapping[str, Any], found: Mapping[str, Any], layer_type: str) -> tuple[bool | None, str | None]:
+def _rotates(config: Mapping[str, Any], found: ModelTypeEntry, layer_type: str) -> tuple[bool | None, str | None]:
     conditions = found.get("rope_condition", ())
     if layer_type in table.NOT_ATTENTION_LAYER_TYPES:
         return False, f"{layer_type} layers are not softmax attention and have no positions"
@@ -226,7 +227,7 @@ def _rotates(config: Mapping[str, Any], found: Mapping[str, Any], layer_type: st
     return True, None
 
 
-def _layer(config: Mapping[str, Any], found: Mapping[str, Any], model_type: str | None, layer_type: str,
+def _layer(config: Mapping[str, Any], found: ModelTypeEntry, model_type: str | None, layer_type: str,
            params: dict[str, Any] | None, rotates: bool | None, note: str | None, layout: str | None,
            layers: tuple[int, ...]) -> LayerRope:
     window = windows.layer_window(config, found, layer_type)
@@ -245,14 +246,14 @@ def _layer(config: Mapping[str, Any], found: Mapping[str, Any], model_type: str 
                      _softmax_scale(found, params), window, layers, note)
 
 
-def _site_notes(found: Mapping[str, Any], layout: str) -> list[str]:
+def _site_notes(found: ModelTypeEntry, layout: str) -> list[str]:
     """A second rotary site in a layer whose layout differs from the one read (DeepSeek-V3.2's indexer)."""
     return [f"transformers' code for this model type also rotates q and k in {site}, in the {site_layout} layout: a "
             f"second rotary site in the layer (the layout read here, {layout}, is the attention's)"
             for site, site_layout in (found.get("rotary_sites") or {}).items() if site_layout != layout]
 
 
-def _null_is_nope(found: Mapping[str, Any]) -> bool:
+def _null_is_nope(found: ModelTypeEntry) -> bool:
     # Beam: its config class sets rope_parameters[layer_type] = None for NoPE layer types, and its model
     # passes those layers no position embeddings; other classes fill a None in or fail on it.
     return any(value is None for value in (found.get("default_rope_parameters") or {}).values())

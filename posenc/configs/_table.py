@@ -1,7 +1,8 @@
 """What differs between model types, as transformers' code has it: the table the reader reads.
 
-``model_types.json`` is derived from the pinned transformers by ``tests/rope_model_types.py``
-(which documents each field) and checked against it by ``tests/test_rope_model_types.py``. This
+``model_types.json`` is derived from the pinned transformers by ``tools/rope_model_types`` and
+checked against it by ``tests/test_rope_model_types.py``; each key is documented and typed in
+`posenc.configs._schema` (``tests/test_config_schema.py`` holds every entry to it). This
 module loads it and answers the questions `posenc.configs._reader` asks of one model type; it holds
 no model names of its own.
 """
@@ -14,6 +15,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from posenc.configs._schema import LayerPattern, ModelTypeEntry, ModelTypeTable, NopePattern
+
 TABLE_PATH = Path(__file__).resolve().parent / "model_types.json"
 # Layer types that are softmax attention, and layer types that are not attention at all
 # (transformers' names; any other layer type is reported as unknown).
@@ -22,17 +25,17 @@ NOT_ATTENTION_LAYER_TYPES = ("linear_attention", "mamba", "conv", "mlp", "moe")
 
 
 @functools.cache
-def model_types() -> dict[str, dict[str, Any]]:
+def model_types() -> dict[str, ModelTypeEntry]:
     """Every model type the pinned transformers registers, with its entry."""
-    table: dict[str, dict[str, Any]] = json.loads(TABLE_PATH.read_text())["model_types"]
-    return table
+    table: ModelTypeTable = json.loads(TABLE_PATH.read_text())  # its shape: tests/test_config_schema.py
+    return table["model_types"]
 
 
 def table_source() -> str:
     return str(json.loads(TABLE_PATH.read_text())["_source"])
 
 
-def entry(model_type: str) -> dict[str, Any] | None:
+def entry(model_type: str) -> ModelTypeEntry | None:
     """The entry of a model type, following a wrapper (a vision-language config, ...) to its text
     model; None for a model type transformers does not know."""
     found = model_types().get(model_type)
@@ -53,7 +56,7 @@ def text_model_type(model_type: str, given: str | None = None) -> str:
     return str(found.get("text_model_type", model_type))
 
 
-def layout(found: Mapping[str, Any], config: Mapping[str, Any]) -> str | None:
+def layout(found: ModelTypeEntry, config: Mapping[str, Any]) -> str | None:
     """How the model's attention code pairs q/k features: a fixed layout, or the one a config flag
     (``rope_interleave``) selects, with the config class's default when the config omits it."""
     spec = found.get("layout")
@@ -67,7 +70,7 @@ def layout(found: Mapping[str, Any], config: Mapping[str, Any]) -> str | None:
     return None if chosen is None else str(chosen)
 
 
-def get(found: Mapping[str, Any], config: Mapping[str, Any], key: str) -> Any:
+def get(found: ModelTypeEntry, config: Mapping[str, Any], key: str) -> Any:
     """``config[key]``, under transformers' canonical name or the one the config class maps it to
     (DBRX's ``d_model`` for ``hidden_size``)."""
     value = config.get(key)
@@ -76,13 +79,13 @@ def get(found: Mapping[str, Any], config: Mapping[str, Any], key: str) -> Any:
     return value
 
 
-def field(found: Mapping[str, Any], config: Mapping[str, Any], key: str) -> Any:
+def field(found: ModelTypeEntry, config: Mapping[str, Any], key: str) -> Any:
     """``config[key]``, or the config class's default for it (None if it has none)."""
     value = get(found, config, key)
     return found.get("field_defaults", {}).get(key) if value is None else value
 
 
-def default_theta(found: Mapping[str, Any], layer_type: str | None) -> float:
+def default_theta(found: ModelTypeEntry, layer_type: str | None) -> float:
     theta = found.get("default_theta", 10000.0)
     if isinstance(theta, Mapping):  # by layer type (NeoMME), or {"global": ..., "local": ...}: local for sliding
         if layer_type in theta:
@@ -91,7 +94,7 @@ def default_theta(found: Mapping[str, Any], layer_type: str | None) -> float:
     return float(theta)
 
 
-def every_k(pattern: Mapping[str, Any], config: Mapping[str, Any], layers: int) -> list[Any]:
+def every_k(pattern: LayerPattern | NopePattern, config: Mapping[str, Any], layers: int) -> list[Any]:
     """A layer pattern of the form "every k-th layer (after ``offset``) is ``every``", counted from the
     last layer with ``from_end`` (as some classes count); the last layer is ``last`` where the class
     forces it, and ``every`` with ``at_least_one`` when no other layer is."""
@@ -115,7 +118,7 @@ def differs(config: Mapping[str, Any], key: str, default: Any) -> bool:
     return isinstance(value, bool) != isinstance(default, bool) or value != default
 
 
-def pattern(spec: Mapping[str, Any], config: Mapping[str, Any], layers: int) -> list[Any] | None:
+def pattern(spec: LayerPattern | NopePattern, config: Mapping[str, Any], layers: int) -> list[Any] | None:
     """The layer pattern the config class fills in (`every_k`), or None where the config sets keys
     the pattern depends on in a way the table does not follow (every key of a ``depends_on`` group
     changed from its default); a key of ``if_null`` given as null makes every layer its kind."""
@@ -128,11 +131,11 @@ def pattern(spec: Mapping[str, Any], config: Mapping[str, Any], layers: int) -> 
     return every_k(spec, config, layers)
 
 
-def given_list(found: Mapping[str, Any], model_type: str | None, field: str, values: list[Any]) -> list[Any]:
+def given_list(found: ModelTypeEntry, model_type: str | None, field: str, values: list[Any]) -> list[Any]:
     """A ``layer_types`` (or ``no_rope_layers``) list the config gives, as the config class keeps it:
     kinds renamed, the last entry forced (Gemma 4: full attention), or an error where the class
     rewrites it some other way."""
-    rule = found.get(f"given_{field}")
+    rule = found.get("given_layer_types") if field == "layer_types" else found.get("given_no_rope_layers")
     if not rule or not values:
         return values
     if rule.get("rewritten"):

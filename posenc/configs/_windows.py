@@ -1,7 +1,7 @@
 """Which layers of a model attend within a window, as transformers' code decides it.
 
 The helpers of `posenc.configs._reader` for a layer's attention span. Three table fields (derived by
-``tests/rope_model_types_windows.py`` from the pinned transformers) say where a model type's window
+``tools/rope_model_types/windows.py`` from the pinned transformers) say where a model type's window
 applies: ``window_all_layers`` (one sliding-window mask for every layer: Mistral, Mixtral,
 StarCoder2, Phi-3), ``window_switch`` (a boolean key without which the config class drops the
 window: Qwen2's ``use_sliding_window``) and ``window_layers`` (the layers the class names

@@ -1,4 +1,4 @@
-"""Probes of ``tests/rope_model_types.py``: what a config class does with what a config.json gives.
+"""Probes of the table generator (``derive.py``): what a config class does with what a config.json gives.
 
 Each function builds the model type's config class on probe values and reads back what it made, so
 that the table records behaviour, not names. What a probe cannot fit to the small vocabulary
@@ -30,7 +30,7 @@ config with a named error rather than guess.
 * **one RoPE for every layer** (``flat_class``): a source the class ignores, and the base and
   rotated fraction it adds to a flat set that lacks them.
 
-What other keys the defaults depend on is probed in ``tests/rope_model_types_dependence.py``.
+What other keys the defaults depend on is probed in ``dependence.py``.
 """
 
 from __future__ import annotations
@@ -45,8 +45,8 @@ _BASE_ENTRY = ("rope_type", "rope_theta")
 
 
 def _helpers() -> Any:
-    from tests import rope_model_types
-    return rope_model_types
+    from tools.rope_model_types import derive  # imported late: derive imports this module
+    return derive
 
 
 def _entries(params: Any, names: list[str]) -> dict[str, Any] | None:

@@ -1,4 +1,4 @@
-"""Probes of ``tests/rope_model_types.py``: where a model type's attention is limited to a window.
+"""Probes of the table generator (``derive.py``): where a model type's attention is limited to a window.
 
 Three things decide which layers attend within ``sliding_window`` tokens, and each is derived from
 the pinned transformers, not from model names:
@@ -32,7 +32,7 @@ _ALL_LAYERS = re.compile(r"create_causal_mask\s+if\s+self\.config\.sliding_windo
 
 
 def _built(config_name: str, text: Any, **kwargs: Any) -> Any:
-    from tests import rope_model_types as derive
+    from tools.rope_model_types import derive
     return derive._built(config_name, text, **kwargs)
 
 

@@ -1,9 +1,10 @@
 """Derive, from the pinned transformers, what `posenc.configs` must know about each model type.
 
-``python -m tests.rope_model_types`` reads every model type transformers registers (its config class
+``python -m tools.rope_model_types`` reads every model type transformers registers (its config class
 at its defaults and its ``modeling_*.py``) and writes ``posenc/configs/model_types.json``, the table
-`posenc.configs.from_config` reads; ``--check`` only compares (``test_rope_model_types.py``
-runs that comparison, so a new transformers release that changes a model type fails loudly).
+`posenc.configs.read_config` reads (each key documented and typed in ``posenc/configs/_schema.py``);
+``--check`` only compares (``tests/test_rope_model_types.py`` runs that comparison in a process of
+its own, so a new transformers release that changes a model type fails loudly).
 
 What is derived, and how (no hand-written list of model names):
 
@@ -32,9 +33,9 @@ What is derived, and how (no hand-written list of model names):
   (``last``), or made ``every`` when no other layer is (``at_least_one``); no fit, no pattern.
 * **rotation without settings to read** (``rotation_calls``): a model type with no rotary settings
   posenc reads whose modeling file still calls a rotation function (DINOv3, V-JEPA 2, ESM, SAM 2/3:
-  ``tests/rope_model_types_rotation.py``), refused by name rather than said to use no RoPE;
+  ``rotation.py``), refused by name rather than said to use no RoPE;
 * **windows** (``window_all_layers``, ``window_switch``, ``window_layers``): which layers attend
-  within ``sliding_window`` (``tests/rope_model_types_windows.py``);
+  within ``sliding_window`` (``windows.py``);
 * the class defaults `from_config` needs when a config.json leaves a key out (``default_theta``,
   the default ``rope_parameters``, ``head_dim``, ``rope_interleave``), and the keys the class tells
   its RoPE validation to ignore.
@@ -51,7 +52,6 @@ import importlib
 import inspect
 import json
 import logging
-import pathlib
 import re
 import sys
 import textwrap
@@ -61,12 +61,8 @@ from unittest import mock
 
 import torch
 
-from tests import rope_model_types_dependence as dependence
-from tests import rope_model_types_probes as probes
-from tests import rope_model_types_rotation as rotation
-from tests import rope_model_types_windows as windows
-
-TABLE_PATH = pathlib.Path(__file__).resolve().parents[1] / "posenc" / "configs" / "model_types.json"
+from posenc.configs._table import TABLE_PATH
+from tools.rope_model_types import dependence, probes, rotation, windows
 
 # The condition around a rotation call (ast.unparse of the `if` test) -> posenc's name for it.
 CONDITIONS = {
@@ -691,7 +687,7 @@ def derive_all() -> dict[str, Any]:
         if entry is not None:
             table[model_type] = _canonical(entry)
     import transformers
-    return {"_source": f"derived by tests/rope_model_types.py from transformers {transformers.__version__}; "
+    return {"_source": f"derived by tools/rope_model_types from transformers {transformers.__version__}; "
                        f"do not edit by hand", "model_types": dict(sorted(table.items()))}
 
 

@@ -1,4 +1,4 @@
-"""Probe of ``tests/rope_model_types.py``: whether a model type's code rotates q and k at all.
+"""Probe of the table generator (``derive.py``): whether a model type's code rotates q and k at all.
 
 The table marks a model type ``{"rope": False}`` when posenc finds no rotary settings to read (no
 ``rope_parameters``, no rotary module it probes). That alone must not be read as "uses no RoPE":
@@ -67,7 +67,7 @@ def rotary_sites(module: object, source: str, text: object, layer_type: str | No
     classes of the module rotate in more than one layout (DeepSeek-V3.2: the indexer in the half
     layout, the latent attention interleaved); empty otherwise. Each function's layout is probed
     as the table's layout is (``_layout_of``)."""
-    from tests import rope_model_types as derive
+    from tools.rope_model_types import derive
 
     functions = derive._rotation_functions(module)
     by_class = {name: [c for c in calls if c in functions] for name, calls in calls_by_class(source).items()

@@ -1,4 +1,4 @@
-"""Probes of ``tests/rope_model_types.py``: which keys a config class's RoPE defaults depend on.
+"""Probes of the table generator (``derive.py``): which keys a config class's RoPE defaults depend on.
 
 posenc reads a model type's defaults from the table (the layer pattern a class fills in, the
 ``rope_parameters`` it starts from or adds). A class may compute them from other keys of the
@@ -22,7 +22,7 @@ import copy
 import dataclasses
 from typing import Any
 
-from tests.rope_model_types_probes import PROBE, S, _helpers
+from tools.rope_model_types.probes import PROBE, S, _helpers
 
 # ---------------------------------------------------------------- what other keys a default depends on
 _SKIP = {"num_hidden_layers", "layer_types", "no_rope_layers", "rope_parameters", "rope_scaling", "per_layer_config"}

@@ -1,0 +1,343 @@
+"""The model-type table's entries, typed: what each key of ``model_types.json`` means and where it comes from.
+
+``model_types.json`` holds one `ModelTypeEntry` per model type the pinned ``transformers`` registers
+(`ModelTypeTable`). The generator (``tools/rope_model_types/``) derives every key from
+transformers' own code: it builds the model type's config class on probe values and reads back what
+the class made, runs its rotary module against posenc's rotation, and reads its ``modeling_*.py``
+source; it records behaviour, never model names. An absent key means "nothing to record" (the
+common case: a class that keeps what a config gives). ``tests/test_config_schema.py`` checks that
+every entry of the committed table has only these keys, each of its type.
+
+In the source locators below, "the config class" is the model type's ``Configuration*`` class,
+"the modeling file" its ``transformers/models/<name>/modeling_<name>.py``, and "the rope utils"
+``transformers/modeling_rope_utils.py`` (transformers 5.23.0, as pinned).
+"""
+
+from __future__ import annotations
+
+from typing import Literal, TypedDict
+
+__all__ = ["LayerPattern", "ModelTypeEntry", "ModelTypeTable", "NopePattern"]
+
+Layout = Literal["half", "interleaved"]
+#: A JSON scalar as a config class's default holds it.
+Scalar = str | int | float | bool | None
+#: The value of one key of a flat ``rope_parameters`` set (``mrope_section`` is a list).
+ParamValue = str | int | float | bool | list[int]
+
+
+class LayoutFlag(TypedDict):
+    """A layout chosen by a boolean config key: the modeling file branches on ``config.rope_interleave``
+    and calls ``apply_rotary_pos_emb_interleave`` or ``apply_rotary_pos_emb`` (DeepSeek-V3, ...).
+
+    Attributes:
+        key: the flag (``"rope_interleave"``).
+        default: the config class's default for it.
+        true, false: the layout each branch computes (probed), None where the probe matched neither.
+    """
+
+    key: str
+    default: bool
+    true: Layout | None
+    false: Layout | None
+
+
+class KeyDefault(TypedDict):
+    """A top-level key and the value the config class uses without it.
+
+    Attributes:
+        key: the key (None where no top-level key sets it: the default is fixed).
+        default: the class's value without the key.
+    """
+
+    key: str | None
+    default: float
+
+
+class HeadDimDefault(TypedDict):
+    """A key that gives one layer type's head width, and the width without it.
+
+    Attributes:
+        key: the key (Gemma 4's ``global_head_dim``); ``default``: the class's width without it.
+    """
+
+    key: str
+    default: int
+
+
+class HeadDimFrom(TypedDict):
+    """The key the config class copies into ``head_dim`` (DeepSeek's MLA: ``qk_rope_head_dim``).
+
+    Attributes:
+        key: the key.
+        over_head_dim: whether it wins over a ``head_dim`` the config also gives.
+    """
+
+    key: str
+    over_head_dim: bool
+
+
+class _PatternBase(TypedDict, total=False):
+    k: int
+    offset: int
+    key: str
+    from_end: bool
+    at_least_one: bool
+    if_null: dict[str, str]
+    depends_on: list[dict[str, Scalar]]
+
+
+class LayerPattern(_PatternBase, total=False):
+    """How the config class fills ``layer_types`` when a config.json gives none, fitted by the
+    generator as "every k-th layer" on the class built at 12 layers and checked at 2 to 13 layers
+    (`posenc.configs._table.every_k` evaluates it).
+
+    Attributes:
+        every: the kind of every k-th layer (``(i + offset) % k == 0``; counted from the last layer
+            with ``from_end``).
+        other: the kind of the other layers.
+        k, offset: the period and its shift; ``key``: the config key that sets ``k``, if any
+            (Gemma 3's ``sliding_window_pattern``).
+        last: the kind the class forces on the last layer (Gemma 4); ``at_least_one``: the last layer
+            is ``every`` when no other layer is (OLMo-Hybrid).
+        if_null: a key that, given as null, makes every layer one kind (Ministral: no
+            ``sliding_window``, full attention).
+        depends_on: groups of keys (with their class defaults) that change the pattern otherwise:
+            posenc uses the pattern only while a group is not all changed (probed by building the
+            class with each key changed).
+    """
+
+    every: str
+    other: str
+    last: str
+
+
+class NopePattern(_PatternBase, total=False):
+    """How the config class fills ``no_rope_layers`` when a config.json gives none (1: the layer
+    rotates, 0: NoPE), fitted as `LayerPattern` is (SmolLM3's ``no_rope_layer_interval``).
+
+    Attributes:
+        every, other, last: as `LayerPattern`'s, flags instead of kinds.
+    """
+
+    every: int
+    other: int
+    last: int
+
+
+class GivenList(TypedDict, total=False):
+    """What the config class does with a ``layer_types`` (or ``no_rope_layers``) list a config gives,
+    probed with lists of each kind: ``last``, the kind it forces on the last layer (Gemma 4: full
+    attention); ``renamed``, kinds it renames; ``rewritten``, any other rewrite (posenc refuses such a
+    list by name)."""
+
+    last: str | int
+    renamed: dict[str, str]
+    rewritten: bool
+
+
+class LayerTypesFrom(TypedDict):
+    """Layer kinds the config class names from a given flags list when the config gives no
+    ``layer_types`` (Llama 4: from ``no_rope_layers``, 1 -> chunked attention, 0 -> full attention).
+
+    Attributes:
+        key: the flags' key; ``kinds``: the kind of each flag, keyed ``"0"`` and ``"1"``.
+    """
+
+    key: str
+    kinds: dict[str, str]
+
+
+class FlatLanding(TypedDict):
+    """Where a flat ``rope_scaling`` (or ``rope_parameters``) lands in a class with one set per layer
+    type (Gemma 3: only on full attention).
+
+    Attributes:
+        layer_types: the layer types whose set it updates (the others keep their defaults).
+        theta: the layer types where a ``rope_theta`` inside it lands, winning over the base keys.
+    """
+
+    layer_types: list[str]
+    theta: list[str]
+
+
+class WindowSwitch(TypedDict):
+    """A boolean key without which the config class drops ``sliding_window`` (Qwen2's
+    ``use_sliding_window``: ``sliding_window if use_sliding_window else None``), found by building the
+    class with each boolean window key flipped.
+
+    Attributes:
+        key: the switch; ``default``: its class default; ``off``: what the class stores as the window
+            when it is off (None, or Qwen2-MoE's 0).
+    """
+
+    key: str
+    default: bool
+    off: int | None
+
+
+class WindowLayers(TypedDict):
+    """Which layers the config class names ``sliding_attention`` once the window is on: layer ``i``
+    with ``i >= m`` (``compare`` ``">="``, Qwen2 and Qwen3) or ``i < m`` (``"<"``, Qwen2-MoE),
+    every k-th (after ``offset``), ``m`` the value of ``key`` (``max_window_layers``; ``default`` its
+    class default); fitted at several layer counts and values of ``m``."""
+
+    key: str
+    default: int
+    compare: Literal[">=", "<"]
+    k: int
+    offset: int
+
+
+class ModelTypeEntry(TypedDict, total=False):
+    """One model type's row of the table: what differs, for its RoPE, from what posenc assumes.
+
+    Attributes:
+        rope: False where posenc finds no rotary settings to read (no ``rope_parameters`` on the
+            text config, or no rotary module in the modeling file); absent otherwise.
+        rotation_calls: with ``rope`` False, the rotation functions the modeling file still calls
+            (``apply_rotary_pos_emb``, ...: a vision or audio encoder that rotates), so that posenc
+            refuses the model type by name instead of saying it has no RoPE.
+        text_model_type: for a wrapper (a vision-language config, ...), the model type of its text
+            config (``get_text_config(decoder=True)``), whose entry is read instead.
+        text_model_type_aliases: names the wrapper's config class accepts for its text model's
+            type besides the registered ones, and the type it builds (Kimi K2.5: ``kimi_k2`` ->
+            ``deepseek_v3``), found by trying each string of the class's source.
+        layout: the pair layout of the modeling file's rotation, found by running its rotary module
+            and ``apply_rotary_pos_emb`` (or the function its attention class calls) on probe q
+            and k and comparing the scores with posenc's rotation in each layout; a `LayoutFlag`
+            where the attention code branches on ``rope_interleave``; None where neither matched
+            (posenc then asks for the layout).
+        rotary_sites: where a layer rotates at two sites in two layouts, each attention class's
+            layout (DeepSeek-V3.2: its indexer half, its attention interleaved).
+        fixed_tables: GPT-J's and CodeGen's ``create_sinusoidal_positions``: base 10000 and no
+            scaling, whatever the config says.
+        rotated_width_key: a top-level key the class reads as the rotated width in features
+            (GPT-J's ``rotary_dim``; read as ``rotary_dim / head_dim``).
+        default_theta: the config class's ``default_theta`` (the base without ``rope_theta``), one
+            number or one per layer type (``{"global": ..., "local": ...}``: local for sliding layers).
+        default_rope_parameters: the ``rope_parameters`` the class builds from a config that gives
+            none, without what top-level keys put there: one flat set, or one set (or None, NoPE)
+            per layer type.
+        absent_defaults: what the class adds to a flat ``rope_parameters`` set that lacks it (a
+            base other than ``default_theta``, a ``partial_rotary_factor``); ``absent_defaults_scaling``
+            the same for a ``rope_scaling`` where it differs.
+        ignored_sources: a source (``rope_scaling``) the class ignores.
+        ignored_top_level: canonical top-level keys (``rope_theta``, ``partial_rotary_factor``) the
+            class ignores.
+        key_aliases: top-level keys the class reads under another name (GPT-NeoX's
+            ``rotary_emb_base`` -> ``rope_theta``, ``rotary_pct`` -> ``partial_rotary_factor``).
+        base_keys: per layer type, the top-level key holding its base (Gemma 3's
+            ``rope_local_base_freq`` for sliding layers).
+        type_aliases: rope types the class renames (Phi-3's ``su`` -> ``longrope``, Qwen2-VL's
+            ``mrope`` -> ``default``), found by building it with each name.
+        flat_scaling_type_key_ignored: a per-layer-type class ignores a flat ``rope_scaling`` that
+            spells its type ``type`` instead of ``rope_type``.
+        flat_landing: per source, where a flat set lands in a per-layer-type class (`FlatLanding`).
+        nested_bases: per layer type, the key giving its base when its set has no ``rope_theta``,
+            and the base without that key (`KeyDefault`); ``nested_theta_required``: the class leaves
+            such a set without a base (posenc refuses it).
+        nested_fill: per layer type, settings the class adds to a set that lacks them;
+            ``nested_forced``: those it sets whatever the set says.
+        nested_partial_ignored: layer types whose rotary module rotates the whole head whatever a
+            set's ``partial_rotary_factor`` says (Gemma 3's default rule reads only the base).
+        nested_top_level: top-level keys the class copies into per-layer-type sets lacking them.
+        null_filled: layer types whose None set the class fills in as a set without a base.
+        field_defaults: the config class's defaults of the keys posenc reads when a config.json
+            leaves them out (``head_dim``, ``max_position_embeddings``, ``sliding_window``,
+            ``rope_interleave``, ``qk_rope_head_dim``, ...).
+        attribute_map: canonical names the class stores under another key (DBRX's ``d_model`` for
+            ``hidden_size``), from its ``attribute_map``.
+        head_dim_from: the key the class copies into ``head_dim`` (`HeadDimFrom`).
+        per_layer_head_dim: per layer type, a key the class writes into ``per_layer_config`` as its
+            head width when the config gives none, with its default (`HeadDimDefault`: Gemma 4's
+            ``global_head_dim``).
+        ignore_keys: the keys the class tells the rope utils' validation to ignore
+            (``ignore_keys_at_rope_validation``), which a set may therefore carry.
+        defaults_depend_on: groups of keys posenc does not read that change the defaults above
+            (Mistral 4's rotated fraction from ``qk_rope_head_dim`` and ``qk_nope_head_dim``):
+            posenc refuses a config that changes a whole group.
+        layer_types_computed: the class computes ``layer_types`` from other keys (a property):
+            posenc does not read it.
+        layer_pattern: how the class fills ``layer_types`` (`LayerPattern`); ``layer_pattern_unknown``:
+            it fills them by a rule no probe fitted (posenc asks for ``layer_types`` where it matters).
+        nope_pattern: how the class fills ``no_rope_layers`` (`NopePattern`).
+        given_layer_types, given_no_rope_layers: what the class does with such a list a config
+            gives (`GivenList`).
+        layer_types_from: layer kinds named from a flags list (`LayerTypesFrom`).
+        rope_condition: the ``if`` around the rotation call in the modeling file's attention, named:
+            ``no_rope_layers`` (``self.use_rope``), ``sliding_only`` (only sliding layers rotate),
+            ``sliding_or_no_window``, ``no_alibi`` (``alibi is None``: Falcon).
+        softmax_scale: ``yarn_mscale_all_dim`` where the attention calls ``yarn_apply_mscale`` on
+            its softmax scale (DeepSeek).
+        query_temperature: the query factor the attention applies after the rotation:
+            ``llama_4_scaling_beta`` (``get_llama_4_attn_scale``: Ministral 3) or ``llama4_nope_tuning``
+            (``attn_temperature_tuning``: Llama 4's NoPE layers).
+        attention_sinks: the attention adds a learned sink logit per head (``self.sinks``: gpt-oss).
+        window_all_layers: the model's forward builds one sliding-window mask for every layer
+            whenever ``sliding_window`` is set (Mistral, Mixtral, StarCoder2, Phi-3).
+        window_switch: a key without which the class drops the window (`WindowSwitch`).
+        window_layers: which layers the class makes sliding once the window is on (`WindowLayers`).
+        notes: anything else the generator found and posenc does not follow (a rotation condition
+            outside the vocabulary above, layer types posenc does not classify), shown to the reader.
+    """
+
+    rope: Literal[False]
+    rotation_calls: list[str]
+    text_model_type: str
+    text_model_type_aliases: dict[str, str]
+    layout: Layout | LayoutFlag | None
+    rotary_sites: dict[str, Layout]
+    fixed_tables: bool
+    rotated_width_key: str
+    default_theta: float | dict[str, float]
+    default_rope_parameters: dict[str, ParamValue | dict[str, ParamValue] | None]
+    absent_defaults: dict[str, float]
+    absent_defaults_scaling: dict[str, float]
+    ignored_sources: list[str]
+    ignored_top_level: list[str]
+    key_aliases: dict[str, str]
+    base_keys: dict[str, str]
+    type_aliases: dict[str, str]
+    flat_scaling_type_key_ignored: bool
+    flat_landing: dict[str, FlatLanding]
+    nested_bases: dict[str, KeyDefault]
+    nested_theta_required: bool
+    nested_fill: dict[str, dict[str, float]]
+    nested_forced: dict[str, list[str]]
+    nested_partial_ignored: list[str]
+    nested_top_level: list[str]
+    null_filled: list[str]
+    field_defaults: dict[str, int | float | bool]
+    attribute_map: dict[str, str]
+    head_dim_from: HeadDimFrom
+    per_layer_head_dim: dict[str, HeadDimDefault]
+    ignore_keys: list[str]
+    defaults_depend_on: list[dict[str, Scalar]]
+    layer_types_computed: bool
+    layer_pattern: LayerPattern
+    layer_pattern_unknown: bool
+    nope_pattern: NopePattern
+    given_layer_types: GivenList
+    given_no_rope_layers: GivenList
+    layer_types_from: LayerTypesFrom
+    rope_condition: list[Literal["no_rope_layers", "sliding_only", "sliding_or_no_window", "no_alibi"]]
+    softmax_scale: Literal["yarn_mscale_all_dim"]
+    query_temperature: Literal["llama_4_scaling_beta", "llama4_nope_tuning"]
+    attention_sinks: bool
+    window_all_layers: bool
+    window_switch: WindowSwitch
+    window_layers: WindowLayers
+    notes: list[str]
+
+
+class ModelTypeTable(TypedDict):
+    """The whole of ``model_types.json``.
+
+    Attributes:
+        _source: which generator wrote it, from which transformers version.
+        model_types: every model type transformers registers that has an entry, by name.
+    """
+
+    _source: str
+    model_types: dict[str, ModelTypeEntry]
