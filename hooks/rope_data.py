@@ -5,7 +5,7 @@ The inspector's JavaScript port of ``posenc.configs`` reads the same table of mo
 that posenc reads: this hook writes them, unchanged, into ``assets/posenc/rope-data.js`` at build
 time, as JSON text (the port reads it into Python's values, docs/javascripts/explorer/json_values.js,
 so that ``8.0`` stays a float and ``8`` an int, as posenc sees them), with posenc.engines' data
-and the vision model types. Nothing is retyped in JavaScript.
+and the vision encoders read_config refuses. Nothing is retyped in JavaScript.
 """
 
 from __future__ import annotations
@@ -47,11 +47,11 @@ def rope_data_script() -> str:
     """The script that defines ``window.posencRopeData = {table, zoo, divergences}`` (the table as JSON
     text in a string literal)."""
     table = json.dumps(json.loads(TABLE.read_text(encoding="utf-8")), separators=(",", ":"))
-    from posenc.configs.vision import VISION_MODEL_TYPES
+    from posenc.configs.vision import ENCODER_MODEL_TYPES  # refused by read_config: read_vision_config reads them
     from posenc.engines import engine_data  # the engines' layout names and known disagreements, as data
 
     data: dict[str, Any] = {"table": table, "zoo": zoo_entries(), "divergences": divergences(),
-                            "engines": engine_data(), "vision_model_types": list(VISION_MODEL_TYPES)}
+                            "engines": engine_data(), "vision_encoders": list(ENCODER_MODEL_TYPES)}
     return ("// Generated at build time by hooks/rope_data.py from posenc/configs/model_types.json and posenc/zoo/*.json.\n"
             f"window.posencRopeData = {json.dumps(data, separators=(',', ':'))};\n")
 

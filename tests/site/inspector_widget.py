@@ -110,7 +110,7 @@ def check_widget(page: Any, check: Any, site_dir: Path) -> list[float]:
             check.fail(f"inspector, bad input: {kind}", "the last good result did not stay in place")
         check.count("bad inputs refused by the inspector")
         length.fill("")
-    # a vision encoder's config: posenc's refusal, and where posenc reads it (VISION_MODEL_TYPES, shipped as data)
+    # a vision encoder's config: posenc's refusal, which names where posenc reads it (ENCODER_MODEL_TYPES, as data)
     text = json.dumps({"model_type": "dinov3_vit", "hidden_size": 384, "num_attention_heads": 6})
     textarea.fill(text)
     _settle(page)

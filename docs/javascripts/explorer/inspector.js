@@ -53,17 +53,6 @@
     sinks: ["Each head has a learned sink logit that can take attention away from every token.", link("inference", "windows-and-sinks")],
   };
 
-  // Vision and video encoders (and their multimodal parents) that posenc reads in Python only.
-  const VISION = new Set(window.posencRopeData.vision_model_types || []);
-  const modelType = (text) => {
-    try {
-      const config = J.parseJSON(text);
-      return P.isMapping(config) ? P.get(config, "model_type") : null;
-    } catch (error) {
-      return null;
-    }
-  };
-
   // ---- reading ------------------------------------------------------------------------------
   function parseLength(text) {
     const trimmed = text.trim();
@@ -332,9 +321,7 @@
         if (!(error instanceof P.PyError)) throw error;
         state.error = error.message;
         state.errorName = error.name;
-        const hint = /layout is needed/.test(error.message) ? " Choose the layout in the menu above."
-          : VISION.has(modelType(textarea.value)) ? " This is a vision or video encoder: posenc reads how it rotates " +
-            "its patches in Python (posenc.configs.vision.read_vision_config); this inspector reads language models." : "";
+        const hint = /layout is needed/.test(error.message) ? " Choose the layout in the menu above." : "";
         problem.textContent = `Not read: ${error.message}.${hint}` + (state.result ? ` Still showing ${state.shown}.` : "");
         problem.hidden = false;
         results.classList.toggle("posenc-inspector__results--stale", state.result !== null);

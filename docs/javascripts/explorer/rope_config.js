@@ -245,6 +245,12 @@
     const given = P.isNone(layout) ? null : P.checkChoice("layout", layout, LAYOUTS);
     const [modelType, text] = R.textPart(config);
     const found = (modelType !== null ? R.entry(modelType) : null) || {};
+    const own = get(config, "model_type"); // the config's own type (SAM 3's table entry names its CLIP text model)
+    if (typeof own === "string" && (global.posencRopeData.vision_encoders || []).includes(own)) {
+      throw valueError(`model type ${repr(own)}: a vision or video encoder that rotates over patches in 2-D or 3-D; ` +
+        "posenc.configs.vision.read_vision_config reads it (axes, sections, coordinates, base, layout); read_config and " +
+        "from_config read 1-D RoPE");
+    }
     if (get(found, "rope") === false && P.truthy(get(found, "rotation_calls"))) {
       throw valueError(`model type ${repr(modelType)}: posenc does not read its rotary position embedding from a config ` +
         `(transformers' modeling file for it calls ${found.rotation_calls.join(", ")}: this model type, or another model ` +
