@@ -93,9 +93,9 @@ def check_widget(page: Any, check: Any, site_dir: Path) -> list[float]:
     select.select_option("gemma-2-9b")
     good = _widget(page)
     for kind, text, named in [*BAD_INPUTS, ("length 0", "", "length must be an integer >= 1")]:
-        if kind == "length 0":
-            textarea.fill((ROOT / "posenc" / "zoo" / "gemma-2-9b.json").read_text())
+        if kind == "length 0":  # the length first: no good reading in between, however slow the machine
             length.fill("0")
+            textarea.fill((ROOT / "posenc" / "zoo" / "gemma-2-9b.json").read_text())
         else:
             textarea.fill(text)
         _settle(page)
