@@ -250,25 +250,38 @@ def scaled_dot_product_attention(
         raise ValueError("sinks join a softmax; weighting replaces it: give one of them, not both")
     if causal and q_len > k_len:
         raise ValueError(f"causal attention needs q_len <= k_len, got q_len={q_len}, k_len={k_len}")
+    logits = None if scores is None else _check_scores(scores(q, k), shape)  # the caller's (RoPE from offsets, ...)
+    term = None if logit_hook is None else lambda q_, s: _check_hook_term(logit_hook(q_, s), s)
+    weigh = None if weighting is None else lambda s: _check_weights(weighting(s), tuple(s.shape))
+    return _attend(q, k, v, logits=logits, bias=checked_bias, causal=causal, mask=checked_mask, logit_hook=term,
+                   sinks=checked_sinks, weighting=weigh)
+# --8<-- [end:sdpa]
+
+
+def _attend(q: Tensor, k: Tensor, v: Tensor, *, logits: Tensor | None = None, bias: Tensor | None = None,
+            causal: bool = False, mask: Tensor | None = None, logit_hook: LogitHook | None = None,
+            sinks: Tensor | None = None, weighting: WeightHook | None = None) -> tuple[Tensor, Tensor]:
+    """`scaled_dot_product_attention` on checked arguments (the model's own; ``logits``: its scores)."""
+    # q: (batch, heads, q_len, head_dim); k: (batch, heads, k_len, head_dim); v: (batch, heads, k_len, d_v)
     dtype = q.dtype if q.dtype in (torch.float32, torch.float64) else torch.float32
-    if scores is None:
-        logits = q.to(dtype) @ k.to(dtype).transpose(-2, -1) / math.sqrt(q.shape[-1])
-    else:  # the caller's logits (RoPE from offsets, another scale)
-        logits = _check_scores(scores(q, k), shape).to(dtype)
-    if checked_bias is not None:
-        logits = logits + checked_bias.to(dtype)
-    if checked_mask is not None:
-        logits = logits.masked_fill(~checked_mask.to(q.device), float("-inf"))
+    if logits is None:
+        logits = q.to(dtype) @ k.to(dtype).transpose(-2, -1) / math.sqrt(q.shape[-1])  # (batch, heads, q_len, k_len)
+    else:
+        logits = logits.to(dtype)
+    if bias is not None:  # (batch or 1, heads, q_len, k_len)
+        logits = logits + bias.to(dtype)
+    if mask is not None:  # (batch, 1, q_len, k_len), True = attend
+        logits = logits.masked_fill(~mask.to(q.device), float("-inf"))
     if logit_hook is not None:  # a term computed from the (masked) logits themselves
-        logits = logits + _check_hook_term(logit_hook(q.to(dtype), logits), logits).to(dtype)
-    if causal:
+        logits = logits + logit_hook(q.to(dtype), logits).to(dtype)
+    if causal:  # the queries are the last q_len keys
+        q_len, k_len = logits.shape[-2], logits.shape[-1]
         future = torch.ones(q_len, k_len, dtype=torch.bool, device=q.device).triu(k_len - q_len + 1)
         logits = logits.masked_fill(future, float("-inf"))
     if weighting is not None:  # stick-breaking: the weights of every key from the masked logits
-        weights = _check_weights(weighting(logits), tuple(logits.shape)).to(dtype)
+        weights = weighting(logits).to(dtype)
         return (weights @ v.to(dtype)).to(v.dtype), weights.to(q.dtype)
-    return _softmax_attend(logits, v, checked_sinks, dtype, q.dtype)
-# --8<-- [end:sdpa]
+    return _softmax_attend(logits, v, sinks, dtype, q.dtype)
 
 
 # --8<-- [start:softmax]
@@ -342,10 +355,12 @@ class SelfAttention(nn.Module):
 
     def split_heads(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         """Project ``x [batch, seq, dim]`` to per-head q, k, v ``[batch, heads, seq, head_dim]``."""
-        x = self._check_x(x)
+        return self._split_heads(self._check_x(x))
+
+    def _split_heads(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         batch, seq, _ = x.shape
-        qkv = self.qkv(x).view(batch, seq, 3, self.num_heads, self.head_dim)
-        q, k, v = qkv.permute(2, 0, 3, 1, 4).unbind(0)
+        qkv = self.qkv(x).view(batch, seq, 3, self.num_heads, self.head_dim)  # (batch, seq, 3, heads, head_dim)
+        q, k, v = qkv.permute(2, 0, 3, 1, 4).unbind(0)  # (batch, heads, seq, head_dim) each
         return q, k, v
 
     def forward(
@@ -366,7 +381,7 @@ class SelfAttention(nn.Module):
         causal = check_bool("causal", causal)
         _check_hooks(rotary=rotary, kv_hook=kv_hook, logit_hook=logit_hook, scores=scores, content=content,
                      weighting=weighting)
-        q, k, v = self.split_heads(x)
+        q, k, v = self._split_heads(x)
         if rotary is not None:
             q, k = rotary(q, k)
         if content is not None:  # what the method computes from each token rides with its key
@@ -376,5 +391,5 @@ class SelfAttention(nn.Module):
         heads_out, weights = scaled_dot_product_attention(q, k, v, bias=bias, causal=causal, mask=mask,
                                                           logit_hook=logit_hook, sinks=self.sinks, scores=scores,
                                                           weighting=weighting)
-        merged = heads_out.transpose(1, 2).reshape(x.shape)
+        merged = heads_out.transpose(1, 2).reshape(x.shape)  # (batch, seq, heads * head_dim)
         return self.out(merged), weights

@@ -12,9 +12,9 @@ layer. The designs of today's models are plans (`posenc.designs`):
 * what acts beside the rotation: an L2 norm of q and k after it (Llama 4), a temperature on the
   queries (`posenc.temperature`), a learned sink logit per head (gpt-oss).
 
-Each setting is a field of `LayerPlan`, and the model reads the plan in one place, the hooks it
+Each setting is a field of `LayerPlan`, and the model reads the plan in one place, the inputs it
 builds for each layer's attention (`posenc.layer_hooks`), so a new per-layer setting is one more
-field and one more hook there.
+field there and one more step of the layer.
 
 Examples:
     >>> plans = layer_plans("rope", 4, layer_positions=["rope", "rope", "rope", "none"])
@@ -194,6 +194,9 @@ def _check_plan(name: str, plan: object, position: str) -> LayerPlan:
     if plan.changes_positions and not METHODS[position].per_layer:  # windows, sinks, ... suit any method
         raise ValueError(f"per-layer positions other than the model's own need {_varying()}, "
                          f"got position={position!r} and {name}={plan!r}")
+    if plan.sinks and plan.uses_position and METHODS[position].place == "weights":  # checked here, once
+        raise ValueError(f"{name}.sinks: sinks join a softmax; position={position!r} replaces the softmax: "
+                         "give one of them, not both")
     return plan
 
 

@@ -28,21 +28,12 @@ from posenc._checks import (
     check_token_ids,
 )
 from posenc.alibi import AlibiBias
-from posenc.attention import (
-    ContentHook,
-    KeyValueHook,
-    LogitHook,
-    QueryKeyTransform,
-    Rotation,
-    ScoreHook,
-    SelfAttention,
-    WeightHook,
-)
+from posenc.attention import SelfAttention
 from posenc.embedding import EMBEDDING_KINDS, PositionalEmbedding
 from posenc.fire import FireBias
 from posenc.inference import KVCache, StepPlan, plan_step, positions_from_mask
 from posenc.kerple import KerpleBias
-from posenc.layer_hooks import call_inputs, layer_hooks
+from posenc.layer_hooks import CallInputs, LayerInputs, RotationModule, _attend_layer, _call_inputs, _layer_inputs
 from posenc.layer_plan import LAYER_POSITION_METHODS, LayerPlan
 from posenc.layer_plan import (
     layer_plans as _plans,  # the keyword layer_plans= would shadow it
@@ -79,13 +70,9 @@ class _Block(nn.Module):
         self.mlp_norm = nn.LayerNorm(dim)
         self.mlp = nn.Sequential(nn.Linear(dim, hidden), nn.GELU(), nn.Linear(hidden, dim))
 
-    def forward(self, x: Tensor, *, bias: Tensor | None, rotary: QueryKeyTransform | None,
-                mask: Tensor | None = None, kv_hook: KeyValueHook | None = None,
-                logit_hook: LogitHook | None = None, scores: ScoreHook | None = None,
-                content: ContentHook | None = None, weighting: WeightHook | None = None) -> tuple[Tensor, Tensor]:
-        attended, weights = self.attention(self.attention_norm(x), bias=bias, rotary=rotary, causal=mask is None,
-                                           mask=mask, kv_hook=kv_hook, logit_hook=logit_hook, scores=scores,
-                                           content=content, weighting=weighting)
+    def forward(self, x: Tensor, inputs: LayerInputs) -> tuple[Tensor, Tensor]:
+        # x: (batch, seq, dim); inputs: this layer's tables, mask, bias and cache (posenc.layer_hooks)
+        attended, weights = _attend_layer(self.attention, self.attention_norm(x), inputs)
         x = x + attended
         return x + self.mlp(self.mlp_norm(x)), weights
 # --8<-- [end:block]
@@ -242,12 +229,13 @@ class TinyTransformer(nn.Module):
                          attention_mask=attention_mask)
         x = self._embed(tokens, step, default=positions is None and cache is None)  # [batch, seq, dim]
         bias = self._step_bias(step, x)  # [batch or 1, heads, seq, k_len], or None
-        call = call_inputs(step, bias=bias, cache=cache, device=x.device, plans=self.layer_plans)
+        rotations = [self._rotation(layer) for layer in range(self.num_layers)]
+        # what every layer shares, computed once: positions, mask, bias, each rotation's tables
+        call = _call_inputs(step, bias, cache, x.device, self.layer_plans,
+                            [r for r, plan in zip(rotations, self.layer_plans) if plan.pair_offsets is None], x.dtype)
         maps = []
         for layer, (plan, block) in enumerate(zip(self.layer_plans, self.blocks)):  # each layer by its plan
-            hooks = layer_hooks(plan, layer, call, rotation=self._rotation(layer), logit_hook=self._logit_hook(layer))
-            hooks.update(self._inside_hooks(layer, plan, cache))  # FoX, PaTH, stick-breaking
-            x, weights = block(x, **hooks)
+            x, weights = block(x, self._layer_inputs(layer, plan, call, rotations[layer]))
             maps.append(weights)
         if cache is not None:
             cache.commit(step, owner=self, spans=self._spans)
@@ -302,7 +290,7 @@ class TinyTransformer(nn.Module):
         rotation = self._rotation(check_int("layer", layer, minimum=0, maximum=self.num_layers - 1))
         return rotation if isinstance(rotation, RotaryEmbedding) else None
 
-    def _rotation(self, layer: int) -> Rotation | None:
+    def _rotation(self, layer: int) -> RotationModule | None:
         plan, rotation = self.layer_plans[layer], self._at("rotation")
         if rotation is None and self.method.rope:
             rotation = self.rotary
@@ -314,23 +302,20 @@ class TinyTransformer(nn.Module):
             return module
         return rotation
 
-    def _inside_hooks(self, layer: int, plan: LayerPlan, cache: KVCache | None) -> dict[str, Any]:
-        """The hooks of a method inside attention: ``weighting`` (stick-breaking), or FoX's and PaTH's
-        ``content`` and ``scores``, whose cached keys carry each token's gate or transform."""
+    def _layer_inputs(self, layer: int, plan: LayerPlan, call: CallInputs,
+                      rotation: RotationModule | None) -> LayerInputs:
+        """The layer's inputs; a method inside attention adds its module: stick-breaking's ``weighting``, or
+        FoX's and PaTH's ``content``, whose cached keys carry each token's gate or transform."""
+        cope = self._at("logits")  # CoPE: one module per layer
+        inputs = _layer_inputs(plan, layer, call, rotation, None if cope is None else cope[layer])
         place = self.method.place
         if place == "weights" and plan.uses_position:
-            return {"weighting": self.weighting.weights} if self.weighting is not None else {}
-        if place != "content" or not plan.uses_position:
-            return {}
-        if cache is not None:
-            check_unbroken_cache(cache, layer, self.position)
-        module = self.content[layer]
-        return {"content": module.join, "scores": module.scores}
-
-    def _logit_hook(self, layer: int) -> LogitHook | None:
-        """CoPE's module of this layer (None for every other method)."""
-        hooks = self._at("logits")
-        return None if hooks is None else hooks[layer]
+            inputs.weighting = self.weighting
+        elif place == "content" and plan.uses_position:
+            if call.cache is not None:
+                check_unbroken_cache(call.cache, layer, self.position)
+            inputs.content = self.content[layer]  # type: ignore[assignment]  # a ForgetGate or HouseholderPath
+        return inputs
 
     def position_bias(self, query_positions: Tensor, key_positions: Tensor) -> Tensor | None:
         """The logit bias ``[batch, heads, q_len, k_len]``, or ``None``.

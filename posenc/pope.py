@@ -88,18 +88,27 @@ class PolarEmbedding(nn.Module):
     def rotate_queries(self, q: Tensor, positions: Tensor) -> Tensor:
         r"""\(\sqrt 2\,(\mu \cos t\theta,\ \mu \sin t\theta)\) for queries ``q [..., seq, head_dim]``."""
         q = self._check_input("q", q)
-        return math.sqrt(2.0) * self._polar(q, self._angles("q", q, positions))
+        angles = self._angles("q", q, positions)
+        return self._turn_queries(q, torch.cos(angles), torch.sin(angles))
 
     def rotate_keys(self, k: Tensor, positions: Tensor) -> Tensor:
         r"""\((\mu \cos(s\theta + \delta),\ \mu \sin(s\theta + \delta))\) for keys ``k [..., seq, head_dim]``."""
         k = self._check_input("k", k)
-        phase = self.delta.clamp(-2 * math.pi, 0.0)  # [heads, head_dim], the paper's range
         if k.ndim < 3 and self.num_heads > 1:
             raise ValueError(f"k must have a heads axis [..., heads, seq, head_dim] for {self.num_heads} heads, "
                              f"got shape {tuple(k.shape)}")
+        return self._turn_keys(k, self._angles("k", k, positions))
+
+    def _turn_queries(self, q: Tensor, cos: Tensor, sin: Tensor) -> Tensor:
+        """`rotate_queries` from the cos and sin of the queries' angles (``_table``)."""
+        return math.sqrt(2.0) * self._polar(q, cos, sin)
+
+    def _turn_keys(self, k: Tensor, angles: Tensor) -> Tensor:
+        """`rotate_keys` from the keys' angles (``_table``), plus each head's learned phase."""
+        phase = self.delta.clamp(-2 * math.pi, 0.0)  # [heads, head_dim], the paper's range
         phase = phase[:, None, :] if k.ndim >= 3 else phase  # [heads, 1 (seq), head_dim], or [1, head_dim]
-        return self._polar(k, self._angles("k", k, positions) + phase.to(torch.float64 if k.dtype == torch.float64
-                                                                          else torch.float32))
+        angles = angles + phase.to(torch.float64 if k.dtype == torch.float64 else torch.float32)
+        return self._polar(k, torch.cos(angles), torch.sin(angles))
 
     def _check_input(self, name: str, x: object) -> Tensor:
         tensor = check_tensor(name, x, min_ndim=2, floating=True)
@@ -114,19 +123,21 @@ class PolarEmbedding(nn.Module):
     def _angles(self, name: str, x: Tensor, positions: object) -> Tensor:
         """``t * theta`` ``[..., seq, head_dim]`` in float64, cast to at least float32, broadcast over heads."""
         pos = check_positions_match("positions", check_position_tensor("positions", positions), name, x)
-        pos = pos.to(torch.float64)
+        return self._table(pos, x.ndim, x.device, x.dtype)
+
+    def _table(self, positions: Tensor, ndim: int, device: torch.device, dtype: torch.dtype) -> Tensor:
+        """The angles of ``positions`` for q or k of ``ndim`` dimensions (the model tabulates once per call)."""
+        pos = positions.to(torch.float64)
         if pos.numel() and float(pos.abs().max()) > MAX_EXACT_POSITION:
             raise ValueError(f"positions must be at most {MAX_EXACT_POSITION} in size, got {float(pos.abs().max())}")
         frequencies = pope_frequencies(self.head_dim, self.base).to(pos.device)  # float64 each call: d numbers
         angles = pos[..., None] * frequencies  # [(batch,) seq, d]
         if pos.ndim == 2:  # [batch, seq, d] -> [batch, 1 (heads), seq, d]
-            angles = angles[:, None] if x.ndim >= 4 else angles
-        dtype = torch.float64 if x.dtype == torch.float64 else torch.float32
-        return angles.to(device=x.device, dtype=dtype)
+            angles = angles[:, None] if ndim >= 4 else angles
+        return angles.to(device=device, dtype=torch.float64 if dtype == torch.float64 else torch.float32)
 
     @staticmethod
-    def _polar(x: Tensor, angles: Tensor) -> Tensor:
-        dtype = angles.dtype
-        magnitude = nn.functional.softplus(x.to(dtype))  # content sets only the magnitude
-        out = torch.cat((magnitude * torch.cos(angles), magnitude * torch.sin(angles)), dim=-1)
+    def _polar(x: Tensor, cos: Tensor, sin: Tensor) -> Tensor:
+        magnitude = nn.functional.softplus(x.to(cos.dtype))  # content sets only the magnitude
+        out = torch.cat((magnitude * cos, magnitude * sin), dim=-1)
         return out.to(x.dtype if x.dtype in (torch.float32, torch.float64) else torch.float32)

@@ -26,7 +26,7 @@ transformers = pytest.importorskip("transformers", reason="transformers is a tes
 from posenc.attention import SelfAttention  # noqa: E402
 from posenc.inference import plan_step, positions_from_mask  # noqa: E402
 from posenc.latent import LatentAttention, LatentCache  # noqa: E402
-from posenc.layer_hooks import call_inputs, layer_hooks  # noqa: E402
+from posenc.layer_hooks import _attend_layer, _call_inputs, _layer_inputs  # noqa: E402
 from posenc.layer_plan import LayerPlan  # noqa: E402
 from posenc.rope import RotaryEmbedding  # noqa: E402
 from posenc.spans import span_mask  # noqa: E402
@@ -136,14 +136,13 @@ def test_the_cache_holds_what_deepseek_v3_caches() -> None:
 
 def attend(layer: SelfAttention, x: torch.Tensor, plan: LayerPlan, rotation: Any, *,
            attention_mask: torch.Tensor | None = None) -> torch.Tensor:
-    """One layer as TinyTransformer runs it: plan_step, call_inputs, layer_hooks, then attention."""
+    """One layer as TinyTransformer runs it: plan_step, the call's inputs, the layer's, then the layer."""
     batch, seq, _ = x.shape
     positions = None if attention_mask is None else positions_from_mask(attention_mask)
     step = plan_step(None, owner=layer, num_layers=1, batch=batch, q_len=seq, positions=positions,
                      attention_mask=attention_mask, device=x.device)
-    call = call_inputs(step, bias=None, cache=None, device=x.device, plans=[plan])
-    hooks = layer_hooks(plan, 0, call, rotation=rotation, logit_hook=None)
-    return layer(x, causal=hooks["mask"] is None, **hooks)[0]
+    call = _call_inputs(step, None, None, x.device, [plan], [rotation], x.dtype)
+    return _attend_layer(layer, x, _layer_inputs(plan, 0, call, rotation, None))[0]
 
 
 def copy_qkvo(theirs: Any, ours: SelfAttention) -> None:
