@@ -111,8 +111,8 @@ def port_run(browser: Any, site_dir: Path) -> dict[str, float]:
         page = context.new_page()
         urls: list[str] = []
         page.on("requestfinished", lambda request: urls.append(request.url))
-        page.goto(f"{origin}{base}explore/", wait_until="load")
-        page.wait_for_timeout(1500)
+        page.goto(f"{origin}{base}explore/", wait_until="networkidle")  # the first view, all of it (a busy
+        page.wait_for_timeout(500)                                       # machine loads it late)
         first_view = list(urls)
         started = time.perf_counter()
         page.locator(HOST).scroll_into_view_if_needed()
