@@ -355,3 +355,12 @@ def test_temperature_settings_are_bounded_by_their_config_names() -> None:
     config = {**ministral, "rope_parameters": {**ministral["rope_parameters"], "llama_4_scaling_beta": 1e7}}
     with pytest.raises(ValueError, match=r"rope_parameters\['llama_4_scaling_beta'\] must be <= 1000000.0"):
         read_config(config)
+
+
+def test_the_readers_layout_names_are_the_rotations() -> None:
+    """The reader names the two layouts without importing torch (posenc.configs._layer.LAYOUTS); they
+    must be the names posenc.rope's rotation takes (posenc._rotary.LAYOUTS)."""
+    from posenc import _rotary
+    from posenc.configs import _layer
+
+    assert _layer.LAYOUTS == _rotary.LAYOUTS
