@@ -340,7 +340,7 @@ def triggered(model_type: str | None, scalings: Iterable[Mapping[str, Any] | Non
         >>> [(t.engine, t.key, v) for t, v in triggered("llama", [{"type": "dynamic", "factor": 2.0}])]
         [('keras-hub', 'rope_type', 'dynamic')]
     """
-    settings: list[dict[str, Any]] = [{**s, "rope_type": s.get("type")} for s in scalings if s]
+    settings: list[dict[str, Any]] = [{**s, "rope_type": s.get("type")} for s in _scalings(model_type, scalings) if s]
     found: list[tuple[Trigger, Any]] = []
     for trigger in TRIGGERS:
         pools: list[dict[str, Any]] = ([s for s in settings if s["rope_type"] == trigger.rope_type]
@@ -349,6 +349,19 @@ def triggered(model_type: str | None, scalings: Iterable[Mapping[str, Any] | Non
         if hit is not None:
             found.append((trigger, hit[trigger.key]))
     return found
+
+
+def _scalings(model_type: Any, scalings: Any) -> list[Mapping[str, Any] | None]:
+    """The caller's arguments checked at the boundary: a model type (or None) and scaling dicts (or None)."""
+    if model_type is not None and not isinstance(model_type, str):
+        raise TypeError(f"model_type must be a string or None, got {model_type!r}")
+    if isinstance(scalings, (str, bytes, Mapping)) or not isinstance(scalings, Iterable):
+        raise TypeError(f"scalings must be a list of scaling dicts (or None per layer), got {scalings!r}")
+    items = list(scalings)
+    for item in items:
+        if item is not None and not isinstance(item, Mapping):
+            raise TypeError(f"scalings must hold scaling dicts or None, got {item!r}")
+    return items
 
 
 def _spell(value: Any) -> str:

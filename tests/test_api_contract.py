@@ -52,6 +52,7 @@ RECORDS = {
     "posenc.analysis.Collision",
     "posenc.engines.Engine",
     "posenc.engines.Disagreement",
+    "posenc.engines.Trigger",
     "posenc.configs.ConfigRope",
     "posenc.configs.LayerRope",
     "posenc.configs.sites.RotarySite",
@@ -484,6 +485,9 @@ EXAMPLES: dict[str, Example] = {
     "posenc.engines.layout_flags": ex(layout="half"),
     "posenc.engines.known_disagreements": ex(feature="longrope"),
     "posenc.engines.support_table": ex(),
+    "posenc.engines.engine_data": ex(),
+    "posenc.engines.triggered": ex(model_type="llama", scalings=[{"type": "dynamic", "factor": 2.0}]),
+    "posenc.engines.engine_warnings": ex(model_type="llama", scalings=[{"type": "dynamic", "factor": 2.0}]),
     # images and video (issue 36)
     "posenc.rope_images.patch_center_coordinates": ex(height=2, width=3),
     "posenc.rope_images.augment_patch_coordinates": ex(
