@@ -40,6 +40,11 @@ def _widget(page: Any) -> dict[str, Any]:
 
 def _settle(page: Any) -> None:
     page.wait_for_timeout(420)  # the text area and the length field update 300 ms after the last key
+    # ... and on a busy machine later: wait until the widget has read what the fields now hold
+    page.wait_for_function("""() => { const root = document.querySelector("%s .posenc-explorer__widget");
+      const [area, menus, length] = [root.querySelector("textarea"), root.querySelectorAll("select"),
+                                     root.querySelector("input[type=text]")];
+      return root.posencInspector.source === area.value + menus[1].value + length.value; }""" % WIDGET, timeout=20000)
 
 
 def _compare_widget(check: Any, where: str, state: dict[str, Any], theirs: dict[str, Any]) -> None:
