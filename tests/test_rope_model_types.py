@@ -62,6 +62,11 @@ def test_no_model_type_that_rotates_is_said_to_use_no_rope() -> None:
     assert table["vjepa2"]["rotation_calls"]  # modeling_vjepa2.py: VJEPA2RopeAttention rotates q and k
     assert table["esm"]["rotation_calls"] and table["roformer"]["rotation_calls"]
     assert "rotation_calls" not in table["bert"]                              # learned absolute positions
+    # modeling_wav2vec2_conformer.py: _apply_rotary_embedding, hidden * cos + rotated * sin (found by what it computes)
+    assert table["wav2vec2-conformer"]["rotation_calls"]
+    assert table["pi0"]["rotating_parts"]["dit_config"] == "gemma"  # configuration_pi0.py: sub_configs_defaults
+    with pytest.raises(ValueError, match="its own code does not rotate, but its parts do"):
+        read_config({"model_type": "pi0", "hidden_size": 64, "num_attention_heads": 4})
     for model_type in ("dinov3_vit", "vjepa2"):  # read by posenc.configs.vision (tests/test_config_vision.py)
         with pytest.raises(ValueError, match="read_vision_config reads it"):
             read_config({"model_type": model_type, "hidden_size": 64, "num_attention_heads": 4})

@@ -307,6 +307,11 @@ def read_config(config: Mapping[str, Any], *, layout: str | None = None) -> Conf
                          f"(transformers' modeling file for it calls {', '.join(found['rotation_calls'])}: this model "
                          f"type, or another model of the same file, rotates q and k; vision, audio and video encoders "
                          f"are not read yet)")
+    own = table.model_types().get(config.get("model_type") or "") or {}  # the config's own type, not its text model's
+    if parts := own.get("rotating_parts") or found.get("rotating_parts"):  # pi0's Gemma, CHMv2's DINOv3 backbone
+        raise ValueError(f"model type {config.get('model_type') or model_type!r}: its own code does not rotate, but its "
+                         f"parts do ({'; '.join(f'{key}: {kind}' for key, kind in parts.items())}): read those "
+                         f"sub-configs")
     if found.get("rope") is False:
         raise ValueError(f"model type {model_type!r} uses no rotary position embedding (transformers' code for it "
                          f"has no RoPE): from_config reads RoPE settings only")

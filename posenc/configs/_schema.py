@@ -198,6 +198,11 @@ class ModelTypeEntry(TypedDict, total=False):
         rotation_calls: with ``rope`` False, the rotation functions the modeling file still calls
             (``apply_rotary_pos_emb``, ...: a vision or audio encoder that rotates), so that posenc
             refuses the model type by name instead of saying it has no RoPE.
+        rotating_parts: where the entry (or its text model's) says the model uses no RoPE, the
+            sub-configs whose own entry rotates, by dotted key (``"vlm_config.text_config"``) ->
+            their model type, followed three levels down through the config class's
+            ``sub_configs_defaults`` (pi0's Gemma, CHMv2's DINOv3 backbone); posenc refuses the
+            model type by name and points to those sub-configs.
         text_model_type: for a wrapper (a vision-language config, ...), the model type of its text
             config (``get_text_config(decoder=True)``), whose entry is read instead.
         text_model_type_aliases: names the wrapper's config class accepts for its text model's
@@ -284,6 +289,7 @@ class ModelTypeEntry(TypedDict, total=False):
 
     rope: Literal[False]
     rotation_calls: list[str]
+    rotating_parts: dict[str, str]
     text_model_type: str
     text_model_type_aliases: dict[str, str]
     layout: Layout | LayoutFlag | None

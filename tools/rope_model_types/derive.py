@@ -33,7 +33,12 @@ What is derived, and how (no hand-written list of model names):
   (``last``), or made ``every`` when no other layer is (``at_least_one``); no fit, no pattern.
 * **rotation without settings to read** (``rotation_calls``): a model type with no rotary settings
   posenc reads whose modeling file still calls a rotation function (DINOv3, V-JEPA 2, ESM, SAM 2/3:
-  ``rotation.py``), refused by name rather than said to use no RoPE;
+  ``rotation.py``), refused by name rather than said to use no RoPE; a call counts when the
+  function is named as a rotation or its body rotates (``x * cos + rotate(x) * sin``:
+  Wav2Vec2-Conformer's ``_apply_rotary_embedding``);
+* **parts that rotate** (``rotating_parts``): a model type said to use no RoPE whose sub-configs
+  (``sub_configs_defaults``, three levels down) have entries that rotate (pi0's Gemma, CHMv2's
+  DINOv3 backbone), refused by name as well;
 * **windows** (``window_all_layers``, ``window_switch``, ``window_layers``): which layers attend
   within ``sliding_window`` (``windows.py``);
 * the class defaults `from_config` needs when a config.json leaves a key out (``default_theta``,
@@ -678,6 +683,26 @@ def _canonical(value: Any) -> Any:
     return value
 
 
+def _config_classes(table: dict[str, Any]) -> dict[str, type]:
+    """The config class of each model type in the table that transformers can import."""
+    from transformers import CONFIG_MAPPING
+    classes = {}
+    for model_type in table:
+        with contextlib.suppress(Exception):  # a class whose imports fail has no parts to follow
+            classes[model_type] = CONFIG_MAPPING[model_type]
+    return classes
+
+
+def _says_no_rope(table: dict[str, Any], model_type: str) -> bool:
+    """Whether the table's entry says the model type uses no RoPE: ``rope`` false with no rotation
+    calls, or a wrapper whose text model's entry says so."""
+    entry = table.get(model_type) or {}
+    if entry.get("rope") is False and not entry.get("rotation_calls"):
+        return True
+    text = entry.get("text_model_type")
+    return bool(text) and text != model_type and _says_no_rope(table, text)
+
+
 def derive_all() -> dict[str, Any]:
     _quiet()
     torch.manual_seed(0)
@@ -686,6 +711,10 @@ def derive_all() -> dict[str, Any]:
         entry = derive(model_type, config_name)
         if entry is not None:
             table[model_type] = _canonical(entry)
+    classes = _config_classes(table)
+    for model_type, entry in table.items():  # a model whose parts rotate is not a model without RoPE
+        if _says_no_rope(table, model_type) and (parts := rotation.rotating_parts(table, classes, model_type)):
+            entry["rotating_parts"] = parts
     import transformers
     return {"_source": f"derived by tools/rope_model_types from transformers {transformers.__version__}; "
                        f"do not edit by hand", "model_types": dict(sorted(table.items()))}

@@ -26,23 +26,84 @@ def _name(node: ast.expr) -> str | None:
     return None
 
 
+def _mentions(node: ast.AST, word: str) -> bool:
+    return any(isinstance(n, (ast.Name, ast.Attribute)) and word in (_name(n) or "").lower() for n in ast.walk(node))
+
+
+def turns(function: ast.AST) -> bool:
+    """Whether a function's body rotates by what it computes, whatever its name: a sum (or difference)
+    of two products, one with a cosine and one with a sine (``x * cos + rotate(x) * sin``, the form
+    of every real-valued RoPE), or a product of complex numbers built with ``view_as_complex``
+    (Llama 4's vision encoder, Meta's original code)."""
+    for node in ast.walk(function):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+            left, right = node.left, node.right
+            if all(isinstance(side, ast.BinOp) and isinstance(side.op, ast.Mult) for side in (left, right)) and (
+                    (_mentions(left, "cos") and _mentions(right, "sin")) or (_mentions(left, "sin") and _mentions(right, "cos"))):
+                return True
+        if isinstance(node, ast.Call) and _name(node.func) == "view_as_complex":
+            return True
+    return False
+
+
 def rotation_calls(source: str) -> list[str]:
-    """The rotation functions called from code that is not itself a rotation helper, sorted."""
+    """The rotation functions called from code that is not itself a rotation helper, sorted: the
+    functions named as rotations (`_ROTATION`) and those whose body rotates (`turns`: Wav2Vec2-Conformer's
+    and SeamlessM4T's ``_apply_rotary_embedding`` methods, which the name pattern misses)."""
+    tree = ast.parse(source)
+    rotating = {node.name for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and (_ROTATION.fullmatch(node.name) or turns(node))}
     found: set[str] = set()
 
     def visit(node: ast.AST, inside_helper: bool) -> None:
         for child in ast.iter_child_nodes(node):
             helper = inside_helper
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                helper = bool(_ROTATION.fullmatch(child.name))
+                helper = child.name in rotating
             if isinstance(child, ast.Call) and not inside_helper:
                 name = _name(child.func)
-                if name and _ROTATION.fullmatch(name):
+                if name and (name in rotating or _ROTATION.fullmatch(name)):
                     found.add(name)
             visit(child, helper)
 
-    visit(ast.parse(source), False)
+    visit(tree, False)
     return sorted(found)
+
+
+def sub_config_types(config_class: type) -> dict[str, str]:
+    """The model type of each sub-config a config class builds (``sub_configs_defaults``: a config
+    class, or a ``SubConfigSpec`` naming the model type of its AutoConfig), by key."""
+    out = {}
+    for key, spec in (getattr(config_class, "sub_configs_defaults", None) or {}).items():
+        child = spec.model_type if isinstance(spec, type) else (
+            getattr(spec, "model_type", None) or getattr(getattr(spec, "config_class", None), "model_type", None))
+        if isinstance(child, str) and child:
+            out[key] = child
+    return out
+
+
+def rotating_parts(table: dict[str, dict], classes: dict[str, type], model_type: str,
+                   depth: int = 3) -> dict[str, str]:
+    """The sub-configs (``"vision_config.backbone_config"``) of ``model_type`` whose own code rotates
+    (a table entry with rotary settings or ``rotation_calls``), followed ``depth`` levels down: a
+    model whose own modeling file does not rotate but whose parts do (SAM 3's ViT, CHMv2's DINOv3
+    backbone, pi0's Gemma) is not a model without RoPE."""
+    found: dict[str, str] = {}
+
+    def rotates(entry: dict) -> bool:
+        return bool(entry) and (bool(entry.get("rotation_calls")) or (entry.get("rope", True) is not False
+                                                                     and "text_model_type" not in entry))
+
+    def walk(kind: str, path: tuple[str, ...], left: int) -> None:
+        cls = classes.get(kind)
+        for key, child in (sub_config_types(cls) if cls else {}).items():
+            if rotates(table.get(child, {})):
+                found[".".join((*path, key))] = child
+            elif left > 0:
+                walk(child, (*path, key), left - 1)
+
+    walk(model_type, (), depth)
+    return found
 
 
 def calls_by_class(source: str) -> dict[str, list[str]]:

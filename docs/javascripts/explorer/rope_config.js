@@ -256,6 +256,12 @@
         `(transformers' modeling file for it calls ${found.rotation_calls.join(", ")}: this model type, or another model ` +
         "of the same file, rotates q and k; vision, audio and video encoders are not read yet)");
     }
+    const ownParts = get(R.lookup(own) || {}, "rotating_parts"); // the config's own type, not its text model's
+    const parts = P.truthy(ownParts) ? ownParts : get(found, "rotating_parts");
+    if (P.truthy(parts)) {
+      throw valueError(`model type ${repr(P.truthy(own) ? own : modelType)}: its own code does not rotate, but its parts ` +
+        `do (${P.keys(parts).map((key) => `${key}: ${parts[key]}`).join("; ")}): read those sub-configs`);
+    }
     if (get(found, "rope") === false) {
       throw valueError(`model type ${repr(modelType)} uses no rotary position embedding (transformers' code for it ` +
         "has no RoPE): from_config reads RoPE settings only");
