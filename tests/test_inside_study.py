@@ -137,3 +137,56 @@ def test_depth_scores_are_the_depth_studys_test_sets() -> None:
 def test_bad_input_is_named(call: Any, error: type[Exception], match: str) -> None:
     with pytest.raises(error, match=match):
         call()
+
+
+# ---------------------------------------------------------------- the committed results
+
+
+@pytest.mark.parametrize("task", ["lm", "retrieval"])
+def test_committed_results_stand_beside_the_hybrid_rows(task: str) -> None:
+    config = inside.CONFIGS["full"]
+    results = inside.load_results(task)
+    check_results(results, task, config)
+    committed = json.loads(hybrid.RESULTS_PATHS[task].read_text())
+    assert results["versions"] == committed["versions"]  # the same libraries as the rows beside them
+    assert results["baseline"] == {"file": f"hybrid_{task}.json", "versions_match": True,
+                                   "fields_equal": [k for k in config.as_dict() if k != "methods"]}
+    assert results["device"] == committed["device"] == "cpu"
+    for entry in results["methods"].values():  # the MQAR models were scored again from the run's own cache
+        assert all(run["train_cpu_seconds"] > 0 for run in entry["runs"])
+        assert all(not run["from_cache"] for run in entry["runs"]) or task == "retrieval"
+    if task == "retrieval":
+        assert results["depth_baseline"]["file"] == "depth.json"
+        assert results["settings"] == depth.load_results()["settings"]
+        assert results["mean_distance"] == depth.load_results()["mean_distance"]  # the same test sequences
+
+
+def test_committed_parameters_are_those_of_the_models() -> None:
+    from posenc.experiments import retrieval
+    from posenc.experiments.data import load_corpus
+
+    vocab = {"lm": load_corpus(inside.CONFIGS["full"].validation_fraction).vocab_size,
+             "retrieval": retrieval.vocab_size(inside.CONFIGS["full"].retrieval_symbols)}
+    for task, size in vocab.items():
+        for method, entry in inside.load_results(task)["methods"].items():
+            model = inside.build_inside_model(method, inside.CONFIGS["full"], size)
+            assert entry["parameters"] == sum(p.numel() for p in model.parameters())
+
+
+def test_the_table_reads_both_studies() -> None:
+    header, rows = inside.inside_table()
+    assert header == ["method", "ppl@64", "ppl@512", "recall@64", "recall@512", "train s"]
+    assert [row[0] for row in rows] == [*inside.REFERENCE_ROWS, *inside.METHODS]
+    rope = hybrid.load_results("lm")["methods"]["rope"]
+    assert rows[0][2].startswith(f"{rope['perplexity'][-1]:.2f} (")
+
+
+def test_claims_read_the_inside_rows_seed_by_seed() -> None:
+    from posenc.experiments.claims import measure
+
+    text, recall = inside.load_results("lm"), inside.load_results("retrieval")
+    for method in inside.METHODS:
+        assert measure(f"ilm.{method}@8L").values() == tuple(r["perplexity"][-1] for r in text["methods"][method]["runs"])
+        assert measure(f"irecall.{method}@L").values() == tuple(r["accuracy"][0] for r in recall["methods"][method]["runs"])
+        assert measure(f"idepth.{method}.middle@8L").values() == \
+            tuple(r["depth_accuracy"]["middle"][-1] for r in recall["methods"][method]["runs"])

@@ -90,7 +90,7 @@ def _depth_baseline(config: Config) -> dict[str, Any] | None:
     if committed["config"]["name"] != config.name:
         return None
     test_fields = ("train_length", "eval_multiples", "retrieval_pairs", "retrieval_queries", "retrieval_symbols")
-    differ = [name for name in test_fields if committed["config"][name] != getattr(config, name)]
+    differ = [name for name in test_fields if committed["config"][name] != config.as_dict()[name]]
     if committed["settings"] != SETTINGS[config.name].as_dict() or differ:
         raise ValueError(f"the depth settings of {config.name!r} differ from the committed depth.json "
                          f"({differ or 'settings'})")
@@ -169,7 +169,7 @@ def _depth_rows(config: Config, methods: dict[str, Any]) -> dict[str, Any]:
                                      for label in labels},
                         "runs": runs}
     return {"settings": SETTINGS[config.name].as_dict(), "depths": labels, "mean_distance": distances,
-            "depth_test_seed": depth.TEST_SEED, "depth_baseline": _depth_baseline(config), "rows": rows}
+            "depth_test_seed": depth.TEST_SEED, "rows": rows}
 
 
 def _ordered_jobs(task: str, config: Config) -> list[tuple[str, int]]:
@@ -188,6 +188,7 @@ def run(config: Config, *, task: str = "lm", workers: int = 2, device: str = "cp
     if unknown:
         raise ValueError(f"config.methods must be among {METHODS}, got {unknown} (use inside.CONFIGS)")
     beside = baseline(task, config)  # refuses a configuration the committed rows were not made with
+    depth_beside = _depth_baseline(config) if task == "retrieval" else None  # the same, before any training
     metric = METRICS[task]
     started = time.perf_counter()
     runs = run_jobs(_job, _ordered_jobs(task, config), config, device=device, workers=workers, progress=progress)
@@ -214,7 +215,7 @@ def run(config: Config, *, task: str = "lm", workers: int = 2, device: str = "cp
     else:
         results["chance"] = round(1 / config.retrieval_symbols, 4)
         results["test_seed"] = retrieval.TEST_SEED
-        results.update(_depth_rows(config, methods))
+        results.update(_depth_rows(config, methods), depth_baseline=depth_beside)
     cpu = sum(r["train_cpu_seconds"] + r["eval_cpu_seconds"] for r in runs.values())
     return {**results, "methods": methods, "versions": versions("tqdm"), "device": device,
             "wall_seconds": round(time.perf_counter() - started, 1), "workers": workers,

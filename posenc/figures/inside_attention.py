@@ -9,22 +9,31 @@ same content, so that what the picture shows is the method's own position behavi
 * PaTH: q = k = e1 for every token, H = I on a word and the reflection of e1 on a full stop
   (beta = 2, w = e1), so a logit is +1 or -1 by the parity of the full stops in between;
 * PoPE: the same content vector at every position, so the pattern depends on the offset alone.
+
+The study figure is drawn from the committed results of `posenc.experiments.inside`, beside the
+rows of RoPE, NoPE and ALiBi of `posenc.experiments.hybrid` (the same protocol): a marker is the
+mean over the seeds and its bar spans the lowest to the highest seed.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 import torch
 from matplotlib.figure import Figure
 
+from posenc.experiments import hybrid, inside
 from posenc.figures import figure
-from posenc.figures._style import new_figure, show_matrix
+from posenc.figures._layout import narrow
+from posenc.figures._style import method_style, new_figure, palette, show_matrix
+from posenc.figures.experiments import _length_axis, _log_ticks
 from posenc.forgetting import forgetting_bias
 from posenc.path_attention import path_logits
 from posenc.pope import PolarEmbedding
 from posenc.stick_breaking import stick_breaking_weights
 
-__all__ = ["SENTENCE", "example_patterns"]
+__all__ = ["SENTENCE", "STUDY_STYLES", "example_patterns"]
 
 #: Twelve tokens, three sentences.
 SENTENCE = ["the", "cat", "sat", ".", "a", "dog", "ran", ".", "it", "was", "fast", "."]
@@ -78,4 +87,54 @@ def inside_attention_patterns() -> Figure:
         ax.set_yticks(range(n), SENTENCE, fontsize=9)
     axes[0][0].set_ylabel("query")
     axes[1][0].set_ylabel("query")
+    return fig
+
+
+#: The five methods of the study, each with a label, a colour of the palette's cycle (by index,
+#: skipping the green of RoPE and the ochre of ALiBi beside them) and a marker of its own.
+STUDY_STYLES = {"fox": ("FoX", 0, "s"), "fox_rope": ("FoX + RoPE", 1, "D"), "stick_breaking": ("stick-breaking", 3, "P"),
+                "path": ("PaTH", 5, "X"), "pope": ("PoPE", 6, "h")}
+#: The committed rows of the hybrid study drawn beside them, thinner and dashed.
+REFERENCE_ROWS = ("rope", "none", "alibi")
+
+
+def _study_rows(task: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(entry, style) for the references of the hybrid study and the rows of the inside study."""
+    rows = []
+    for method in REFERENCE_ROWS:
+        rows.append((hybrid.load_results(task)["methods"][method], {**method_style(method), "ls": "--", "lw": 1.1}))
+    for method, entry in inside.load_results(task)["methods"].items():
+        label, colour, marker = STUDY_STYLES[method]
+        rows.append((entry, {"color": palette().cycle[colour], "marker": marker, "label": label, "lw": 1.8}))
+    return rows
+
+
+@figure(
+    "inside-attention-study",
+    alt=("Two panels for four-layer models trained at 64 tokens and tested at 64 to 512: left, perplexity "
+         "on text (log scale); right, MQAR accuracy. One line each for FoX, FoX with RoPE, stick-breaking, "
+         "PaTH and PoPE, and dashed for RoPE, NoPE and ALiBi from the hybrid study (the same protocol); "
+         "means over three seeds with bars from the lowest to the highest seed."),
+)
+def inside_attention_study() -> Figure:
+    fig, axes = new_figure(1, 2, height=4.8)
+    for ax, task, metric in ((axes[0], "lm", "perplexity"), (axes[1], "retrieval", "accuracy")):
+        rows = _study_rows(task)
+        lengths = inside.load_results(task)["eval_lengths"]
+        for i, (entry, style) in enumerate(rows):
+            mean, low, high = (np.asarray(entry[k], dtype=float) for k in (metric, f"{metric}_min", f"{metric}_max"))
+            xs = [n * 1.025 ** (i - (len(rows) - 1) / 2) for n in lengths]  # sideways, so the bars stay apart
+            ax.errorbar(xs, mean, yerr=[mean - low, high - mean], markersize=5, capsize=3, elinewidth=1.0, **style)
+        _length_axis(ax, lengths, "characters" if task == "lm" else "tokens", lengths[0])
+        if task == "lm":
+            _log_ticks(ax, [v for entry, _ in rows for v in (*entry["perplexity_min"], *entry["perplexity_max"])])
+    axes[0].set_ylabel("perplexity (log scale)")
+    axes[0].set_title("Language model, 4 layers")
+    axes[1].set_ylim(0, 1.05)
+    axes[1].axhline(inside.load_results("retrieval")["chance"], color=palette().muted, lw=1, ls=":")
+    axes[1].set_ylabel("MQAR accuracy")
+    axes[1].set_title("Retrieval, 4 layers")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=2 if narrow() else 4, frameon=False, handletextpad=0.3,
+               columnspacing=1.0)
     return fig
