@@ -72,6 +72,8 @@ SLOW: dict[str, str] = {
     "tests/test_rope_sweep.py": "transformers' config classes, live",
     "tests/test_rope_windows.py": "transformers' attention masks, live",
     "tests/test_rope_divergences.py": "transformers' rotary modules, live",
+    "tests/test_rope_sites.py": "DeepSeek, GLM and other latent-attention models built and run per rotary site",
+    "tests/test_config_vision.py": "transformers' vision encoders built and run on patch grids",
     "tests/test_rope_zoo.py::test_zoo_entry_matches_transformers": "transformers' code for every zoo checkpoint",
     "tests/test_architectures_parity.py::test_latent_attention_is_deepseek_v3_attention": "DeepSeek-V3 attention, live",
     # a model per method (and per window, cache or design), run token by token

@@ -57,6 +57,7 @@ BETTER: dict[str, list[tuple[str, str]]] = {
     "base_table": [(r"^ppl@", "lower"), (r"^recall@", "higher")],
     "depth_table": [(r"^ppl@", "lower"), (r"@\d+$", "higher")],  # "middle @512": MQAR accuracy
     "hybrid_table": [(r"^ppl@", "lower"), (r"^recall@", "higher")],
+    "inside_table": [(r"^ppl@", "lower"), (r"^recall@", "higher")],
     "large_later_table": [(r"^ppl@", "lower")],  # recall at L: whether the task was learned, not a ranking
 }
 _WHAT = {"lower": "lowest", "higher": "highest"}
