@@ -152,7 +152,10 @@ FOUND = [
                     {"max_window_layers": -1}, {"max_window_layers": 99, "use_sliding_window": True},
                     {"attention_chunk_size": 0})),
     # a model type that rotates without settings posenc reads is refused, not said to use no RoPE
-    *(_case({"model_type": model_type}) for model_type in ("dinov3_vit", "vjepa2", "esm", "bert")),
+    *(_case({"model_type": model_type}) for model_type in ("dinov3_vit", "vjepa2", "esm", "bert", "pi0", "chmv2",
+                                                           "nemo_speechlm", "wav2vec2-conformer")),
+    # NoPE flags with no layer order to place them on: refused (SmolLM3's window switched on)
+    _case({"model_type": "smollm3", "num_hidden_layers": 4, "use_sliding_window": True, "sliding_window": 16}),
     _case({"model_type": "deepseek_v32", "qk_rope_head_dim": 16, "num_hidden_layers": 2}),  # two rotary sites
     _case({"model_type": "minimax", "rotary_dim": 64, "num_hidden_layers": 2}),  # a registered divergence
 ]

@@ -206,7 +206,9 @@ def _types_from_flags(config: Mapping[str, Any], spec: Mapping[str, Any], layers
 def _unknown_pattern(found: ModelTypeEntry, model_type: str | None, params: Mapping[str | None, Any]) -> list[str]:
     """No layer types for a config whose class fills them by a rule posenc does not follow: an error
     where the layer type decides the RoPE (one set per layer type, or only some kinds rotate)."""
-    if any(k is not None for k in params) or {"sliding_only", "sliding_or_no_window"} & set(
+    # no_rope_layers: NoPE flags belong to layers whose order is unknown here (SmolLM3 with its
+    # window switched on names its NoPE layers sliding), so no reading could place them
+    if any(k is not None for k in params) or {"sliding_only", "sliding_or_no_window", "no_rope_layers"} & set(
             found.get("rope_condition", ())):
         raise ValueError(f"config needs 'layer_types' for model type {model_type!r}: its config class fills them "
                          f"by a rule posenc does not derive (for this config), and its layers differ in RoPE by type")

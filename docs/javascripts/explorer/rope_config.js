@@ -109,7 +109,7 @@
    * where the layer type decides the RoPE (one set per layer type, or only some kinds rotate). */
   function unknownPattern(found, modelType, params) {
     const conditions = get(found, "rope_condition") || [];
-    if ([...params.keys()].some((k) => k !== null) || ["sliding_only", "sliding_or_no_window"].some((c) => conditions.includes(c))) {
+    if ([...params.keys()].some((k) => k !== null) || ["sliding_only", "sliding_or_no_window", "no_rope_layers"].some((c) => conditions.includes(c))) {
       throw valueError(`config needs 'layer_types' for model type ${repr(modelType)}: its config class fills them by a ` +
         "rule posenc does not derive (for this config), and its layers differ in RoPE by type");
     }
