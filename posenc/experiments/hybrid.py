@@ -37,14 +37,26 @@ from posenc._checks import check_choice, check_int
 from posenc.designs import DESIGNS, design_plans
 from posenc.experiments import length_extrapolation as lm
 from posenc.experiments import retrieval
-from posenc.experiments._results import read_json, run_jobs, spread, spread_cells, versions
+from posenc.experiments._results import (
+    read_json,
+    run_jobs,
+    spread,
+    spread_cells,
+    versions,
+)
 from posenc.experiments._training import train_task_model
-from posenc.experiments.config import LATER_CONFIGS, Config, build_model, check_device, checkpoint_path
+from posenc.experiments.config import (
+    LATER_CONFIGS,
+    Config,
+    build_model,
+    check_device,
+    checkpoint_path,
+)
 from posenc.experiments.data import SOURCE, load_corpus
 from posenc.model import TinyTransformer
 
 __all__ = ["CONFIGS", "DESIGNS_STUDIED", "LAYERS", "METHODS", "RESULTS_PATHS", "build_hybrid_model", "describe",
-           "load_results", "run", "spans", "summary_lines", "train_hybrid_model"]
+           "load_results", "run", "spans", "summary_lines", "task_scores", "train_hybrid_model"]
 
 #: The designs studied, and every row of the study: the plain methods first, at the same depth.
 DESIGNS_STUDIED = ("rnope-swa", "irope", "rope-sinks")
@@ -124,6 +136,15 @@ def _job(label: str, seed: int, config: Config, device: str, progress: bool, pos
     model, stats = train_hybrid_model(task, method, config, seed, device=device, progress=progress,
                                       bar_position=position)
     started = time.process_time()
+    scores = task_scores(task, model, config)
+    return {"seed": seed, **scores, **stats, "eval_cpu_seconds": round(time.process_time() - started, 1),
+            "from_cache": cached}
+
+
+def task_scores(task: str, model: TinyTransformer, config: Config) -> dict[str, Any]:
+    """The scores of a trained model of the four-layer studies (this one and `posenc.experiments.inside`):
+    perplexity at every length and the loss by position at 8L (``"lm"``), or MQAR accuracy at every
+    length and by distance at 8L (``"retrieval"``)."""
     scores: dict[str, Any] = {}
     if task == "lm":
         text = lm.evaluation_text(load_corpus(config.validation_fraction), config)
@@ -134,8 +155,7 @@ def _job(label: str, seed: int, config: Config, device: str, progress: bool, pos
     else:
         scores["accuracy"] = retrieval.evaluate_model(model, config, None)
         scores["accuracy_by_block"] = retrieval.distance_accuracy(model, config, max(config.eval_lengths))
-    return {"seed": seed, **scores, **stats, "eval_cpu_seconds": round(time.process_time() - started, 1),
-            "from_cache": cached}
+    return scores
 
 
 def run(config: Config, *, task: str = "lm", workers: int = 2, device: str = "cpu",

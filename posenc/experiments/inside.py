@@ -18,7 +18,6 @@ Run it with ``python -m posenc.experiments inside-lm --config full`` and ``insid
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -37,7 +36,7 @@ from posenc.experiments._results import (
     spread_cells,
     versions,
 )
-from posenc.experiments._training import fit_or_load
+from posenc.experiments._training import train_task_model
 from posenc.experiments.base_context import query_distances
 from posenc.experiments.config import SETTINGS, Config, check_device, checkpoint_path
 from posenc.experiments.data import SOURCE, load_corpus
@@ -111,18 +110,11 @@ def train_inside_model(task: str, method: str, config: Config, seed: int = 0, *,
                        progress: bool = False, bar_position: int = 0) -> tuple[TinyTransformer, dict[str, Any]]:
     """Train (or load from the cache) the model of one task, row and seed, as the hybrid study trains its own."""
     task = check_choice("task", task, tuple(METRICS))
-    device = check_device(device)
-    if task == "lm":
-        corpus = load_corpus(config.validation_fraction)
-        model = build_inside_model(method, config, corpus.vocab_size, seed).to(device)
-        batches, steps = lm.training_batches(corpus.train, config, seed), config.steps
-    else:
-        model = build_inside_model(method, config, retrieval.vocab_size(config.retrieval_symbols), seed).to(device)
-        batches, steps = retrieval.training_batches(config, seed), config.retrieval_steps
-    stats = fit_or_load(model, checkpoint_path(task, method, seed, config, device), batches, config, steps=steps,
-                        peak_learning_rate=config.learning_rate, device=device, label=f"{task} {method} seed {seed}",
-                        progress=progress, bar_position=bar_position, use_cache=True)
-    return model.eval(), stats
+    model, stats = train_task_model(task, lambda vocab_size: build_inside_model(method, config, vocab_size, seed),
+                                    config, seed, name=method, label=f"{task} {method} seed {seed}",
+                                    device=check_device(device), progress=progress, bar_position=bar_position)
+    assert isinstance(model, TinyTransformer)
+    return model, stats
 
 
 def _depth_scores(model: TinyTransformer, config: Config) -> dict[str, list[float]]:
@@ -141,16 +133,8 @@ def _job(label: str, seed: int, config: Config, device: str, progress: bool, pos
     model, stats = train_inside_model(task, method, config, seed, device=device, progress=progress,
                                       bar_position=position)
     started = time.process_time()
-    scores: dict[str, Any] = {}
-    if task == "lm":
-        text = lm.evaluation_text(load_corpus(config.validation_fraction), config)
-        losses = [lm.evaluate(model, text, n) for n in config.eval_lengths]
-        scores["perplexity"] = [round(math.exp(float(loss.double().mean())), 4) for loss in losses]
-        by_position = losses[-1].double().mean(0)  # [8L]: the loss at each position of the longest windows
-        scores["position_loss"] = [round(float(v), 4) for v in by_position.view(-1, config.position_bucket).mean(1)]
-    else:
-        scores["accuracy"] = retrieval.evaluate_model(model, config, None)
-        scores["accuracy_by_block"] = retrieval.distance_accuracy(model, config, max(config.eval_lengths))
+    scores = hybrid.task_scores(task, model, config)
+    if task != "lm":
         scores["depth_accuracy"] = _depth_scores(model, config)
     return {"seed": seed, **scores, **stats, "eval_cpu_seconds": round(time.process_time() - started, 1),
             "from_cache": cached}
