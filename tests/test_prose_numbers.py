@@ -157,6 +157,8 @@ ALLOWED: dict[str, dict[str, str]] = {
         "64": "DeepSeek-V3's rotated width and MiniMax-M2's, from their configs; exercise 3's sizes",
         "128": "gpt-oss's window, DeepSeek-V3's heads, MiniMax-M2's head width, from their configs; exercise 3",
         "256": "Qwen3-Next's head width, from its config",
+        "192": "DeepSeek-V3.2's query-key head width (128 + 64), from its config",
+        "16": "the rotated width of the tiny DeepSeek-V4-like config of the check",
         "512": "exercise 3's latent width (DeepSeek-V3's)",
         "62": "Gemma 3 27B's layer count, from its config",
         "1024": "Gemma 3's window, from its config",
