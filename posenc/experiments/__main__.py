@@ -1,4 +1,4 @@
-"""Command line: ``python -m posenc.experiments STUDY --config full [--output FILE] [--device cuda]``.
+"""Command line: ``python -m posenc.experiments STUDY --config full [--output FILE] [--device cuda] [--methods ...]``.
 
 Studies: ``length-extrapolation`` (language modelling), ``retrieval`` (MQAR), ``extension``
 (RoPE scaling rules, without and with a short fine-tune), ``windows`` (sliding windows and
@@ -6,12 +6,14 @@ attention sinks), ``vit-resolution`` (2-D positions), ``training-free`` (re-mapp
 positions on the RoPE models), ``rope-base`` (the base against the context), ``depth`` (MQAR
 by where the facts sit), ``hybrid-lm`` and ``hybrid-retrieval`` (today's layer patterns, four
 layers deep), ``inside-lm`` and ``inside-retrieval`` (position inside attention, four layers
-deep). Each writes its JSON results file and prints the CPU time it took.
+deep). Each writes its JSON results file and prints the CPU time it took. ``--methods`` runs a
+subset of the configuration's methods (its results say which).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import resource
 import sys
@@ -69,6 +71,8 @@ def main(argv: list[str] | None = None) -> int:
         if name != "vit-resolution":
             command.add_argument("--device", default="cpu", help="cpu (default) or cuda")
         command.add_argument("--no-progress", action="store_true", help="hide the progress bars")
+        command.add_argument("--methods", nargs="+", default=None, metavar="METHOD",
+                             help="run only these of the configuration's methods (default: all of them)")
     args = parser.parse_args(argv)
     module = importlib.import_module(f"posenc.experiments.{STUDIES[args.command][0]}")
     options = {"workers": args.workers, "progress": not args.no_progress}
@@ -77,8 +81,15 @@ def main(argv: list[str] | None = None) -> int:
     task = TASK_OF.get(args.command)
     if task is not None:
         options["task"] = task
+    config = module.CONFIGS[args.config]
+    if args.methods is not None:
+        unknown = [name for name in args.methods if name not in config.methods]
+        if unknown:
+            parser.error(f"--methods {' '.join(unknown)}: not a method of the {args.config!r} configuration "
+                         f"of {args.command} (its methods: {', '.join(config.methods)})")
+        config = dataclasses.replace(config, methods=tuple(dict.fromkeys(args.methods)))
     cpu = _cpu_seconds()
-    results = module.run(module.CONFIGS[args.config], **options)
+    results = module.run(config, **options)
     cpu = _cpu_seconds() - cpu
     # the larger (GPU) configuration has its own committed files
     path = module.RESULTS_PATH if task is None else module.RESULTS_PATHS[task]
