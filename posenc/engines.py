@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 
 from posenc._checks import check_choice
 
-__all__ = ["DISAGREEMENTS", "ENGINES", "FEATURES", "IMROPE_MODEL_TYPES", "PAGE", "SUPPORT", "TRIGGERS", "Disagreement",
+__all__ = ["DISAGREEMENTS", "ENGINES", "FEATURES", "IMROPE_MODEL_TYPES", "LLAMA3_MODEL_TYPES", "PAGE", "SUPPORT", "TRIGGERS", "Disagreement",
            "Engine", "Trigger", "engine_data", "engine_warnings", "known_disagreements", "layout_flags",
            "support_table", "triggered"]
 
@@ -116,7 +116,7 @@ FEATURES: dict[str, str] = {
 }
 
 # (engine, feature) -> (status, test or locator). status: "same" (agrees with posenc, run here),
-# "differs" (see DISAGREEMENTS), "fixed" (only Meta's fixed settings, agree, run here), "half" or
+# "differs" (see DISAGREEMENTS), "half" or
 # "interleaved" (only that layout, agrees, run here), "text" (text tokens only), "read" (supported,
 # read only), "none" (not supported, read in its source). A missing pair: not checked.
 SUPPORT: dict[tuple[str, str], tuple[str, str]] = {
@@ -165,7 +165,7 @@ SUPPORT: dict[tuple[str, str], tuple[str, str]] = {
     ("llama-models", "layouts"): ("interleaved", "test_llama_models.py::test_rotation"),
     ("llama-models", "linear"): ("none", "use_scaled_rope: Llama 3's rule only"),
     ("llama-models", "yarn"): ("none", "use_scaled_rope: Llama 3's rule only"),
-    ("llama-models", "llama3"): ("fixed", "test_llama_models.py::test_llama3_rule_float64"),
+    ("llama-models", "llama3"): ("differs", "test_llama_models.py::test_llama32_factor_fixed_at_8"),
     ("llama-models", "temperature"): ("same", "test_llama_models.py::test_llama4_temperature"),
 }
 
@@ -215,9 +215,18 @@ DISAGREEMENTS: tuple[Disagreement, ...] = (
         "llama.cpp tools/mtmd/mtmd-helper.cpp decode_embd_batch.set_position_mrope_2d/_3d/_1d "
         "(pos[i + n_tokens * 3] = 0)",
         "run", "tests/engines/test_ggml.py::test_imrope_fourth_section", "ggml-imrope"),
+    Disagreement(
+        "llama-models", "llama3",
+        "Meta's Llama 3 code fixes the rule's settings (factor 8, low_freq_factor 1, high_freq_factor 4, "
+        "original length 8192) and reads none of them from the model's parameters: Llama 3.2 1B and 3B "
+        "publish factor 32, so their pairs of wavelength above 8192 turn four times faster than in transformers",
+        "llama-models 0.3.0 llama3/model.py:45-62 apply_scaling (scale_factor = 8 at line 47), "
+        "llama3/args.py ModelArgs (use_scaled_rope only); sku_list.py llama3_2_base_models "
+        "(Llama-3.2-1B and -3B: use_scaled_rope True, no factor)",
+        "run", "tests/engines/test_llama_models.py::test_llama32_factor_fixed_at_8", "meta-llama3-factor"),
 )
 
-_STATUS_WORDS = {"same": "yes", "differs": "differs", "fixed": "fixed values", "half": "half only",
+_STATUS_WORDS = {"same": "yes", "differs": "differs", "half": "half only",
                  "interleaved": "interleaved only", "text": "text only", "read": "yes (read)", "none": "no"}
 
 
@@ -225,7 +234,7 @@ def support_table() -> tuple[list[str], list[list[str]]]:
     """The support matrix: one row per feature, one column per engine (``[[table ...]]`` renders it).
 
     "yes": agrees with posenc (and transformers) where run here; "differs": see the disagreements;
-    "fixed values": only the model's own settings; "half only", "interleaved only": one layout
+    "half only", "interleaved only": one layout
     (agrees); "text only": text tokens only; "yes (read)": supported, read in its source, not run;
     "no": not supported; "?": not checked.
     """
@@ -269,6 +278,10 @@ IMROPE_MODEL_TYPES = ("qwen3_vl", "qwen3_vl_text", "qwen3_vl_moe", "qwen3_vl_moe
                       "qwen3_5_moe", "qwen3_5_moe_text", "qwen3_omni_moe", "qwen3_omni_moe_text", "cosmos3_edge",
                       "cosmos3_edge_text", "qwen4_exp", "qwen4_exp_text")
 
+#: The model types (as read) of the Llama 3 family, which Meta's ``llama_models.llama3`` code runs: Llama 3,
+#: 3.1, 3.2 and 3.3 (``llama``) and Llama 3.2 Vision's text model (``mllama``, read as ``mllama_text_model``).
+LLAMA3_MODEL_TYPES = ("llama", "mllama_text_model")
+
 
 class Trigger(NamedTuple):
     """A config setting on which a disagreement shows: the warning's condition, as data (a port reads it too).
@@ -276,9 +289,12 @@ class Trigger(NamedTuple):
     ``rope_type`` names the scaling rule whose settings hold ``key`` (the ``scaling`` dict of a rotating
     layer, as `read_config` gives it); ``None``: ``key`` is ``"model_type"``, the type as read. ``test``
     says when it fires: ``"is"``: the value equals ``value`` (same JSON type: ``false`` is not ``0``);
-    ``"in"``: it is one of ``value`` (a list); ``"given"``: the key is there; ``"differs"``: its value
+    ``"in"``: it is one of ``value`` (a list); ``"given"``: the key is there; ``"not"``: the key is there
+    with a value other than ``value`` (the only one the engine computes); ``"differs"``: its value
     differs from that of the key ``other``; ``"alone"``: the key is there with a value other than
     ``value`` (where the engine agrees), and ``other`` is missing, null, zero or false.
+    ``model_types``: where given, the trigger fires only for these model types as read (the engine
+    runs only those models).
     """
 
     engine: str
@@ -288,6 +304,7 @@ class Trigger(NamedTuple):
     test: str
     value: Any = None
     other: str | None = None
+    model_types: tuple[str, ...] | None = None
 
 
 TRIGGERS: tuple[Trigger, ...] = (
@@ -305,6 +322,10 @@ TRIGGERS: tuple[Trigger, ...] = (
     Trigger("llama.cpp", "longrope", "longrope", "attention_factor", "given"),
     # transformers never reads mrope_interleaved (it is only on its ignore lists): the model type decides
     Trigger("llama.cpp", "imrope", None, "model_type", "in", IMROPE_MODEL_TYPES),
+    # Meta's Llama 3 code (not its Llama 4 code, which takes the factor) runs Llama 3's model types only
+    *(Trigger("llama-models", "llama3", "llama3", key, "not", value, model_types=LLAMA3_MODEL_TYPES)
+      for key, value in (("factor", 8.0), ("low_freq_factor", 1.0), ("high_freq_factor", 4.0),
+                         ("original_max_position_embeddings", 8192))),
 )
 
 
@@ -323,6 +344,8 @@ def _fires(trigger: Trigger, settings: Mapping[str, Any]) -> bool:
         return any(_same(value, v) for v in trigger.value)
     if trigger.test == "given":
         return True
+    if trigger.test == "not":
+        return not _same(value, trigger.value)
     if trigger.test == "differs":
         return trigger.other is not None and trigger.other in settings and not _same(value, settings[trigger.other])
     other = settings.get(trigger.other) if trigger.other is not None else None
@@ -343,6 +366,8 @@ def triggered(model_type: str | None, scalings: Iterable[Mapping[str, Any] | Non
     settings: list[dict[str, Any]] = [{**s, "rope_type": s.get("type")} for s in _scalings(model_type, scalings) if s]
     found: list[tuple[Trigger, Any]] = []
     for trigger in TRIGGERS:
+        if trigger.model_types is not None and model_type not in trigger.model_types:
+            continue
         pools: list[dict[str, Any]] = ([s for s in settings if s["rope_type"] == trigger.rope_type]
                                        if trigger.rope_type is not None else [{"model_type": model_type}])
         hit = next((pool for pool in pools if _fires(trigger, pool)), None)
@@ -398,5 +423,6 @@ def engine_data() -> dict[str, Any]:
             "features": dict(FEATURES),
             "disagreements": [{"engine": d.engine, "feature": d.feature, "summary": d.summary, "section": d.section,
                                "checked": d.checked} for d in DISAGREEMENTS],
-            "triggers": [{**t._asdict(), "value": list(t.value) if isinstance(t.value, tuple) else t.value}
+            "triggers": [{**t._asdict(), "value": list(t.value) if isinstance(t.value, tuple) else t.value,
+                          "model_types": list(t.model_types) if t.model_types is not None else None}
                          for t in TRIGGERS]}

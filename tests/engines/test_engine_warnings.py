@@ -24,6 +24,7 @@ from posenc.engines import (
     DISAGREEMENTS,
     ENGINES,
     IMROPE_MODEL_TYPES,
+    LLAMA3_MODEL_TYPES,
     PAGE,
     TRIGGERS,
     engine_data,
@@ -73,6 +74,14 @@ ENGINE_FEATURES = {(d.engine, d.feature): (ENGINES[d.engine].name, dict(engine_d
                    for d in DISAGREEMENTS}
 KERAS, MLX_LONG, MLX_YARN = ("keras-hub", "dynamic"), ("mlx-lm", "longrope"), ("mlx-lm", "yarn")
 CPP_LONG, CPP_IMROPE = ("llama.cpp", "longrope"), ("llama.cpp", "imrope")
+META_LLAMA3 = ("llama-models", "llama3")
+
+
+def llama3(model_type: str = "llama", **settings) -> dict:
+    rule = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+            "original_max_position_embeddings": 8192}
+    return {**LLAMA, "model_type": model_type, "rope_theta": 500000.0, "max_position_embeddings": 131072,
+            "rope_scaling": {**rule, **settings}}
 
 # name -> (config, the warnings expected, the setting each names)
 CASES = {
@@ -94,6 +103,14 @@ CASES = {
                         {MLX_LONG: "factor 4.0", CPP_LONG: "factor 4.0"}),
     "imrope qwen3-vl": (zoo("qwen3-vl-yarn"), {CPP_IMROPE: "model_type 'qwen3_vl_text'"}),
     "mrope blocks qwen2.5-vl": (zoo("qwen2.5-vl-7b-instruct-yarn"), {}),
+    "llama3 llama-3.2-1b": (zoo("llama-3.2-1b"), {META_LLAMA3: "factor 32.0"}),
+    "llama3 llama-3.1-8b": (zoo("llama-3.1-8b"), {}),
+    "llama3 factor 8 as an int": (llama3(factor=8), {}),
+    "llama3 high_freq_factor 2": (llama3(high_freq_factor=2.0), {META_LLAMA3: "high_freq_factor 2.0"}),
+    "llama3 two settings": (llama3(factor=16.0, original_max_position_embeddings=4096),
+                            {META_LLAMA3: "factor 16.0; original_max_position_embeddings 4096"}),
+    "llama3 llama 4 scout": (zoo("llama-4-scout-17b-16e-instruct"), {}),  # Meta's Llama 4 code takes the factor
+    "llama3 factor 32 not a llama": (llama3("mistral", factor=32.0), {}),  # Meta's code does not run it
 }
 
 
@@ -115,11 +132,50 @@ def test_every_disagreement_has_a_trigger_and_a_case() -> None:
     assert {(t.engine, t.feature) for t in TRIGGERS} == keys
     assert set().union(*(expected for _, expected in CASES.values())) == keys
     assert "qwen2_5_vl_text" not in IMROPE_MODEL_TYPES and "qwen3_vl_text" in IMROPE_MODEL_TYPES
+    assert "llama4_text" not in LLAMA3_MODEL_TYPES
     json.dumps(engine_data())  # the data a port reads is plain JSON
 
 
 def test_only_with_engines() -> None:
     assert "engine warnings" not in describe(yarn(truncate=False))
+
+
+# ---- against Meta's llama-models itself ----------------------------------------------------------------------
+
+def _meta_differs(config: dict) -> bool:
+    """Whether Meta's Llama 3 rule (llama_models.llama3.model.apply_scaling, compiled alone from the
+    installed file: the module imports fairscale at the top, the function needs only torch) gives
+    other frequencies than posenc's reading of the config (transformers')."""
+    import ast
+    import importlib.util
+
+    import torch
+
+    from posenc import read_config
+    from posenc.rope_scaling import rope_inverse_frequencies
+
+    spec = importlib.util.find_spec("llama_models")
+    if spec is None:
+        pytest.skip("llama-models is not installed: make install installs it")
+    source = Path(spec.submodule_search_locations[0]) / "llama3" / "model.py"
+    function = next(node for node in ast.parse(source.read_text()).body
+                    if isinstance(node, ast.FunctionDef) and node.name == "apply_scaling")
+    namespace: dict = {"torch": torch}
+    exec(compile(ast.Module([function], []), str(source), "exec"), namespace)  # noqa: S102 (Meta's installed code)
+    layer = next(layer for layer in read_config(config).layers.values() if layer.rotates)
+    plain = rope_inverse_frequencies(layer.dim, base=layer.base)
+    ours = rope_inverse_frequencies(layer.dim, base=layer.base, scaling=layer.scaling)
+    return not torch.allclose(namespace["apply_scaling"](plain), ours, rtol=1e-12, atol=0)
+
+
+META_CASES = [name for name, (config, _) in CASES.items() if config.get("rope_scaling", {}).get("rope_type") == "llama3"
+              and config["model_type"] in LLAMA3_MODEL_TYPES]
+
+
+@pytest.mark.parametrize("name", META_CASES)
+def test_meta_differs_exactly_where_warned(name: str) -> None:
+    config, expected = CASES[name]
+    assert _meta_differs(config) == (META_LLAMA3 in expected), name
 
 
 # ---- against mlx-lm itself ---------------------------------------------------------------------------

@@ -12,13 +12,17 @@ The rules take their input's dtype and are compared in float64; the rotation use
 from __future__ import annotations
 
 import importlib
+import json
+import math
 import sys
 import types
+from importlib.resources import files
 
 import pytest
 import torch
 from torch import nn
 
+from posenc import read_config
 from posenc.rope_scaling import rope_inverse_frequencies
 from posenc.temperature import attention_temperature
 from tests.engines._common import assert_within, budget, reference, theta_of, vectors
@@ -75,6 +79,43 @@ def test_llama3_rule_float64(meta):
     assert got.dtype == torch.float64
     torch.testing.assert_close(got, rope_inverse_frequencies(128, base=500000.0, scaling=_llama3(8, 1, 4)),
                                rtol=1e-15, atol=0)
+
+
+@pytest.mark.parametrize("name", ["llama-3.2-1b", "llama-3.2-3b"])
+def test_llama32_factor_fixed_at_8(meta, name):
+    """Llama 3.2 1B and 3B publish factor 32 (the zoo's config.json); Meta's entry for each model turns
+    the rule on (use_scaled_rope) with no factor, its ModelArgs has no field for one, and apply_scaling
+    divides by 8: the pairs of wavelength above 8192 turn 4 times faster than in transformers (which
+    reads 32, as posenc does), the pairs below 2048 alike, the ramp between by a factor in (1, 4)."""
+    llama3, _ = meta
+    from llama_models.sku_list import all_registered_models
+    from transformers import LlamaConfig
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+
+    entry = json.loads(files("posenc").joinpath(f"zoo/{name}.json").read_text())
+    config = {k: v for k, v in entry.items() if not k.startswith("_")}
+    repo = entry["_source"].removeprefix("https://huggingface.co/").removesuffix("/blob/main/config.json")
+    arch = next(m.arch_args for m in all_registered_models() if m.huggingface_repo == repo)
+    assert arch["use_scaled_rope"] is True and not any("factor" in key for key in arch)
+    assert not any("scal" in field and field != "use_scaled_rope" for field in llama3.ModelArgs.__dataclass_fields__)
+    layer = read_config(config).layers["full_attention"]
+    assert (arch["dim"] // arch["n_heads"], arch["rope_theta"]) == (layer.dim, layer.base)
+    assert layer.scaling["factor"] == 32.0
+
+    plain = rope_inverse_frequencies(layer.dim, base=layer.base)
+    meta_freqs = llama3.apply_scaling(plain)
+    ours = rope_inverse_frequencies(layer.dim, base=layer.base, scaling=layer.scaling)
+    theirs, _ = ROPE_INIT_FUNCTIONS["llama3"](LlamaConfig(**config), "cpu")
+    torch.testing.assert_close(theirs.double(), ours, rtol=1e-6, atol=0)  # transformers reads 32 too (float32)
+    torch.testing.assert_close(meta_freqs, rope_inverse_frequencies(layer.dim, base=layer.base,
+                                                                    scaling={**layer.scaling, "factor": 8.0}),
+                               rtol=1e-15, atol=0)
+    ratio, wavelength = meta_freqs / ours, 2 * math.pi / plain
+    slow, fast = wavelength > 8192, wavelength < 2048
+    torch.testing.assert_close(ratio[slow], torch.full_like(ratio[slow], 4.0), rtol=1e-14, atol=0)
+    torch.testing.assert_close(ratio[fast], torch.ones_like(ratio[fast]), rtol=1e-14, atol=0)
+    ramp = ratio[~slow & ~fast]
+    assert slow.sum() > 0 and fast.sum() > 0 and ((ramp > 1) & (ramp < 4)).all()
 
 
 @pytest.mark.parametrize(("factor", "high"), [(16.0, 1.0), (8.0, 4.0), (32.0, 2.0)])

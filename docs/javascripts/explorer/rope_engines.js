@@ -18,6 +18,7 @@
     if (trigger.test === "is") return same(value, trigger.value);
     if (trigger.test === "in") return trigger.value.some((v) => same(value, v));
     if (trigger.test === "given") return true;
+    if (trigger.test === "not") return !same(value, trigger.value);
     if (trigger.test === "differs") return P.has(settings, trigger.other) && !same(value, P.get(settings, trigger.other));
     const other = P.get(settings, trigger.other); // "alone": the other setting missing, null, false or 0
     return !same(value, trigger.value) && (other === null || other === false || (P.isReal(other) && P.equal(other, 0)));
@@ -28,6 +29,7 @@
     const pools = scalings.filter(Boolean).map((s) => ({ ...s, rope_type: P.get(s, "type") }));
     const found = [];
     for (const trigger of data().triggers) {
+      if (trigger.model_types !== null && !trigger.model_types.includes(modelType)) continue;
       const candidates = trigger.rope_type !== null ? pools.filter((s) => s.rope_type === trigger.rope_type)
         : [{ model_type: modelType }];
       const hit = candidates.find((pool) => fires(trigger, pool));
