@@ -87,6 +87,20 @@ def _layer_lines(name: str, layer: LayerRope, rope: ConfigRope, length: int | No
     return lines
 
 
+def _sites(config: Mapping[str, Any]) -> dict[str, tuple[Any, ...]]:
+    from posenc.configs.sites import rotary_sites  # not imported by posenc.configs itself
+    return rotary_sites(config)
+
+
+def _site_lines(sites: Sequence[Any]) -> list[str]:
+    """A line per rotary site, for a layer that rotates at more than one (`posenc.configs.sites`)."""
+    if len(sites) < 2:
+        return []
+    return [f"  site {site.name}: turns the {site.features} {site.width} of {site.head_dim} features in {site.layout} "
+            f"pairs" + (", at the position of its window's first token" if site.positions == "window start" else "")
+            + (", turned back (minus the angle)" if site.inverse else "") for site in sites]
+
+
 def warnings_for(rope: ConfigRope, length: int | None = None, config: Mapping[str, Any] | None = None) -> list[str]:
     """The warnings a practitioner needs about this config (see the module docstring).
 
@@ -178,8 +192,9 @@ def describe(config: Mapping[str, Any], layer_type: str | None = None, length: i
         layers = {layer_type: layers[layer_type]}
     kinds = "one kind of layer" if len(rope.layers) == 1 else f"{len(rope.layers)} kinds of layer"
     lines = [f"model type {rope.model_type}: {kinds}" + (", attention sinks" if rope.sinks else "")]
+    sites = _sites(config)
     for name, layer in layers.items():
-        lines += _layer_lines(name, layer, rope, length)
+        lines += _layer_lines(name, layer, rope, length) + _site_lines(sites.get(name, ()))
     found = warnings_for(rope, length, config)
     if found:
         lines.append("warnings:")

@@ -157,6 +157,22 @@ FOUND = [
     # NoPE flags with no layer order to place them on: refused (SmolLM3's window switched on)
     _case({"model_type": "smollm3", "num_hidden_layers": 4, "use_sliding_window": True, "sliding_window": 16}),
     _case({"model_type": "deepseek_v32", "qk_rope_head_dim": 16, "num_hidden_layers": 2}),  # two rotary sites
+    *(_case({"model_type": model_type, "num_hidden_layers": 2}) for model_type in ("axk2", "glm_moe_dsa",
+                                                                                   "mistral_large4_text", "hy_v4")),
+    # DeepSeek-V4, read per kind of layer (posenc.configs.sites.read_deepseek_v4), and its bad input named alike
+    *(_case({"model_type": "deepseek_v4", **config}, layout, length) for config, layout, length in (
+        ({}, None, None), ({"num_hidden_layers": 5, "compress_ratios": [0, 4, 128, 4, 0]}, None, 300000),
+        ({"rope_scaling": {"type": "yarn", "factor": 16, "original_max_position_embeddings": 65536}}, None, None),
+        ({"rope_parameters": {"rope_type": "yarn", "factor": 4.0, "attention_factor": 1.5}}, None, None),
+        ({"num_hidden_layers": 1, "qk_rope_head_dim": 512, "head_dim": 512}, "interleaved", None),
+        ({"num_hidden_layers": 3, "layer_types": ["sliding_attention"] * 3, "rope_parameters": {
+            "main": {"rope_type": "default", "rope_theta": 300.0},
+            "compress": {"rope_type": "linear", "factor": 2.0, "rope_theta": 900.0}}}, None, None),
+        ({"sliding_window": None}, None, None), ({}, "half", None), ({"compress_ratios": [0, 3]}, None, None),
+        ({"compress_ratios": [0, 4.0], "num_hidden_layers": 2}, None, None), ({"compress_ratios": [0]}, None, None),
+        ({"layer_types": ["full_attention"], "num_hidden_layers": 1}, None, None), ({"sliding_window": 0}, None, None),
+        ({"compress_rope_theta": 0}, None, None), ({"qk_rope_head_dim": "x"}, None, None),
+        ({"rope_parameters": [1]}, None, None), ({"max_position_embeddings": "x"}, None, None))),
     _case({"model_type": "minimax", "rotary_dim": 64, "num_hidden_layers": 2}),  # a registered divergence
 ]
 
@@ -246,10 +262,11 @@ def test_engine_warnings_read_alike(tmp_path: Path) -> None:
             continue
         assert ours["value"]["engines"] == theirs["value"]["engines"], text[:80]
         warned += [json.loads(text).get("_name")] if theirs["value"]["engines"] else []
-    # both outcomes are exercised: the zoo's four configs that an engine computes otherwise, and the cases
-    assert sorted(name for name in warned if name) == ["gpt-oss-120b", "phi-3.5-mini-instruct", "phi-4-mini-instruct",
-                                                      "qwen3-vl-yarn"]
-    assert len(warned) - 4 == sum(bool(expected) for _, expected in ENGINE_CASES.values())
+    # both outcomes are exercised: the zoo's six configs that an engine computes otherwise, and the cases
+    zoo_warned = ["gpt-oss-120b", "llama-3.2-1b", "llama-3.2-3b", "phi-3.5-mini-instruct", "phi-4-mini-instruct",
+                  "qwen3-vl-yarn"]
+    assert sorted(name for name in warned if name) == zoo_warned
+    assert len(warned) - len(zoo_warned) == sum(bool(expected) for _, expected in ENGINE_CASES.values())
 
 
 def test_error_kinds_tell_problems_apart() -> None:

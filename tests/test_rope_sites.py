@@ -335,3 +335,45 @@ def test_site_data_is_json_and_the_rules() -> None:
     assert set(data["rules"]) == set(S._RULES) and data["defaults"] == S._DEFAULTS
     assert data["rules"]["deepseek_v32"][1] == {"name": "indexer", "rotates": S._INDEXER, "head": ["index_head_dim"],
                                                  "features": "first", "layout": "half"}
+
+
+@pytest.mark.parametrize("name", sorted(V4_CONFIGS))
+def test_read_config_reads_deepseek_v4_per_kind_of_layer(name: str) -> None:
+    """read_config hands DeepSeek-V4 to read_deepseek_v4 (its rope parameters are keyed by rope kind),
+    so the reader, from_config and the inspector read it as the test above checks against the class."""
+    from posenc.configs import from_config, read_config
+
+    config = {"model_type": "deepseek_v4", **V4_CONFIGS[name]}
+    rope = read_config(config)
+    assert rope == S.read_deepseek_v4(config) and rope.model_type == "deepseek_v4" and rope.sinks
+    for kind, layer in rope.layers.items():
+        assert from_config(config, kind) == layer.rotary_kwargs() and layer.layout == "interleaved"
+    with pytest.raises(ValueError, match="layout must be 'interleaved'"):
+        read_config(config, layout="half")
+
+
+@pytest.mark.parametrize("model_type", sorted(m for m, rules in S._RULES.items() if len(rules) > 1))
+def test_read_config_names_every_site_of_a_layer(model_type: str) -> None:
+    from posenc.configs import read_config
+
+    rope = read_config({"model_type": model_type, "num_hidden_layers": 2})
+    (note,) = [note for note in rope.notes if "rotary site" in note]
+    layout = next(iter(rope.layers.values())).layout
+    for rule in S._RULES[model_type]:
+        assert f"{rule.name}: the {rule.features} qk_rope_head_dim features of each {' + '.join(rule.head)} head, " \
+               f"{rule.layout or layout}" in note
+
+
+def test_the_inspector_shows_a_line_per_site() -> None:
+    from posenc.inspect import describe
+
+    text = describe({"model_type": "deepseek_v4", "num_hidden_layers": 3, "compress_ratios": [0, 4, 128]})
+    sites = [line.strip() for line in text.splitlines() if line.startswith("  site ")]
+    assert len(sites) == 2 + 5 + 3  # window-only, compressed sparse, heavily compressed
+    assert "site output: turns the last 64 of 512 features in interleaved pairs, turned back (minus the angle)" in sites
+    assert ("site indexer keys: turns the last 64 of 128 features in interleaved pairs, at the position of its "
+            "window's first token") in sites
+    lines = describe({"model_type": "deepseek_v32", "num_hidden_layers": 2}).splitlines()
+    assert "  site indexer: turns the first 64 of 128 features in half pairs" in lines
+    assert not any(line.startswith("  site ") for line in describe({"model_type": "deepseek_v3", "num_hidden_layers": 2,
+                                                                     "qk_rope_head_dim": 16}).splitlines())

@@ -67,6 +67,10 @@ class LayerRope:
             of its own block of C positions up to itself.
         layers: the indices of the layers of this kind (empty when the config gives no count).
         note: anything else a reader of the config should know about these layers.
+        window_sides: how a window of W reaches: ``"before"`` (a causal window, as above) or
+            ``"both"`` (an encoder's two-sided window: a query sees the tokens within W positions on
+            each side, ``|q - k| <= W``, transformers' bidirectional sliding-window mask; ModernBERT's
+            ``local_attention`` of 128 is a window of 64 each way).
     """
 
     layer_type: str
@@ -82,6 +86,7 @@ class LayerRope:
     window: int | None = None
     layers: tuple[int, ...] = ()
     note: str | None = None
+    window_sides: str = "before"
 
     def rotary_kwargs(self) -> dict[str, Any]:
         """The keyword arguments of `posenc.rope.RotaryEmbedding` for these layers."""
@@ -248,11 +253,10 @@ def _layer(config: Mapping[str, Any], found: ModelTypeEntry, model_type: str | N
                      _softmax_scale(found, params), window, layers, note)
 
 
-def _site_notes(found: ModelTypeEntry, layout: str) -> list[str]:
-    """A second rotary site in a layer whose layout differs from the one read (DeepSeek-V3.2's indexer)."""
-    return [f"transformers' code for this model type also rotates q and k in {site}, in the {site_layout} layout: a "
-            f"second rotary site in the layer (the layout read here, {layout}, is the attention's)"
-            for site, site_layout in (found.get("rotary_sites") or {}).items() if site_layout != layout]
+def _site_notes(model_type: str | None, found: ModelTypeEntry, layout: str) -> list[str]:
+    """Every rotary site of a layer that rotates at more than one (posenc.configs.sites.site_notes)."""
+    from posenc.configs.sites import site_notes  # sites imports this module
+    return site_notes(model_type, found, layout)
 
 
 def _null_is_nope(found: ModelTypeEntry) -> bool:
@@ -304,6 +308,9 @@ def read_config(config: Mapping[str, Any], *, layout: str | None = None) -> Conf
         raise ValueError(f"model type {model_type!r}: a vision or video encoder that rotates over patches in 2-D or "
                          f"3-D; posenc.configs.vision.read_vision_config reads it (axes, sections, coordinates, base, "
                          f"layout); read_config and from_config read 1-D RoPE")
+    if model_type == "deepseek_v4":  # rope parameters keyed by rope kind (main, compress), not by layer type
+        from posenc.configs.sites import read_deepseek_v4  # sites imports this module
+        return read_deepseek_v4(text, layout=given)
     if found.get("rope") is False and found.get("rotation_calls"):
         raise ValueError(f"model type {model_type!r}: posenc does not read its rotary position embedding from a config "
                          f"(transformers' modeling file for it calls {', '.join(found['rotation_calls'])}: this model "
@@ -353,7 +360,7 @@ def read_config(config: Mapping[str, Any], *, layout: str | None = None) -> Conf
     if any(isinstance(p, Mapping) and "mrope_section" in p for p in params.values()):
         notes.append("M-RoPE (mrope_section): a text token has the same position on all three axes, so text "
                      "rotates as the 1-D RoPE given here; image and video tokens get 3-D positions")
-    notes += windows.window_notes(text, found) + divergence_notes(model_type, text) + _site_notes(found, given)
+    notes += windows.window_notes(text, found) + divergence_notes(model_type, text) + _site_notes(model_type, found, given)
     pattern = {index: name for name, indices in kinds.items() for index in indices}
     return ConfigRope(model_type, result, tuple(pattern[i] for i in sorted(pattern)), _length(text, found),
                       originals[0] if originals else None, tuple(notes), bool(found.get("attention_sinks")))

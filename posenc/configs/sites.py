@@ -26,7 +26,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from posenc._checks import check_int
+from posenc._checks import check_int, is_integer
 from posenc.configs import _table as table
 from posenc.configs._layer import _rotary_width, _scaling
 from posenc.configs._params import _as_mapping, _text_part
@@ -199,6 +199,10 @@ def _v4(config: Mapping[str, Any], key: str) -> Any:
     return _V4_DEFAULTS[key] if value is None else value
 
 
+def _v4_head_dim(config: Mapping[str, Any]) -> int:
+    return check_int("config['head_dim']", _v4(config, "head_dim"), minimum=2, maximum=MAX_ROPE_DIM)
+
+
 def _v4_layer_types(config: Mapping[str, Any]) -> list[str]:
     """DeepseekV4Config.__post_init__ (configuration_deepseek_v4.py:267-275): ``layer_types``, else the
     older per-layer ``compress_ratios`` (0, 4, 128), else two heavily compressed layers and then
@@ -207,7 +211,8 @@ def _v4_layer_types(config: Mapping[str, Any]) -> list[str]:
     types, ratios = config.get("layer_types"), config.get("compress_ratios")
     source = "layer_types" if types is not None or ratios is None else "compress_ratios"
     if types is None and ratios is not None:
-        if not isinstance(ratios, (list, tuple)) or any(r not in _V4_BY_RATIO for r in ratios):
+        # integers only (not 4.0 or true): the port reads the same values the same way
+        if not isinstance(ratios, (list, tuple)) or any(not is_integer(r) or r not in _V4_BY_RATIO for r in ratios):
             raise ValueError(f"config['compress_ratios'] must be a list of 0, 4 or 128 per layer (what "
                              f"DeepseekV4Config maps to layer types), got {ratios!r:.80}")
         types = [_V4_BY_RATIO[r] for r in ratios]
@@ -236,7 +241,8 @@ def _v4_parameters(config: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
                         **{k: v for k, v in given[label].items() if k != "type"}} for label in ("main", "compress")}
     partial = config.get("partial_rotary_factor")
     if partial is None and config.get("qk_rope_head_dim") is not None:
-        partial = config["qk_rope_head_dim"] / _v4(config, "head_dim")
+        rope_dim = check_int("config['qk_rope_head_dim']", config["qk_rope_head_dim"], minimum=0, maximum=MAX_ROPE_DIM)
+        partial = rope_dim / _v4_head_dim(config)
     partial = _V4_DEFAULTS["partial_rotary_factor"] if partial is None else partial
     flat = {k: v for k, v in given.items() if k not in ("main", "compress", "type")}
     if "type" in given:
@@ -253,7 +259,7 @@ def _v4_layer(config: Mapping[str, Any], layer_type: str, params: Mapping[str, A
               layers: tuple[int, ...]) -> LayerRope:
     found = table.entry("deepseek_v4") or {}
     label = "main" if layer_type == "sliding_attention" else "compress"
-    head_dim = check_int("config['head_dim']", _v4(config, "head_dim"), minimum=2, maximum=MAX_ROPE_DIM)
+    head_dim = _v4_head_dim(config)
     width = _rotary_width(config, {}, {"partial_rotary_factor": params.get("partial_rotary_factor", 1.0)}, head_dim)
     scaling = _scaling(config, found, dict(params), width)
     given = config.get("rope_parameters")
@@ -307,12 +313,15 @@ def read_deepseek_v4(config: Mapping[str, Any], *, layout: str | None = None) ->
         kinds.setdefault(kind, []).append(index)
     layers = {kind: _v4_layer(config, kind, params["main" if kind == "sliding_attention" else "compress"], window,
                               tuple(indices)) for kind, indices in kinds.items()}
-    originals = [p["original_max_position_embeddings"] for p in params.values()
-                 if p.get("rope_type") == "yarn" and p.get("original_max_position_embeddings") is not None]
+    # as read_config: the trained context of the layers' scaling (checked there)
+    originals = [layer.scaling["original_max_position_embeddings"] for layer in layers.values() if layer.scaling
+                 and "original_max_position_embeddings" in layer.scaling and layer.scaling["type"] != "dynamic"]
+    longest = check_int("config['max_position_embeddings']", _v4(config, "max_position_embeddings"), minimum=1,
+                        maximum=2**53)
     notes = ((f"config['sliding_window'] ({window}) limits the uncompressed keys of every layer: transformers' code "
               f"for this model type builds one sliding-window mask for the whole model"),
              "more than one rotary site per layer: see posenc.configs.sites.rotary_sites")
-    return ConfigRope("deepseek_v4", layers, tuple(types), _v4(config, "max_position_embeddings"),
+    return ConfigRope("deepseek_v4", layers, tuple(types), longest,
                       originals[0] if originals else None, notes, True)
 
 
@@ -321,7 +330,7 @@ def _v4_sites(config: Mapping[str, Any]) -> dict[str, tuple[RotarySite, ...]]:
     shared keys/values (:830, :833), its output turned back (:879), the compressor's keys at their
     window's first position (:431-433, :688-691) and the indexer's keys and queries (:563-576)."""
     reading = read_deepseek_v4(config)
-    head = check_int("config['head_dim']", _v4(config, "head_dim"), minimum=2, maximum=MAX_ROPE_DIM)
+    head = _v4_head_dim(config)
     index_head = check_int("config['index_head_dim']", _v4(config, "index_head_dim"), minimum=2, maximum=MAX_ROPE_DIM)
     sites: dict[str, tuple[RotarySite, ...]] = {}
     for kind, layer in reading.layers.items():

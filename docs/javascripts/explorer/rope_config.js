@@ -13,10 +13,7 @@
   const { valueError, typeError, repr, get } = P;
   const LAYOUTS = ["half", "interleaved"];
 
-  function layerRope(layerType, rotates, more = {}) {
-    return { layer_type: layerType, rotates, dim: null, rotary_dim: null, layout: null, base: null, scaling: null,
-      attention_factor: 1.0, temperature: null, softmax_scale: 1.0, window: null, layers: [], note: null, ...more };
-  }
+  const { layerRope, siteNotes, readDeepseekV4 } = R;
 
   /** LayerRope.rotary_kwargs(): the keyword arguments of RotaryEmbedding for these layers. */
   function rotaryKwargs(layer) {
@@ -194,14 +191,6 @@
     return null;
   }
 
-  /** A second rotary site in a layer whose layout differs from the one read (DeepSeek-V3.2's indexer). */
-  function siteNotes(found, layout) {
-    const sites = get(found, "rotary_sites") || {};
-    return P.keys(sites).filter((site) => sites[site] !== layout).map((site) =>
-      `transformers' code for this model type also rotates q and k in ${site}, in the ${sites[site]} layout: a ` +
-      `second rotary site in the layer (the layout read here, ${layout}, is the attention's)`);
-  }
-
   /** posenc.configs._divergences.divergence_notes: transformers' departures from the published model. */
   function divergenceNotes(modelType, config) {
     const register = (global.posencRopeData && global.posencRopeData.divergences) || [];
@@ -251,6 +240,7 @@
         "posenc.configs.vision.read_vision_config reads it (axes, sections, coordinates, base, layout); read_config and " +
         "from_config read 1-D RoPE");
     }
+    if (modelType === "deepseek_v4") return readDeepseekV4(text, given); // rope parameters keyed by rope kind
     if (get(found, "rope") === false && P.truthy(get(found, "rotation_calls"))) {
       throw valueError(`model type ${repr(modelType)}: posenc does not read its rotary position embedding from a config ` +
         `(transformers' modeling file for it calls ${found.rotation_calls.join(", ")}: this model type, or another model ` +
@@ -313,7 +303,7 @@
       notes.push("M-RoPE (mrope_section): a text token has the same position on all three axes, so text rotates as " +
         "the 1-D RoPE given here; image and video tokens get 3-D positions");
     }
-    notes.push(...windowNotes(text, found), ...divergenceNotes(modelType, text), ...siteNotes(found, chosen));
+    notes.push(...windowNotes(text, found), ...divergenceNotes(modelType, text), ...siteNotes(modelType, found, chosen));
     const pattern = [];
     for (const [name, indices] of kinds) for (const i of indices) pattern[i] = name;
     return { model_type: modelType, layers, pattern: pattern.filter((n) => n !== undefined),
