@@ -372,3 +372,23 @@ def test_a_tower_reads_its_heads_under_either_name_as_transformers_does(keys):
     config = {"model_type": "qwen2_5_vl_vision", "hidden_size": 64, **keys}
     theirs = Qwen2_5_VLVisionConfig.from_dict(config)
     assert read_vision_config(config).num_heads == theirs.num_heads == 4
+
+
+@pytest.mark.parametrize("extra", [{}, {"hidden_size": 64, "num_attention_heads": 4}, {"vision_config": {}},
+                                   {"vision_config": None, "text_config": {}}])
+def test_read_config_of_any_bare_model_type_reads_or_refuses_by_name(extra):
+    """Reported: read_config({"model_type": "kimi_k25"}) and {"model_type": "step3p5"} raised a bare
+    KeyError: 0. Not reproduced at 7745252 (both read: Kimi K2.5's text model as DeepSeek-V3, Step 3.5
+    as one rotating full-attention type); pinned here for every model type of the table, bare and with a
+    few keys: a reading, or a ValueError/TypeError, and never another exception."""
+    from posenc.configs import from_config, read_config
+    from posenc.configs._table import model_types
+
+    for model_type in ("kimi_k25", "step3p5"):
+        assert any(layer.rotates for layer in read_config({"model_type": model_type, **extra}).layers.values())
+    for model_type in [*model_types(), *VISION_MODEL_TYPES]:
+        for read in (read_config, from_config, read_vision_config):
+            try:
+                read({"model_type": model_type, **extra})
+            except (ValueError, TypeError):
+                pass

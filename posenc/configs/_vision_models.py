@@ -124,8 +124,15 @@ def _read_sam3_vit(model_type: str, values: Mapping[str, Any]) -> VisionRope:
                          f"patch_size={values['patch_size']!r}")
     base = _base(model_type, values, ("axial", "default"))
     side, window = image[0] // patch[0], _size("window_size", values["window_size"])
+    if side == 0:
+        raise ValueError(f"image_size={image[0]} must be at least patch_size={patch[0]} for model type {model_type!r} "
+                         f"(the grid has image_size // patch_size patches per side)")
     depth = _size("num_hidden_layers", values["num_hidden_layers"])
-    global_layers = tuple(int(i) for i in values["global_attn_indexes"] if 0 <= int(i) < depth)
+    indexes = values["global_attn_indexes"]
+    if isinstance(indexes, (str, bytes)) or not isinstance(indexes, Sequence):
+        raise TypeError(f"global_attn_indexes must be a list of layer indexes, got {indexes!r}")
+    indexes = [check_int(f"global_attn_indexes[{j}]", i) for j, i in enumerate(indexes)]
+    global_layers = tuple(i for i in indexes if 0 <= i < depth)
     speeds = _ladder(base, head_dim // 4, 4 / head_dim)  # modeling_sam3.py:437-443 (as Qwen's tower)
     common = dict(model_type=model_type, axes=("column", "row"), head_dim=head_dim, num_heads=heads,
                   sections=(head_dim // 4,) * 2, rotary_dim=head_dim, base=base, speeds=(speeds, speeds),
@@ -327,7 +334,7 @@ def _read_sam2_video(model_type: str, values: Mapping[str, Any]) -> VisionRope:
     if model_type == "sam3_tracker_video":
         # configuration_sam3_tracker_video.py:261-303: __post_init__ sets image_size (1008 unless given),
         # whose setter overwrites memory_attention_rope_feat_sizes with image_size // the backbone's patch
-        backbone = ((values.get("vision_config") or {}).get("backbone_config") or {})
+        backbone = _sub(_sub(values, "vision_config"), "backbone_config")
         side = _size("image_size", values.get("image_size", 1008)) // _size("patch_size", backbone.get("patch_size", 14))
         sizes = [side, side]
     if isinstance(sizes, (str, bytes)) or not isinstance(sizes, Sequence) or len(sizes) != 2:
@@ -343,6 +350,14 @@ def _read_sam2_video(model_type: str, values: Mapping[str, Any]) -> VisionRope:
         unrotated="the object-pointer tokens at the end of the memory keys (num_k_exclude_rope)",
         notes=("the memory attention's positions are fixed by memory_attention_rope_feat_sizes "
                "(modeling_sam2_video.py:1012-1019); memories of several frames repeat them on the keys",))
+
+
+def _sub(values: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    """A sub-config (an absent or empty one: the class defaults)."""
+    sub = values.get(key) or {}
+    if not isinstance(sub, Mapping):
+        raise TypeError(f"{key} must be a dict (a sub-config), got {sub!r}")
+    return sub
 
 
 _READERS = {"dinov3_vit": _read_dinov3, "vjepa2": _read_vjepa2, "pixtral": _read_pixtral,

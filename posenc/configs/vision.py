@@ -18,21 +18,22 @@ methods import numpy when called.
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from posenc._checks import MAX_ELEMENTS, MAX_GRID_CELLS, check_int
 from posenc.configs._vision_models import (
-    ENCODER_MODEL_TYPES,
     _DEFAULTS,
     _FIXED_CHILDREN,
     _PARENTS,
     _READERS,
+    ENCODER_MODEL_TYPES,
     VISION_MODEL_TYPES,
     _family,
 )
 
-__all__ = ["ENCODER_MODEL_TYPES", "VISION_MODEL_TYPES", "VisionRope", "read_vision_config"]
+__all__ = ["ENCODER_MODEL_TYPES", "VISION_MODEL_TYPES", "VisionRope", "read_vision_config", "vision_data"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -211,7 +212,7 @@ def read_vision_config(config: Mapping[str, Any] | Any) -> VisionRope:
     """
     cfg = _as_dict(config)
     model_type = cfg.get("model_type")
-    if model_type in _PARENTS:
+    if isinstance(model_type, str) and model_type in _PARENTS:
         keys, child = _PARENTS[model_type]
         for key in keys:  # the class defaults of a missing sub-config are its type's
             sub = cfg.get(key) or {}
@@ -222,12 +223,23 @@ def read_vision_config(config: Mapping[str, Any] | Any) -> VisionRope:
         # and Llama 4 parents) reads the dict whatever its model_type says (published Qwen2.5-VL files say
         # "qwen2_5_vl"); an AutoConfig one (Mistral 3, SAM 3) follows the sub-config's own model_type
         model_type = child if child in _FIXED_CHILDREN else cfg.get("model_type") or child
-    if model_type not in _DEFAULTS:
+    if not isinstance(model_type, str) or model_type not in _DEFAULTS:
         raise ValueError(f"config['model_type'] is {model_type!r}: posenc does not read a vision encoder's rotary "
                          f"positions for it; it reads {', '.join(VISION_MODEL_TYPES)}")
     values = {**_DEFAULTS[model_type], **{k: v for k, v in cfg.items() if v is not None or k.startswith("pos_embed")},
               "_given": tuple(k for k, v in cfg.items() if v is not None)}
     return _READERS[_family(model_type)](model_type, values)
+
+
+def vision_data() -> str:
+    """The tables `read_vision_config` reads from, as JSON text, for the browser's port of it
+    (docs/javascripts/explorer/rope_vision.js; shipped by hooks/rope_data.py): the class defaults, the
+    parents and the keys down to their encoder, the fixed sub-config classes, and each type's family
+    (which reader reads it). JSON text keeps ``100.0`` a float where the defaults hold one."""
+    families = {t: _family(t) for t in _DEFAULTS}
+    return json.dumps({"model_types": list(VISION_MODEL_TYPES), "defaults": _DEFAULTS, "families": families,
+                       "parents": {t: [list(keys), child] for t, (keys, child) in _PARENTS.items()},
+                       "fixed_children": sorted(_FIXED_CHILDREN)}, separators=(",", ":"))
 
 
 def _as_dict(config: Any) -> dict[str, Any]:

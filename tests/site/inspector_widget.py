@@ -6,12 +6,21 @@ screenshots. What "the same" means: see ``check_inspector``.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import statistics
 from pathlib import Path
 from typing import Any
 
-from tests.site.check_inspector import BAD_INPUTS, ROOT, ZOO, _report, error_kind, posenc_reading
+from posenc.configs.vision import ENCODER_MODEL_TYPES, read_vision_config
+from tests.site.check_inspector import (
+    BAD_INPUTS,
+    ROOT,
+    ZOO,
+    _report,
+    error_kind,
+    posenc_reading,
+)
 
 __all__ = ["WIDGET", "check_widget", "screenshots", "timing_line"]
 
@@ -30,6 +39,7 @@ WIDGET_STATE = """() => {
     value: r && {rope: r.rope, warnings: r.warnings, engines: r.engines.warnings.map((w) => w.text), layers: Object.fromEntries(Object.entries(r.layers).map(([n, l]) =>
       [n, {kwargs: l.kwargs, theta: l.theta, attention_factor: l.attention_factor}]))},
     links: [...root.querySelectorAll(".posenc-inspector__findings a")].map((a) => a.getAttribute("href")),
+    vision: r && r.vision,
   }, (k, v) => (typeof v === "bigint" ? Number(v) : v));
 }""" % WIDGET
 
@@ -115,19 +125,31 @@ def check_widget(page: Any, check: Any, site_dir: Path) -> list[float]:
             check.fail(f"inspector, bad input: {kind}", "the last good result did not stay in place")
         check.count("bad inputs refused by the inspector")
         length.fill("")
-    # a vision encoder's config: posenc's refusal, which names where posenc reads it (ENCODER_MODEL_TYPES, as data)
-    text = json.dumps({"model_type": "dinov3_vit", "hidden_size": 384, "num_attention_heads": 6})
-    textarea.fill(text)
-    _settle(page)
-    state = _widget(page)
-    _compare_widget(check, "inspector: a vision encoder", state, posenc_reading(text, None, None, True))
-    if "read_vision_config" not in (state["problem"] or ""):
-        check.fail("inspector: a vision encoder", f"no pointer to posenc's vision reader: {state['problem']!r:.200}")
+    # vision encoders (read_config refuses them): read_vision_config's reading, shown; a parent keeps its text reading
+    for config in ({"model_type": "dinov3_vit", "hidden_size": 384, "num_attention_heads": 6}, {"model_type": "sam3"},
+                   {"model_type": "qwen2_5_vl", "hidden_size": 64, "num_attention_heads": 4}):
+        _check_vision(page, check, textarea, config)
     _check_links(check, site_dir, links)
     _check_keyboard(page, check, host, times)
     if slowest_256:
         print(f"  inspector, 256-wide heads: {len(slowest_256)} updates, max {max(slowest_256):.1f} ms (budget 50 ms)")
     return times
+
+
+def _check_vision(page: Any, check: Any, textarea: Any, config: dict[str, Any]) -> None:
+    textarea.fill(json.dumps(config))
+    _settle(page)
+    state, where = _widget(page), f"inspector: vision {config['model_type']}"
+    expected = json.loads(json.dumps(dataclasses.asdict(read_vision_config(config))))
+    if state["error"] is not None or state["vision"] is None:
+        check.fail(where, f"not read: {state['problem']!r:.200}")
+        return
+    _report(check, where, state["vision"], expected)
+    if config["model_type"] not in ENCODER_MODEL_TYPES:
+        _compare_widget(check, where, state, posenc_reading(json.dumps(config), None, None, True))
+    if "posenc-inspector__vision" not in state["results"]:
+        check.fail(where, "no vision section in the results")
+    check.count("vision readings shown by the inspector")
 
 
 def _check_links(check: Any, site_dir: Path, links: set[str]) -> None:

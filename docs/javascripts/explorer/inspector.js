@@ -15,6 +15,7 @@
   const S = window.posencRopeScaling;
   const J = window.posencJSON;
   const E = window.posencRopeEngines;
+  const VI = window.posencInspectorVision; // inspector_vision.js: vision and video encoders
   const { chart, contexts, num } = window.posencInspectorChart; // inspector_chart.js
   const ZOO = window.posencRopeData.zoo;
   const DEFAULT = "llama-3.1-8b";
@@ -68,6 +69,11 @@
     // as python -m posenc.inspect: nesting past read_config's limit is "not JSON" too, however deep
     if (R.tooDeep(config)) throw P.valueError("not JSON (nested too deeply)");
     if (!P.isMapping(config)) throw P.typeError(`the text must hold a JSON object (a config.json), got a ${P.typeName(config)}`);
+    const { vision, visionError } = VI.readVision(config);
+    if (VI.isEncoder(config)) { // read_config refuses an encoder, naming read_vision_config: that reading is the answer
+      if (visionError) throw visionError;
+      return { rope: null, warnings: [], engines: { warnings: [], layouts: [] }, layers: {}, length, config, vision, visionError };
+    }
     const rope = C.readConfig(config, layout || null);
     const warnings = C.warningsFor(rope, length, config);
     const layers = {};
@@ -82,7 +88,7 @@
     const rotating = Object.values(rope.layers).filter((layer) => layer.rotates);
     const engines = { warnings: E.engineWarnings(rope.model_type, rotating.map((layer) => layer.scaling)),
       layouts: [...new Set(rotating.map((layer) => layer.layout).filter(Boolean))] };
-    return { rope, warnings, engines, layers, length, config };
+    return { rope, warnings, engines, layers, length, config, vision, visionError };
   }
 
   // ---- words ----------------------------------------------------------------------------------
@@ -305,10 +311,10 @@
         state.result = read(textarea.value, layout.value, length.value);
         state.shown = zoo.value || state.fileName || "your config";
         state.error = null;
-        problem.hidden = true;
-        problem.textContent = "";
+        Object.assign(problem, { hidden: true, textContent: "" });
         render();
         const r = state.result;
+        if (!r.rope) return void (box.readout.textContent = minus(`Read ${state.shown}: ${VI.readout(r.vision)}.`));
         const kinds = Object.keys(r.rope.layers).length;
         const layers = Object.entries(r.rope.layers).map(([n, l]) => `${n} ${l.rotates ? `rotates ${num(l.rotary_dim)} of ` +
           `${num(l.dim)} features, base ${base(l.base)}` : "does not rotate"}`);
@@ -316,7 +322,8 @@
           `${kinds === 1 ? "one kind of layer" : `${kinds} kinds of layer`}${r.rope.sinks ? ", attention sinks" : ""}` +
           (r.rope.max_position_embeddings !== null ? `; declared context ${num(r.rope.max_position_embeddings)}` : "") +
           (r.rope.original_max_position_embeddings !== null ? `, trained ${num(r.rope.original_max_position_embeddings)}` : "") +
-          `. ${layers.join("; ")}. ${r.warnings.length ? count(r.warnings.length, "warning") : "No warnings"}.`);
+          `. ${layers.join("; ")}. ${r.warnings.length ? count(r.warnings.length, "warning") : "No warnings"}.` +
+          (r.vision ? ` Its ${VI.readout(r.vision)}.` : ""));
       } catch (error) {
         if (!(error instanceof P.PyError)) throw error;
         state.error = error.message;
@@ -333,11 +340,11 @@
       results.replaceChildren();
       const r = state.result;
       if (!r) return;
+      if (!r.rope) return VI.render(el, results, r);
       for (const [name, layer] of Object.entries(r.rope.layers)) layerSection(box, results, name, layer, r);
+      VI.render(el, results, r);
       const found = findings(r);
-      if (found.children.length) {
-        results.append(el("h3", null, "Findings"), found);
-      }
+      if (found.children.length) results.append(el("h3", null, "Findings"), found);
       results.append(el("h3", null, "In other engines"), enginesList(r.engines));
     }
 

@@ -1,0 +1,104 @@
+// The config inspector's reading of a vision or video encoder (inspector.js draws the rest): the port
+// of read_vision_config (rope_vision.js) turned into words. A config of an encoder (DINOv3, V-JEPA 2,
+// Pixtral, a Qwen-VL tower, SAM 2/3 ...) gets this reading alone (read_config refuses it); a parent
+// with a language model (Qwen2.5-VL, Llama 4, Mistral 3, GLM-4V ...) keeps its text reading and gets
+// this one after it. Loaded before inspector.js.
+(function () {
+  "use strict";
+  const P = window.posencPython;
+  const V = window.posencRopeVision;
+  const { fmt, minus } = window.posencExplorerWidgets.helpers;
+  const MORE = "../positions-2d/#reading-a-vision-encoders-config";
+
+  const isEncoder = (config) => (window.posencRopeData.vision_encoders || []).includes(P.get(config, "model_type"));
+
+  /** {vision, visionError}: the reading, or posenc's refusal of it; both null where posenc reads none. */
+  function readVision(config) {
+    if (!V.readsVision(config)) return { vision: null, visionError: null };
+    try {
+      return { vision: V.readVisionConfig(config), visionError: null };
+    } catch (error) {
+      if (!(error instanceof P.PyError)) throw error;
+      return { vision: null, visionError: error };
+    }
+  }
+
+  const num = (v) => (Number.isInteger(+v) ? Number(v).toLocaleString("en-US") : fmt(+v, 6));
+  const list = (values) => values.map(num).join(" \u00d7 ");
+
+  const LAYOUTS = {
+    half: "half: features i and i + d/2 form a pair",
+    interleaved: "interleaved: features 2i and 2i + 1 form a pair",
+  };
+  const COORDINATES = {
+    patch_centre: "the centre of each patch, scaled to [-1, 1] on each axis",
+    index: "row and column indexes from 0",
+    index_from_one: "row and column indexes from 1",
+  };
+
+  function gridWords(r) {
+    if (r.grid_rule === "merge_blocks") {
+      const m = r.spatial_merge_size;
+      return `each input's own (rows and columns multiples of ${m}); tokens in ${m} \u00d7 ${m} blocks, each row by row`;
+    }
+    if (r.grid === null) return "each input's own";
+    return r.grid_rule === "configured" ? `${list(r.grid)}, fixed by the config` :
+      `each input's own (the configured image gives ${list(r.grid)})`;
+  }
+
+  function rows(r) {
+    const out = [
+      ["Axes", r.axes.map((axis, i) => `${axis} ${r.sections[i]} pairs`).join(", ") + " (in this order in the head)"],
+      ["Rotated width", `${num(r.rotary_dim)} of ${num(r.head_dim)} features, ${num(r.num_heads)} heads`],
+      ["Base", num(r.base) + (r.angle_scale !== 1 ? "; every angle \u00d7 2\u03c0" : "")],
+      ["Layout", LAYOUTS[r.layout] + (r.pairing === "vjepa2" ? "; each third's table tiled, so a pair's two features turn by different rungs" : "")],
+      ["Coordinates", COORDINATES[r.coordinates] + (r.coordinate_scale !== 1 ? `, \u00d7 ${fmt(r.coordinate_scale, 4)}` : "")],
+      ["Patch", `${list(r.patch_size)} ${r.axes.includes("frame") ? "(frames, pixels, pixels)" : "pixels"}`],
+      ["Grid", gridWords(r)],
+      ["Unrotated tokens", r.unrotated],
+    ];
+    if (r.augmentation) {
+      const parts = Object.entries(r.augmentation).map(([k, v]) => `${k} ${v === null ? "off" : num(v)}`);
+      out.push(["Augmentation", `${parts.join(", ")} (training only)`]);
+    }
+    return out;
+  }
+
+  /** One reading (and SAM 3's windowed layers as a second) as sections of the results. */
+  function sections(el, parent, r, label = "Vision encoder") {
+    const section = el("section", "posenc-inspector__layer posenc-inspector__vision");
+    parent.append(section);
+    const n = r.layers.length; // SAM 3: the global layers listed, the windowed ones (all the others) counted
+    const layers = n ? ` (${n} layer${n === 1 ? "" : "s"}${n <= 8 ? `: ${r.layers.join(", ")}` : ""})` : "";
+    section.append(el("h3", null, `${label}: ${r.model_type}${layers}`));
+    const dl = el("dl", "posenc-inspector__settings");
+    for (const [term, value] of rows(r)) dl.append(el("dt", null, term), el("dd", null, minus(value)));
+    section.append(dl);
+    const notes = el("ul", "posenc-inspector__findings");
+    for (const note of r.notes) notes.append(el("li", "posenc-inspector__fact", note));
+    const more = el("li", "posenc-inspector__fact");
+    const a = el("a", null, "Read more");
+    a.href = MORE;
+    a.setAttribute("aria-label", "Read more: reading a vision encoder's config");
+    more.append(document.createTextNode("How these settings place patches: "), a);
+    notes.append(more);
+    section.append(notes);
+    if (r.windowed) sections(el, parent, r.windowed, "Windowed layers");
+  }
+
+  /** The vision part of the results: the reading, or why posenc does not read the encoder. */
+  function render(el, parent, result) {
+    if (result.vision) sections(el, parent, result.vision, result.rope ? "Its vision encoder" : "Vision encoder");
+    else if (result.visionError) {
+      parent.append(el("p", "posenc-inspector__caption", `Its vision encoder is not read: ${result.visionError.message}.`));
+    }
+  }
+
+  /** The readout's sentence for a vision reading. */
+  function readout(r) {
+    return `vision encoder ${r.model_type}: ${r.axes.length}-D RoPE over ${r.axes.join(", ")}, ${num(r.rotary_dim)} of ` +
+      `${num(r.head_dim)} features rotate, base ${num(r.base)}, ${r.layout} pairs`;
+  }
+
+  window.posencInspectorVision = Object.freeze({ isEncoder, readVision, render, readout });
+})();
