@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -56,7 +57,7 @@ from posenc.experiments.data import SOURCE, load_corpus
 from posenc.model import TinyTransformer
 
 __all__ = ["CONFIGS", "DESIGNS_STUDIED", "LAYERS", "METHODS", "RESULTS_PATHS", "build_hybrid_model", "describe",
-           "load_results", "run", "spans", "summary_lines", "task_scores", "train_hybrid_model"]
+           "load_results", "run", "spans", "study_results", "summary_lines", "task_scores", "train_hybrid_model"]
 
 #: The designs studied, and every row of the study: the plain methods first, at the same depth.
 DESIGNS_STUDIED = ("rnope-swa", "irope", "rope-sinks")
@@ -166,34 +167,52 @@ def run(config: Config, *, task: str = "lm", workers: int = 2, device: str = "cp
     device = check_device(device)
     if config.num_layers < LAYERS:
         raise ValueError(f"config must have at least {LAYERS} layers (use hybrid.CONFIGS), got {config.num_layers}")
-    metric = METRICS[task]
     started = time.perf_counter()
     jobs = [(f"{task}:{method}", seed) for method in config.methods for seed in config.seeds]
     runs = run_jobs(_job, jobs, config, device=device, workers=workers, progress=progress)
-    vocab = load_corpus(config.validation_fraction).vocab_size if task == "lm" else \
-        retrieval.vocab_size(config.retrieval_symbols)
+    spans_used = {design: spans(design, config.train_length) for design in DESIGNS_STUDIED}
+    return study_results("hybrid", task, config, runs, build=build_hybrid_model, describe=describe,
+                         header={"spans": spans_used}, device=device, workers=workers, started=started)
+
+
+def study_results(study: str, task: str, config: Config, runs: dict[tuple[str, int], dict[str, Any]], *,
+                  build: Callable[[str, Config, int], TinyTransformer], device: str, workers: int, started: float,
+                  header: dict[str, Any] | None = None, describe: Callable[[str, Config], list[str]] | None = None,
+                  after: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The results of a four-layer study (this one and `posenc.experiments.inside`), in the files' key order.
+
+    The task header (``experiment`` is ``{study}_{task}``; ``task``, ``config``, ``eval_lengths``,
+    then ``header``'s keys), the corpus (``"lm"``) or chance and test seed (``"retrieval"``), then
+    ``after(methods)``'s keys, then per method of ``config.methods``: its layers (where ``describe``
+    is given), its parameter count (``build(method, config, vocab_size)``), the mean, min and max of
+    the task's metric over seeds and the ``runs`` (keyed ``("{task}:{method}", seed)``); last, the
+    run's record: versions, ``device``, wall seconds since ``started`` (``time.perf_counter``), ``workers``.
+    """
+    metric = METRICS[task]
+    corpus = load_corpus(config.validation_fraction) if task == "lm" else None  # MQAR needs no text
+    vocab = corpus.vocab_size if corpus is not None else retrieval.vocab_size(config.retrieval_symbols)
     methods: dict[str, Any] = {}
     for method in config.methods:
         method_runs = [runs[(f"{task}:{method}", seed)] for seed in config.seeds]
         methods[method] = {
-            "layers": describe(method, config),
-            "parameters": sum(p.numel() for p in build_hybrid_model(method, config, vocab).parameters()),
+            **({"layers": describe(method, config)} if describe is not None else {}),
+            "parameters": sum(p.numel() for p in build(method, config, vocab).parameters()),
             **spread(metric, [r[metric] for r in method_runs]),
             "runs": method_runs,
         }
     results: dict[str, Any] = {
-        "experiment": f"hybrid_{task}",
+        "experiment": f"{study}_{task}",
         "task": "language modelling" if task == "lm" else "multi-query associative recall",
         "config": config.as_dict(),
         "eval_lengths": config.eval_lengths,
-        "spans": {design: spans(design, config.train_length) for design in DESIGNS_STUDIED},
+        **(header or {}),
     }
-    if task == "lm":
-        results["corpus"] = {"source": SOURCE, "evaluated_characters":
-                             lm.evaluation_text(load_corpus(config.validation_fraction), config).numel() - 1}
+    if corpus is not None:
+        results["corpus"] = {"source": SOURCE, "evaluated_characters": lm.evaluation_text(corpus, config).numel() - 1}
     else:
         results["chance"] = round(1 / config.retrieval_symbols, 4)
         results["test_seed"] = retrieval.TEST_SEED
+    results.update(after(methods) if after is not None else {})
     return {**results, "methods": methods, "versions": versions("tqdm"), "device": device,
             "wall_seconds": round(time.perf_counter() - started, 1), "workers": workers}
 

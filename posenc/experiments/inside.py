@@ -27,7 +27,6 @@ import torch
 
 from posenc._checks import check_choice, check_int
 from posenc.experiments import depth, hybrid, retrieval
-from posenc.experiments import length_extrapolation as lm
 from posenc.experiments._results import (
     large_path,
     read_json,
@@ -39,7 +38,6 @@ from posenc.experiments._results import (
 from posenc.experiments._training import train_task_model
 from posenc.experiments.base_context import query_distances
 from posenc.experiments.config import SETTINGS, Config, check_device, checkpoint_path
-from posenc.experiments.data import SOURCE, load_corpus
 from posenc.model import TinyTransformer
 
 __all__ = ["CONFIGS", "METHODS", "RESULTS_PATHS", "baseline", "build_inside_model", "inside_table", "load_results",
@@ -173,37 +171,14 @@ def run(config: Config, *, task: str = "lm", workers: int = 2, device: str = "cp
         raise ValueError(f"config.methods must be among {METHODS}, got {unknown} (use inside.CONFIGS)")
     beside = baseline(task, config)  # refuses a configuration the committed rows were not made with
     depth_beside = _depth_baseline(config) if task == "retrieval" else None  # the same, before any training
-    metric = METRICS[task]
     started = time.perf_counter()
     runs = run_jobs(_job, _ordered_jobs(task, config), config, device=device, workers=workers, progress=progress)
-    vocab = load_corpus(config.validation_fraction).vocab_size if task == "lm" else \
-        retrieval.vocab_size(config.retrieval_symbols)
-    methods: dict[str, Any] = {}
-    for method in config.methods:
-        method_runs = [runs[(f"{task}:{method}", seed)] for seed in config.seeds]
-        methods[method] = {
-            "parameters": sum(p.numel() for p in build_inside_model(method, config, vocab).parameters()),
-            **spread(metric, [r[metric] for r in method_runs]),
-            "runs": method_runs,
-        }
-    results: dict[str, Any] = {
-        "experiment": f"inside_{task}",
-        "task": "language modelling" if task == "lm" else "multi-query associative recall",
-        "config": config.as_dict(),
-        "eval_lengths": config.eval_lengths,
-        "baseline": beside,
-    }
-    if task == "lm":
-        results["corpus"] = {"source": SOURCE, "evaluated_characters":
-                             lm.evaluation_text(load_corpus(config.validation_fraction), config).numel() - 1}
-    else:
-        results["chance"] = round(1 / config.retrieval_symbols, 4)
-        results["test_seed"] = retrieval.TEST_SEED
-        results.update(_depth_rows(config, methods), depth_baseline=depth_beside)
+    by_depth = (lambda methods: {**_depth_rows(config, methods), "depth_baseline": depth_beside}) \
+        if task == "retrieval" else None
+    results = hybrid.study_results("inside", task, config, runs, build=build_inside_model, header={"baseline": beside},
+                                   after=by_depth, device=device, workers=workers, started=started)
     cpu = sum(r["train_cpu_seconds"] + r["eval_cpu_seconds"] for r in runs.values())
-    return {**results, "methods": methods, "versions": versions("tqdm"), "device": device,
-            "wall_seconds": round(time.perf_counter() - started, 1), "workers": workers,
-            "job_cpu_seconds": round(cpu, 1)}
+    return {**results, "job_cpu_seconds": round(cpu, 1)}
 
 
 def load_results(task: str = "lm", path: str | Path | None = None) -> dict[str, Any]:
