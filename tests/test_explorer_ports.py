@@ -244,6 +244,45 @@ def test_the_sweeps_configs_read_alike(tmp_path: Path) -> None:
     assert not problems, "\n".join(problems[:10])
 
 
+SITES_READING = """(cases) => cases.map(([text, layout]) => {
+  const C = window.posencRopeConfig, L = window.posencRopeLayer;
+  try {
+    const config = window.posencJSON.parseJSON(text);
+    return {ok: true, value: L.rotarySites(config, C.readConfig(config, layout))};
+  } catch (error) { return {ok: false, error: `${error.name}: ${error.message}`}; }
+})"""
+
+
+@needs_node
+def test_rotary_sites_read_alike(tmp_path: Path) -> None:
+    """The inspector's line per rotary site (rope_layer.js rotarySites) against posenc.configs.sites.rotary_sites:
+    every model type with a rule, DeepSeek-V4's kinds of layer, a model with one site, and bad widths."""
+    import dataclasses
+
+    from posenc.configs.sites import _RULES, rotary_sites
+
+    configs: list[tuple[dict[str, object], str | None]] = [({"model_type": m, "num_hidden_layers": 2}, None) for m in _RULES]
+    configs += [({"model_type": "deepseek_v4", "num_hidden_layers": 3, "compress_ratios": [0, 4, 128]}, None),
+                ({"model_type": "deepseek_v4", "num_hidden_layers": 1, "index_head_dim": 8}, None),
+                ({"model_type": "deepseek_v4", "num_hidden_layers": 2, "index_head_dim": "x"}, None),
+                ({"model_type": "deepseek_v32", "num_hidden_layers": 2, "index_head_dim": 32}, None),
+                ({"model_type": "glm_moe_dsa", "num_hidden_layers": 2, "index_head_dim": 2.0}, None),
+                ({"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2}, None),
+                ({"hidden_size": 64, "num_attention_heads": 4}, "interleaved"),
+                (json.loads(ZOO[0].read_text()), None)]
+    results = run_js(tmp_path, SITES_READING, [[json.dumps(c), layout] for c, layout in configs])
+    problems, refused = [], 0
+    for (config, layout), ours in zip(configs, results):
+        try:
+            sites = rotary_sites(config, layout=layout)
+            theirs = {"ok": True, "value": {k: [dataclasses.asdict(s) for s in v] for k, v in sites.items()}}
+        except (ValueError, TypeError) as error:
+            theirs, refused = {"ok": False, "error": f"{type(error).__name__}: {error}"}, refused + 1
+        problems += [f"{config}: {d}" for d in compare(kinds(ours), kinds(theirs))]
+    assert not problems, "\n".join(problems[:10])
+    assert refused == 3  # both outcomes compared
+
+
 @needs_node
 def test_engine_warnings_read_alike(tmp_path: Path) -> None:
     """The engines known to compute a config otherwise (posenc.engines.engine_warnings, applied in the

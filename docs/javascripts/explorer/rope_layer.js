@@ -353,8 +353,62 @@
       original_max_position_embeddings: originals.length ? originals[0] : null, notes, sinks: true };
   }
 
+  /** rotary_sites(config, layout): every place each kind of layer of `rope` (its reading) rotates. */
+  function rotarySites(config, rope) {
+    const text = global.posencRopeParams.textPart(config)[1];
+    const modelType = rope.model_type;
+    if (modelType === "deepseek_v4") return v4Sites(text, rope);
+    const rules = typeof modelType === "string" ? get(sites().rules, modelType) : null;
+    const out = {};
+    for (const [name, layer] of Object.entries(rope.layers)) {
+      if (!layer.rotates) out[name] = [];
+      else if (rules === null) out[name] = [site(layer, "attention", "the attention's queries and keys", layer.dim, "first")];
+      else {
+        out[name] = rules.map((rule) => site(layer, rule.name, rule.rotates,
+          rule.head.reduce((sum, key) => sum + siteKey(text, modelType, key), 0), rule.features, rule.layout));
+      }
+    }
+    return out;
+  }
+
+  function siteKey(config, modelType, key) {
+    let value = get(config, key);
+    if (value === null) value = get(get(sites().defaults, modelType) || {}, key);
+    if (value === null) throw valueError(`config needs ${repr(key)} for model type ${repr(modelType)} (a head width of a rotary site)`);
+    return P.checkInt(`config[${repr(key)}]`, value, { minimum: 0, maximum: S.MAX_ROPE_DIM });
+  }
+
+  function site(layer, name, rotates, headDim, features, layout = null, positions = "token", inverse = false) {
+    if (P.less(headDim, layer.rotary_dim)) {
+      throw valueError(`the ${name} head width (${headDim}) must be at least the rotated width (${layer.rotary_dim}) ` +
+        `for layers of type ${repr(layer.layer_type)}`);
+    }
+    return { name, rotates, head_dim: headDim, width: layer.rotary_dim, features, layout: layout || layer.layout,
+      base: layer.base, scaling: layer.scaling, attention_factor: layer.attention_factor, positions, inverse };
+  }
+
+  /** _v4_sites: the attention, its output turned back, the compressor's and the indexer's sites. */
+  function v4Sites(config, rope) {
+    const head = v4HeadDim(config);
+    const indexHead = P.checkInt("config['index_head_dim']", v4(config, "index_head_dim"), { minimum: 2, maximum: S.MAX_ROPE_DIM });
+    const out = {};
+    for (const [kind, layer] of Object.entries(rope.layers)) {
+      const found = [site(layer, "attention", "the attention's queries and its keys, which are also its values", head, "last"),
+        site(layer, "output", "the attention output, turned back by the query's angle", head, "last", null, "token", true)];
+      if (kind !== "sliding_attention") {
+        found.push(site(layer, "compressor", "the compressed keys (and values)", head, "last", null, "window start"));
+      }
+      if (kind === "compressed_sparse_attention") {
+        found.push(site(layer, "indexer", "the indexer's queries", indexHead, "last"),
+          site(layer, "indexer keys", "the indexer's compressed keys", indexHead, "last", null, "window start"));
+      }
+      out[kind] = found;
+    }
+    return out;
+  }
+
   global.posencRopeLayer = Object.freeze({
     MAX_LENGTH, ROPE_TYPES, one, headDim, rotaryWidth, contextLength, scalingOf, temperatureOf, softmaxScale, layoutFor,
-    layerRope, siteNotes, readDeepseekV4,
+    layerRope, siteNotes, readDeepseekV4, rotarySites,
   });
 })(typeof window !== "undefined" ? window : globalThis);
