@@ -101,6 +101,9 @@ class ForgetGate(nn.Module):
         """``log f`` of each head and token ``[batch, heads, seq]`` from ``x [batch, seq, dim]``, in at least float32."""
         x = check_tensor("x", x, ndim=3, floating=True)
         check_size("x", x, -1, self.dim, expected_from="the module's dim")
+        return self._log_gates(x)
+
+    def _log_gates(self, x: Tensor) -> Tensor:
         dtype = torch.float64 if x.dtype == torch.float64 else torch.float32
         logits = self.proj(x.to(self.proj.weight.dtype)).to(dtype)  # [batch, seq, heads]
         return nn.functional.logsigmoid(logits).transpose(1, 2)
@@ -108,11 +111,14 @@ class ForgetGate(nn.Module):
     def join(self, x: Tensor, q: Tensor, k: Tensor) -> tuple[Tensor, Tensor]:
         """The queries as they are, and the keys ``[batch, heads, seq, head_dim + 1]`` with each token's log gate."""
         q, k = _check_qk(q, k, self.num_heads, self.head_dim, keys_wider_by=0)
-        log_f = self.log_gates(x)
-        if log_f.shape[-1] != k.shape[-2] or log_f.shape[0] != k.shape[0]:
-            raise ValueError(f"x must have the batch and seq of k {tuple(k.shape[:1])}, {k.shape[-2]}, "
-                             f"got shape {tuple(x.shape)}")
-        return q, torch.cat((k, log_f.to(k.dtype)[..., None]), dim=-1)
+        x = check_tensor("x", x, ndim=3, floating=True)
+        check_size("x", x, -1, self.dim, expected_from="the module's dim")
+        _check_tokens(x, k)
+        return self._join(x, q, k)
+
+    def _join(self, x: Tensor, q: Tensor, k: Tensor) -> tuple[Tensor, Tensor]:
+        """`join` on the model's own tensors (checked where the model takes its input)."""
+        return q, torch.cat((k, self._log_gates(x).to(k.dtype)[..., None]), dim=-1)  # [batch, heads, seq, d + 1]
 
     def scores(self, q: Tensor, k: Tensor) -> Tensor:
         r"""Logits \(q_i^\top k_j / \sqrt{d} + c_i - c_j\) ``[batch, heads, q_len, k_len]`` for keys from `join`.
@@ -120,6 +126,10 @@ class ForgetGate(nn.Module):
         The queries are the last ``q_len`` keys (as when decoding with a cache); later keys get ``-inf``.
         """
         q, k = _check_qk(q, k, self.num_heads, self.head_dim, keys_wider_by=1)
+        return self._scores(q, k)
+
+    def _scores(self, q: Tensor, k: Tensor) -> Tensor:
+        """`scores` on the model's own tensors."""
         dtype = q.dtype if q.dtype in (torch.float32, torch.float64) else torch.float32
         keys, log_f = k[..., :-1].to(dtype), k[..., -1].to(dtype)
         cumulative = log_f.cumsum(-1)  # c_j over the keys, [batch, heads, k_len]
@@ -142,6 +152,13 @@ def _check_qk(q: object, k: object, heads: int, width: int, *, keys_wider_by: in
         raise ValueError(f"q must have no more positions than k (its queries are the last keys), "
                          f"got q_len={q_.shape[-2]}, k_len={k_.shape[-2]}")
     return q_, k_
+
+
+def _check_tokens(x: Tensor, k: Tensor) -> None:
+    """``x [batch, seq, dim]`` holds the tokens of the keys ``k [batch, heads, seq, ...]``."""
+    if x.shape[1] != k.shape[-2] or x.shape[0] != k.shape[0]:
+        raise ValueError(f"x must have the batch and seq of k {tuple(k.shape[:1])}, {k.shape[-2]}, "
+                         f"got shape {tuple(x.shape)}")
 
 
 def _causal(logits: Tensor) -> Tensor:

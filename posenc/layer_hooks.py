@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
-from posenc._checks import check_float, check_int, check_tensor
+from posenc._checks import check_float, check_tensor
 from posenc._rotary import apply_table, compute_dtype
 from posenc.attention import SelfAttention, _attend
 from posenc.cope import CoPE
@@ -237,7 +237,7 @@ def _attend_layer(attention: SelfAttention, x: Tensor, inputs: LayerInputs) -> t
     if not inputs.after_cache:  # keys are cached as they leave this step
         q, k = _prepare(q, k, inputs)
     if inputs.content is not None:  # FoX's gate or PaTH's transform rides with each key
-        q, k = inputs.content.join(x, q, k)
+        q, k = inputs.content._join(x, q, k)  # unchecked: the model checked its input at its door
     if inputs.cache is not None:  # the entries this layer kept first, then this call's
         k, v = inputs.cache.update(inputs.layer, k, v)  # (batch, heads, k_len, head_dim)
         if inputs.after_cache:  # every key turned by its index in the cache
@@ -250,10 +250,10 @@ def _attend_layer(attention: SelfAttention, x: Tensor, inputs: LayerInputs) -> t
         logits = rope_logits(q.to(dtype), k.to(dtype), rotation.inv_freq, inputs.offsets) * (
             rotation.attention_scaling ** 2 / math.sqrt(q.shape[-1]))
     elif inputs.content is not None:
-        logits = inputs.content.scores(q, k)
+        logits = inputs.content._scores(q, k)
     out, weights = _attend(q, k, v, logits=logits, bias=inputs.bias, causal=inputs.mask is None, mask=inputs.mask,
                            logit_hook=inputs.cope, sinks=attention.sinks,
-                           weighting=None if inputs.weighting is None else inputs.weighting.weights)
+                           weighting=None if inputs.weighting is None else inputs.weighting._weights)
     return attention.out(out.transpose(1, 2).reshape(x.shape)), weights  # (batch, seq, heads * head_dim)
 # --8<-- [end:attend]
 

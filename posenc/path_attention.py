@@ -46,7 +46,7 @@ import torch
 from torch import Tensor, nn
 
 from posenc._checks import check_size, check_size_int, check_tensor
-from posenc.forgetting import _causal, _check_qk
+from posenc.forgetting import _causal, _check_qk, _check_tokens
 
 __all__ = ["HouseholderPath", "path_logits", "path_logits_blockwise"]
 
@@ -231,6 +231,9 @@ class HouseholderPath(nn.Module):
         """Unit ``w [batch, heads, seq, head_dim]`` and ``beta [batch, heads, seq]`` in (0, 2) from ``x [batch, seq, dim]``."""
         x = check_tensor("x", x, ndim=3, floating=True)
         check_size("x", x, -1, self.dim, expected_from="the module's dim")
+        return self._transforms(x)
+
+    def _transforms(self, x: Tensor) -> tuple[Tensor, Tensor]:
         dtype = torch.float64 if x.dtype == torch.float64 else torch.float32
         batch, seq, _ = x.shape
         raw = self.w_proj(x.to(self.w_proj.weight.dtype)).to(dtype).view(batch, seq, self.num_heads, self.head_dim)
@@ -241,14 +244,22 @@ class HouseholderPath(nn.Module):
     def join(self, x: Tensor, q: Tensor, k: Tensor) -> tuple[Tensor, Tensor]:
         """The queries as they are, and the keys ``[batch, heads, seq, 2 head_dim + 1]``: key, w, beta."""
         q, k = _check_qk(q, k, self.num_heads, self.head_dim, keys_wider_by=0)
-        w, beta = self.transforms(x)
-        if w.shape[-2] != k.shape[-2] or w.shape[0] != k.shape[0]:
-            raise ValueError(f"x must have the batch and seq of k {tuple(k.shape[:1])}, {k.shape[-2]}, "
-                             f"got shape {tuple(x.shape)}")
-        return q, torch.cat((k, w.to(k.dtype), beta.to(k.dtype)[..., None]), dim=-1)
+        x = check_tensor("x", x, ndim=3, floating=True)
+        check_size("x", x, -1, self.dim, expected_from="the module's dim")
+        _check_tokens(x, k)
+        return self._join(x, q, k)
+
+    def _join(self, x: Tensor, q: Tensor, k: Tensor) -> tuple[Tensor, Tensor]:
+        """`join` on the model's own tensors (checked where the model takes its input)."""
+        w, beta = self._transforms(x)  # [batch, heads, seq, head_dim], [batch, heads, seq]
+        return q, torch.cat((k, w.to(k.dtype), beta.to(k.dtype)[..., None]), dim=-1)  # [..., seq, 2 d + 1]
 
     def scores(self, q: Tensor, k: Tensor) -> Tensor:
         r"""`path_logits` ``/ sqrt(head_dim)`` ``[batch, heads, q_len, k_len]`` for keys from `join`."""
         q, k = _check_qk(q, k, self.num_heads, self.head_dim, keys_wider_by=self.head_dim + 1)
+        return self._scores(q, k)
+
+    def _scores(self, q: Tensor, k: Tensor) -> Tensor:
+        """`scores` on the model's own tensors."""
         d = self.head_dim
         return _sweep(q, k[..., :d], k[..., d:2 * d], k[..., 2 * d]) / math.sqrt(d)

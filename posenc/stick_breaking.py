@@ -45,7 +45,11 @@ def stick_breaking_weights(logits: Tensor) -> Tensor:
         >>> stick_breaking_weights(torch.tensor([0.0, 0.0, 0.0]))   # halves, from the nearest back
         tensor([0.1250, 0.2500, 0.5000])
     """
-    logits = check_tensor("logits", logits, min_ndim=1, floating=True)
+    return _weights(check_tensor("logits", logits, min_ndim=1, floating=True))
+
+
+def _weights(logits: Tensor) -> Tensor:
+    """`stick_breaking_weights` on the model's own logits (checked where the model takes its input)."""
     dtype = logits.dtype if logits.dtype in (torch.float32, torch.float64) else torch.float32
     z = logits.to(dtype)
     log_take = nn.functional.logsigmoid(z)  # log beta: -inf for a hidden key
@@ -67,3 +71,7 @@ class StickBreaking(nn.Module):
     def weights(self, logits: Tensor) -> Tensor:
         """`stick_breaking_weights` of the masked logits ``[..., q_len, k_len]``."""
         return stick_breaking_weights(logits)
+
+    def _weights(self, logits: Tensor) -> Tensor:
+        """`weights` on the model's own logits."""
+        return _weights(logits)
