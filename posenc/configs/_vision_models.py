@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from posenc._checks import check_float, check_int, is_integer
+from posenc.configs._vision_towers import IDS_ROW_MAJOR, TOWER_PARENTS, tower_defaults
 
 if TYPE_CHECKING:
     from posenc.configs.vision import VisionRope
@@ -61,6 +62,7 @@ _QWEN_STYLE = {
 for _name, (_hidden, _heads, _patch) in _QWEN_STYLE.items():
     _DEFAULTS[_name] = {"hidden_size": _hidden, "num_heads": _heads, "patch_size": _patch, "spatial_merge_size": 2,
                         "temporal_patch_size": 2, "rope_theta": 10000.0}
+_DEFAULTS.update(tower_defaults())  # the other towers with the same module and ids (_vision_towers.py)
 # sam3_tracker_video: the same memory attention (configuration_sam3_tracker_video.py:234-265)
 _DEFAULTS["sam3_tracker_video"] = {**_DEFAULTS["sam2_video"], "memory_attention_rope_feat_sizes": [72, 72],
                                    "image_size": 1008}
@@ -84,12 +86,13 @@ _PARENTS = {
     "sam3_tracker": (("vision_config", "backbone_config"), "sam3_vit_model"),
     "sam3_lite_text": (("vision_config", "backbone_config"), "sam3_vit_model"),
     "sam3_video": (("detector_config", "vision_config", "backbone_config"), "sam3_vit_model"),
+    **{parent: (("vision_config",), tower) for parent, tower in TOWER_PARENTS.items()},
 }
 
 #: Sub-config types a parent builds with a fixed class, whatever the dict's own model_type.
 _FIXED_CHILDREN = frozenset({"qwen2_vl_vision", "qwen2_5_vl_vision", "qwen3_vl_vision", "qwen3_vl_moe_vision",
                              "glm4v_vision", "glm4v_moe_vision", "llama4_vision_model", "qwen3_5_vision",
-                             "qwen3_5_moe_vision", "glm_ocr_vision", "glm5_next_vision"})
+                             "qwen3_5_moe_vision", "glm_ocr_vision", "glm5_next_vision", *TOWER_PARENTS.values()})
 
 #: Every model type `read_vision_config` reads (the parents through their vision sub-config).
 VISION_MODEL_TYPES = tuple(sorted({*_DEFAULTS, *_PARENTS}))
@@ -107,7 +110,7 @@ def _rope(*args: Any, **kwargs: Any) -> VisionRope:
 
 
 def _family(model_type: str) -> str:
-    if model_type in _QWEN_STYLE or model_type == "qwen2_vl_vision":
+    if model_type in _QWEN_STYLE or model_type == "qwen2_vl_vision" or model_type in TOWER_PARENTS.values():
         return "qwen"
     return {"eomt_dinov3": "dinov3_vit", "sam3_tracker_video": "sam2_video"}.get(model_type, model_type)
 
@@ -296,26 +299,32 @@ def _read_qwen(model_type: str, values: Mapping[str, Any]) -> VisionRope:
     given = values.get("_given", ())
     width_key = "embed_dim" if model_type == "qwen2_vl_vision" else "hidden_size"  # modeling_qwen2_vl.py:226
     # attribute_map num_attention_heads -> num_heads (qwen2_5_vl/configuration_qwen2_5_vl.py:51): the alias,
-    # where given, is what the class keeps (it is set after num_heads)
-    heads_key = "num_attention_heads" if "num_attention_heads" in given else "num_heads"
+    # where given, is what the class keeps (it is set after num_heads); a class without the alias has only
+    # num_attention_heads (lfm3_vl, dots3_note, muse_*, paddleocr_vl: _vision_towers.py)
+    aliased = "num_heads" in _DEFAULTS[model_type]
+    heads_key = "num_attention_heads" if "num_attention_heads" in given or not aliased else "num_heads"
     head_dim, heads = _head(model_type, values, width_key, heads_key, 4,
                             "a quarter of the head per axis and feature half")
     if values.get("head_dim") not in (None, head_dim):
         raise ValueError(f"head_dim={values['head_dim']!r} must equal {width_key} / {heads_key} = {head_dim} for "
                          f"model type {model_type!r}: its attention splits heads that way")
     base = _base(model_type, values, ("axial", "default"))
-    merge = _size("spatial_merge_size", values["spatial_merge_size"])
+    row_major = IDS_ROW_MAJOR.get(model_type)  # ids built with a merge size of 1, whatever the config says
+    merge = None if row_major else _size("spatial_merge_size", values["spatial_merge_size"])
     # modeling_qwen2_5_vl.py:153-158: spatial_dim = d / 2, rungs base ** -(2k / spatial_dim), k < d / 4;
     # 170-177: rows then columns, tiled twice (half layout, rotate_half)
     speeds = _ladder(base, head_dim // 4, 4 / head_dim)
     patch = _size("patch_size", values["patch_size"]) if is_integer(values["patch_size"]) else values["patch_size"]
-    temporal = _size("temporal_patch_size", values["temporal_patch_size"])
+    sizes: tuple[Any, ...] = (patch, patch)  # the frames of a temporal patch first where the class has them
+    if "temporal_patch_size" in _DEFAULTS[model_type]:
+        sizes = (_size("temporal_patch_size", values["temporal_patch_size"]), patch, patch)
+    ids = (f"in blocks of {merge} x {merge} patches (vision_utils.py:112-125)" if merge else
+           f"row by row: the ids are built with a merge size of 1 ({row_major})")
     return _rope(
         model_type, ("row", "column"), head_dim, heads, (head_dim // 4,) * 2, head_dim, base, (speeds, speeds), 1.0,
-        "half", "rotation", "index", (temporal, patch, patch), None, "merge_blocks", token_order="merge_blocks",
-        spatial_merge_size=merge,
-        notes=("the grid is each image's (grid_thw); ids count rows and columns from 0, in blocks of "
-               f"{merge} x {merge} patches (vision_utils.py:112-125)",
+        "half", "rotation", "index", sizes, None, "merge_blocks" if merge else "any",
+        token_order="merge_blocks" if merge else "row_major", spatial_merge_size=merge,
+        notes=(f"the grid is each image's (grid_thw); ids count rows and columns from 0, {ids}",
                "a video's frames repeat the same 2-D ids: time is placed by the language model's M-RoPE"))
 
 

@@ -196,7 +196,9 @@
   function readQwen(modelType, values) {
     const given = values._given;
     const widthKey = modelType === "qwen2_vl_vision" ? "embed_dim" : "hidden_size";
-    const headsKey = given.includes("num_attention_heads") ? "num_attention_heads" : "num_heads";
+    const { defaults, ids_row_major: rowMajorIds } = data();
+    const aliased = has(defaults[modelType], "num_heads"); // a class without the alias has only num_attention_heads
+    const headsKey = given.includes("num_attention_heads") || !aliased ? "num_attention_heads" : "num_heads";
     const [headDim, heads] = head(modelType, values, widthKey, headsKey, 4, "a quarter of the head per axis and feature half");
     const stated = get(values, "head_dim");
     if (stated !== null && !P.equal(stated, headDim)) {
@@ -204,15 +206,17 @@
         `${repr(modelType)}: its attention splits heads that way`);
     }
     const b = base(modelType, values, ["axial", "default"]);
-    const merge = size("spatial_merge_size", values.spatial_merge_size);
+    const rowMajor = has(rowMajorIds, modelType) ? rowMajorIds[modelType] : null; // ids built with a merge size of 1
+    const merge = rowMajor ? null : size("spatial_merge_size", values.spatial_merge_size);
     const speeds = ladder(b, headDim / 4, 4 / headDim);
     const patch = P.isInt(values.patch_size) ? size("patch_size", values.patch_size) : values.patch_size;
-    const temporal = size("temporal_patch_size", values.temporal_patch_size);
+    const sizes = has(defaults[modelType], "temporal_patch_size")
+      ? [size("temporal_patch_size", values.temporal_patch_size), patch, patch] : [patch, patch];
+    const ids = merge ? `in blocks of ${merge} x ${merge} patches (vision_utils.py:112-125)`
+      : `row by row: the ids are built with a merge size of 1 (${rowMajor})`;
     return visionRope(modelType, ["row", "column"], headDim, heads, [headDim / 4, headDim / 4], headDim, b, [speeds, speeds], 1.0,
-      "half", "rotation", "index", [temporal, patch, patch], null, "merge_blocks", { token_order: "merge_blocks",
-        spatial_merge_size: merge, notes: [
-          `the grid is each image's (grid_thw); ids count rows and columns from 0, in blocks of ${merge} x ${merge} patches ` +
-            "(vision_utils.py:112-125)",
+      "half", "rotation", "index", sizes, null, merge ? "merge_blocks" : "any", { token_order: merge ? "merge_blocks" : "row_major",
+        spatial_merge_size: merge, notes: [`the grid is each image's (grid_thw); ids count rows and columns from 0, ${ids}`,
           "a video's frames repeat the same 2-D ids: time is placed by the language model's M-RoPE"] });
   }
 

@@ -1,0 +1,60 @@
+r"""More Qwen-style vision towers of transformers 5.23.0: the class defaults and where each parent
+keeps its tower. Each one's rotary module is Qwen2.5-VL's line for line (half the head's pairs for
+rows, half for columns, one ladder, tiled twice; ``apply_rotary_pos_emb_vision``: the half layout),
+and each tower takes its ids from ``vision_utils.get_vision_position_ids``; what differs is named
+here: the key of the head count, whether the patch has a temporal size, and the merge size the ids
+are built with. Read by `posenc.configs._vision_models._read_qwen`; each entry is checked live
+against its own classes by tests/test_config_vision_towers.py.
+"""
+
+from __future__ import annotations
+
+# model type: (hidden_size, heads key and its default, patch_size, spatial_merge_size or None,
+# temporal_patch_size or None, rope_theta), the class defaults of its *VisionConfig, with the
+# rotary class, the ids and the rotation of q and k in its modeling file
+_TOWERS = {
+    # cohere_compass/configuration_cohere_compass.py:29-61; modeling :647, ids :922, q/k :765
+    "cohere_compass_vision": (1152, ("num_heads", 16), 16, 2, 2, 10000.0),
+    # ernie4_5_vl_moe/configuration_ernie4_5_vl_moe.py:32-64; modeling :828, ids :928, q/k :578
+    "ernie4_5_vl_moe_vision": (1280, ("num_heads", 16), 14, 2, None, 10000.0),
+    # exaone4_5/configuration_exaone4_5.py:30-63; modeling :74, ids :578, q/k :267
+    "exaone4_5_vision": (3584, ("num_heads", 16), 14, 2, 2, 10000.0),
+    # qwen4_exp/configuration_qwen4_exp.py:261-291; modeling :1677, ids :1973, q/k :1828
+    "qwen4_exp_vision": (1152, ("num_heads", 16), 16, 2, 2, 10000.0),
+    # lfm3_vl/configuration_lfm3_vl.py:29-62 (no attribute_map: num_attention_heads); modeling :77, ids :436, q/k :232
+    "lfm3_vl_vision": (1024, ("num_attention_heads", 16), 16, 2, 2, 1000000.0),
+    # dots3_note/configuration_dots3_note.py:28-115; modeling :1187, ids :1542, q/k :1378
+    "dots3_note_vision_encoder": (1536, ("num_attention_heads", 24), 14, 2, None, 10000.0),
+    # muse_glimmer/configuration_muse_glimmer.py:29-79; modeling :712, ids :858 (merge 1, set at :817), q/k :571
+    "muse_glimmer_vision": (1536, ("num_attention_heads", 16), 14, None, None, 10000.0),
+    # muse_spark/configuration_muse_spark.py:31-74; modeling :861, ids :1007 (merge 1, set at :966), q/k :769
+    "muse_spark_vision": (1536, ("num_attention_heads", 16), 14, None, None, 10000.0),
+    # paddleocr_vl/configuration_paddleocr_vl.py:37-74; modeling :104, ids :841 (merge 1 whatever the
+    # config's spatial_merge_size, which the projector uses), q/k :687
+    "paddleocr_vl_vision": (1152, ("num_attention_heads", 16), 14, 2, None, 10000.0),
+}
+
+#: Towers whose ids are built with a merge size of 1 (plain row-major order), with the line that says so.
+IDS_ROW_MAJOR = {"muse_glimmer_vision": "muse_glimmer/modeling_muse_glimmer.py:817, 858",
+                 "muse_spark_vision": "muse_spark/modeling_muse_spark.py:966, 1007",
+                 "paddleocr_vl_vision": "paddleocr_vl/modeling_paddleocr_vl.py:841"}
+
+
+def tower_defaults() -> dict[str, dict[str, object]]:
+    """The class defaults of each tower, in the keys its config class uses."""
+    out: dict[str, dict[str, object]] = {}
+    for name, (hidden, (heads_key, heads), patch, merge, temporal, theta) in _TOWERS.items():
+        entry: dict[str, object] = {"hidden_size": hidden, heads_key: heads, "patch_size": patch}
+        if merge is not None:
+            entry["spatial_merge_size"] = merge
+        if temporal is not None:
+            entry["temporal_patch_size"] = temporal
+        out[name] = {**entry, "rope_theta": theta}
+    return out
+
+
+#: Each parent's tower (a fixed sub-config class: its sub_configs name the class, not AutoConfig).
+TOWER_PARENTS = {"cohere_compass": "cohere_compass_vision", "ernie4_5_vl_moe": "ernie4_5_vl_moe_vision",
+                 "exaone4_5": "exaone4_5_vision", "qwen4_exp": "qwen4_exp_vision", "lfm3_vl": "lfm3_vl_vision",
+                 "dots3_note": "dots3_note_vision_encoder", "muse_glimmer": "muse_glimmer_vision",
+                 "muse_spark": "muse_spark_vision", "paddleocr_vl": "paddleocr_vl_vision"}

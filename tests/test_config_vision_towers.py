@@ -1,0 +1,95 @@
+"""The Qwen-style vision towers of posenc/configs/_vision_towers.py against transformers' own code.
+
+For each tower: its vision model built tiny from its config class (one layer), the merge size that
+model builds its ids with (its own ``spatial_merge_size`` attribute, which some set to 1 whatever the
+config says), those ids on two frames of a 4 x 6 grid compared with ``positions``, the model's own
+rotary module's cos and sin with ``angles``, and its ``apply_rotary_pos_emb_vision`` with ``rotate``;
+then the parent config read through its vision_config. Tolerances as tests/test_config_vision.py.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+
+import numpy as np
+import pytest
+import torch
+
+from posenc.configs._vision_towers import IDS_ROW_MAJOR, TOWER_PARENTS
+from posenc.configs.vision import read_vision_config
+
+pytestmark = pytest.mark.slow
+
+TABLE = dict(rtol=0, atol=2e-6)
+ROTATED = dict(rtol=0, atol=1e-5)
+
+
+def _close(ours: np.ndarray, theirs: torch.Tensor, **tol) -> None:
+    torch.testing.assert_close(torch.from_numpy(np.ascontiguousarray(ours)), theirs.detach().double(), **tol)
+
+
+def _vision_model(package: str, config):
+    """The model class of the tower's config (the one whose config_class it is), built tiny."""
+    from transformers import PreTrainedModel
+
+    module = importlib.import_module(f"transformers.models.{package}.modeling_{package}")
+    found = [c for _, c in inspect.getmembers(module, inspect.isclass)
+             if issubclass(c, PreTrainedModel) and getattr(c, "config_class", None) is type(config)
+             and c.__module__ == module.__name__]
+    assert found, f"no model class for {type(config).__name__}"
+    return module, min(found, key=lambda c: len(c.__name__))(config).eval()
+
+
+def _ids_merge(module, model) -> int:
+    """The merge size the model builds its ids with: the literal in its call of get_vision_position_ids,
+    or the model's own spatial_merge_size attribute where the call passes that."""
+    calls = re.findall(r"position_ids = get_vision_position_ids\(\s*\w+,\s*(?:spatial_merge_size=)?([\w.]+)",
+                       inspect.getsource(module))
+    assert len(calls) == 1, calls
+    if calls[0] == "1":
+        return 1
+    assert calls[0] == "self.spatial_merge_size", calls
+    return next(m.spatial_merge_size for m in model.modules() if hasattr(m, "spatial_merge_size"))
+
+
+@pytest.mark.parametrize("parent, tower", sorted(TOWER_PARENTS.items()))
+def test_tower_live(parent, tower):
+    import transformers
+    from transformers import CONFIG_MAPPING
+    from transformers.vision_utils import get_vision_position_ids
+
+    heads_key = "num_heads" if "num_heads" in CONFIG_MAPPING[tower]().to_dict() else "num_attention_heads"
+    defaults = CONFIG_MAPPING[tower]().to_dict()
+    kwargs = dict(hidden_size=48, **{heads_key: 3}, depth=1, num_hidden_layers=1,
+                  rope_parameters={"rope_type": "axial", "rope_theta": 500.0})
+    kwargs.update({key: value for key, value in (("adapter_in_dim", 48), ("per_layer_config", {})) if key in defaults})
+    config = CONFIG_MAPPING[tower](**kwargs)  # Dots3 ties its adapter to the width and sets layers 25+ by default
+    reading = read_vision_config(config)
+    assert (reading.head_dim, reading.sections, reading.base, reading.layout) == (16, (4, 4), 500.0, "half")
+    module, model = _vision_model(parent, config)
+    merge = _ids_merge(module, model)
+    assert (merge == 1) == (tower in IDS_ROW_MAJOR) and reading.spatial_merge_size in (merge, None)
+    grid_thw = torch.tensor([[2, 4, 6]])  # two frames of a 4 x 6 grid
+    ids = get_vision_position_ids(grid_thw, merge)
+    np.testing.assert_array_equal(reading.positions((2, 4, 6)), ids.double().numpy())
+    rotary = next(m for m in model.modules() if type(m).__name__.endswith("VisionRotaryEmbedding"))
+    cos, sin = rotary(torch.zeros(1), ids)
+    _close(np.cos(reading.angles((2, 4, 6))), cos, **TABLE)
+    _close(np.sin(reading.angles((2, 4, 6))), sin, **TABLE)
+    torch.manual_seed(7)
+    q = torch.randn(48, 3, 16)  # [tokens, heads, head_dim], as the tower holds them
+    theirs, _ = module.apply_rotary_pos_emb_vision(q, q, cos, sin)
+    _close(reading.rotate(q.transpose(0, 1).double().numpy(), (2, 4, 6)), theirs.transpose(0, 1), **ROTATED)
+    parent_config = CONFIG_MAPPING[parent](vision_config=config.to_dict())
+    assert type(parent_config.vision_config) is type(config)  # a fixed class, as _FIXED_CHILDREN says
+    assert read_vision_config(parent_config.to_dict()) == reading
+    assert hasattr(transformers, type(config).__name__)
+
+
+def test_row_major_towers_ignore_the_configs_merge_size():
+    """PaddleOCR-VL keeps spatial_merge_size 2 for its projector, yet its ids are row-major."""
+    reading = read_vision_config({"model_type": "paddleocr_vl", "vision_config": {"spatial_merge_size": 2}})
+    assert reading.token_order == "row_major" and reading.spatial_merge_size is None
+    assert reading.positions((3, 5))[:6].tolist() == [[0, 0], [0, 1], [0, 2], [0, 3], [0, 4], [1, 0]]
