@@ -29,7 +29,7 @@ from posenc.rope_scaling import rope_attention_scaling, rope_inverse_frequencies
 __all__ = ["acts_on", "base_table", "depth_table", "extension_accuracy_table", "extension_perplexity_table",
            "extrapolation_table", "hybrid_table", "large_later_table", "large_table", "perplexity_table",
            "retrieval_table", "scaling_table", "training_free_accuracy_table", "training_free_perplexity_table",
-           "windows_table", "zoo_table"]
+           "windows_table", "zoo_provenance_counts", "zoo_table"]
 
 Table = tuple[list[str], list[list[str]]]
 
@@ -308,6 +308,20 @@ def zoo_table() -> Table:
                      _per_kind(rope, _scaling_cell), context, _outside_cell(rope)])
     return header, rows
 # --8<-- [end:zoo]
+
+
+def zoo_provenance_counts() -> dict[str, int]:
+    """How many zoo files there are (``files``) and how many of them are a model's published
+    ``config.json`` copied whole (``verbatim``), as each file's ``_provenance`` says; the prose of
+    the models page quotes these counts.
+
+    Examples:
+        >>> counts = zoo_provenance_counts()
+        >>> 0 < counts["verbatim"] < counts["files"]
+        True
+    """
+    entries = [json.loads(path.read_text()) for path in (Path(__file__).resolve().parent / "zoo").glob("*.json")]
+    return {"files": len(entries), "verbatim": sum(entry["_provenance"]["verbatim"] is True for entry in entries)}
 
 
 # --8<-- [start:later]

@@ -521,6 +521,7 @@ EXAMPLES: dict[str, Example] = {
     "posenc.tables.extrapolation_table": ex(),
     "posenc.tables.scaling_table": ex(),
     "posenc.tables.zoo_table": ex(),
+    "posenc.tables.zoo_provenance_counts": ex(),
     "posenc.tables.perplexity_table": ex(),
     "posenc.tables.retrieval_table": ex(),
     "posenc.tables.extension_perplexity_table": ex(),

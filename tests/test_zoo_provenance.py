@@ -5,9 +5,14 @@ Every file carries ``_provenance``: whether it is a verbatim copy of the model's
 and what it rests on; the copies that a reader cannot open (code-search hits that name no
 repository) are kept under ``dropped``, never under ``_checked_against``; and a SHA-256 of the
 file's own part (every key but the zoo's notes) written as transformers writes a config.json
-(``json.dumps(part, indent=2, sort_keys=True) + "\\n"``). For a verbatim entry that text is the
-copied file itself, so its checksum is the copied text's; for the others it is recomputed here all
-the same, so that an edit of a value without a new checksum fails.
+(``json.dumps(part, indent=2, sort_keys=True) + "\\n"``), recomputed here so that an edit of a value
+without a new checksum fails. For a verbatim entry whose copy is itself written that way (sorted keys,
+indent 2) that text is the copied file, so the checksum is the copied text's; for a copy in another
+layout (key order, indentation, line ends) it is the checksum of the same keys and values.
+
+A verbatim entry names its copy by a GitHub URL pinned to a commit, so that a reader opens the very
+text that was compared, and its identity is checked against the model card where the card gives a
+size: the parameters its shapes count (``IDENTITY`` below) must lie within the card's last digit.
 """
 
 from __future__ import annotations
@@ -118,3 +123,66 @@ def test_starcoder2_file_has_the_7b_shapes() -> None:
     assert 6.8e9 < count(*shapes) < 7.6e9
     assert count(6144, 40, 48, 4) > 14e9
     assert (entry["max_position_embeddings"], entry["sliding_window"]) == (16384, 4096)  # as the card says
+
+
+GITHUB_PINNED = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/blob/[0-9a-f]{40}/\S+")
+
+
+@pytest.mark.parametrize("name", [n for n, e in ENTRIES.items() if e["_provenance"]["verbatim"]])
+def test_a_verbatim_entry_names_a_copy_a_reader_can_open(name: str) -> None:
+    prov = ENTRIES[name]["_provenance"]
+    assert GITHUB_PINNED.fullmatch(prov["read_at"]), (name, prov["read_at"])  # a commit, not a branch
+    assert prov["published"] == ENTRIES[name]["_source"], name
+    assert date.fromisoformat(prov["read_on"]) <= date.today()
+
+
+# Parameter counts from a config's shapes, written from each architecture's description (a dense
+# decoder with gated MLP; DeepSeek's latent attention with shared and routed experts; gpt-oss's
+# attention with biases and sinks and its gated experts), to check a file's identity against its card.
+def _dense(c: dict[str, Any], vocab: int | None = None) -> float:
+    width, heads = c["hidden_size"], c["num_attention_heads"]
+    head, kv = c.get("head_dim") or width // heads, c.get("num_key_value_heads", heads)
+    layer = 2 * width * heads * head + 2 * width * kv * head + 3 * width * c["intermediate_size"] + 2 * width
+    embeddings = (vocab or c["vocab_size"]) * width * (1 if c.get("tie_word_embeddings", False) else 2)
+    return c["num_hidden_layers"] * layer + embeddings + width
+
+
+def _deepseek(c: dict[str, Any], active: bool = False) -> float:
+    w, h, q, kv = c["hidden_size"], c["num_attention_heads"], c["q_lora_rank"], c["kv_lora_rank"]
+    nope, rope, v = c["qk_nope_head_dim"], c["qk_rope_head_dim"], c["v_head_dim"]
+    attention = w * q + q + q * h * (nope + rope) + w * (kv + rope) + kv + kv * h * (nope + v) + h * v * w + 2 * w
+    expert, routed = 3 * w * c["moe_intermediate_size"], c["n_routed_experts"]
+    moe = (c["num_experts_per_tok"] if active else routed) * expert + c["n_shared_experts"] * expert + routed * w
+    dense, layers = c["first_k_dense_replace"], c["num_hidden_layers"]
+    return (layers * attention + dense * 3 * w * c["intermediate_size"] + (layers - dense) * moe
+            + 2 * c["vocab_size"] * w + w)
+
+
+def _gpt_oss(c: dict[str, Any], active: bool = False) -> float:
+    w, h, kv, d, i = (c[k] for k in ("hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim",
+                                     "intermediate_size"))
+    attention = (w + 1) * h * d + 2 * (w + 1) * kv * d + h * d * w + w + h          # biases, sinks
+    experts = c["num_local_experts"]
+    moe = (c["num_experts_per_tok"] if active else experts) * (w * 2 * i + 2 * i + i * w + w) + experts * (w + 1)
+    return c["num_hidden_layers"] * (attention + moe + 2 * w) + 2 * c["vocab_size"] * w + w
+
+
+# zoo name -> (count, the card's figure in billions, how far from it a count may lie: its last digit)
+IDENTITY = {
+    "llama-3.1-8b": (lambda c: _dense(c), 8, 1),                     # llama3_1/MODEL_CARD.md: 8B
+    "llama-3.2-3b": (lambda c: _dense(c), 3.21, 0.01),               # llama3_2/MODEL_CARD.md: 3B (3.21B)
+    "llama-3.2-1b": (lambda c: _dense(c), 1.23, 0.01),               # llama3_2/MODEL_CARD.md: 1B (1.23B)
+    "deepseek-v3": (lambda c: _deepseek(c), 671, 1),                 # README: 671B total ...
+    "deepseek-v3:active": (lambda c: _deepseek(c, active=True), 37, 1),          # ... 37B activated
+    "gpt-oss-120b": (lambda c: _gpt_oss(c), 117, 1),                 # README: 117B parameters ...
+    "gpt-oss-120b:active": (lambda c: _gpt_oss(c, True) - c["vocab_size"] * c["hidden_size"], 5.1, 0.1),
+    "gemma-3-27b-it": (lambda c: _dense({**c["text_config"], "tie_word_embeddings": True}, 262208), 27, 1),
+}
+
+
+@pytest.mark.parametrize("key", IDENTITY)
+def test_a_published_file_counts_the_parameters_its_card_gives(key: str) -> None:
+    count, billions, precision = IDENTITY[key]
+    counted = count(config_part(ENTRIES[key.split(":")[0]])) / 1e9
+    assert abs(counted - billions) < precision, (key, counted)
+    assert ENTRIES[key.split(":")[0]]["_provenance"]["identity"] != "not checked against a model card"
