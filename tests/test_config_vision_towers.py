@@ -73,7 +73,8 @@ def test_tower_live(parent, tower):
     assert (merge == 1) == (tower in IDS_ROW_MAJOR) and reading.spatial_merge_size in (merge, None)
     grid_thw = torch.tensor([[2, 4, 6]])  # two frames of a 4 x 6 grid
     ids = get_vision_position_ids(grid_thw, merge)
-    np.testing.assert_array_equal(reading.positions((2, 4, 6)), ids.double().numpy())
+    order = [("row", "column").index(axis) for axis in reading.axes]  # the ids are (row, column)
+    np.testing.assert_array_equal(reading.positions((2, 4, 6)), ids[:, order].double().numpy())
     rotary = next(m for m in model.modules() if type(m).__name__.endswith("VisionRotaryEmbedding"))
     cos, sin = rotary(torch.zeros(1), ids)
     _close(np.cos(reading.angles((2, 4, 6))), cos, **TABLE)

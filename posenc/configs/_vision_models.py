@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from posenc._checks import check_float, check_int, is_integer
-from posenc.configs._vision_towers import IDS_ROW_MAJOR, TOWER_PARENTS, tower_defaults
+from posenc.configs._vision_towers import COLUMNS_FIRST, IDS_ROW_MAJOR, TOWER_PARENTS, tower_defaults
 
 if TYPE_CHECKING:
     from posenc.configs.vision import VisionRope
@@ -320,11 +320,14 @@ def _read_qwen(model_type: str, values: Mapping[str, Any]) -> VisionRope:
         sizes = (_size("temporal_patch_size", values["temporal_patch_size"]), patch, patch)
     ids = (f"in blocks of {merge} x {merge} patches (vision_utils.py:112-125)" if merge else
            f"row by row: the ids are built with a merge size of 1 ({row_major})")
+    swapped = COLUMNS_FIRST.get(model_type)  # the columns' pairs first in the table
+    axes, more = (("column", "row"), (f"the columns' pairs come first in the head ({swapped})",)) if swapped else \
+        (("row", "column"), ())
     return _rope(
-        model_type, ("row", "column"), head_dim, heads, (head_dim // 4,) * 2, head_dim, base, (speeds, speeds), 1.0,
+        model_type, axes, head_dim, heads, (head_dim // 4,) * 2, head_dim, base, (speeds, speeds), 1.0,
         "half", "rotation", "index", sizes, None, "merge_blocks" if merge else "any",
         token_order="merge_blocks" if merge else "row_major", spatial_merge_size=merge,
-        notes=(f"the grid is each image's (grid_thw); ids count rows and columns from 0, {ids}",
+        notes=(f"the grid is each image's (grid_thw); ids count rows and columns from 0, {ids}", *more,
                "a video's frames repeat the same 2-D ids: time is placed by the language model's M-RoPE"))
 
 

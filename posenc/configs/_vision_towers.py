@@ -32,12 +32,18 @@ _TOWERS = {
     # paddleocr_vl/configuration_paddleocr_vl.py:37-74; modeling :104, ids :841 (merge 1 whatever the
     # config's spatial_merge_size, which the projector uses), q/k :687
     "paddleocr_vl_vision": (1152, ("num_attention_heads", 16), 14, 2, None, 10000.0),
+    # step3p7/configuration_step3p7.py:30-78 (model type step3p5_vision); modeling :57, columns first :113,
+    # ids :425 (merge 1), q/k :224; the patches also get learned absolute position embeddings (:298, 338)
+    "step3p5_vision": (1536, ("num_attention_heads", 16), 14, None, None, 10000.0),
 }
 
 #: Towers whose ids are built with a merge size of 1 (plain row-major order), with the line that says so.
 IDS_ROW_MAJOR = {"muse_glimmer_vision": "muse_glimmer/modeling_muse_glimmer.py:817, 858",
                  "muse_spark_vision": "muse_spark/modeling_muse_spark.py:966, 1007",
-                 "paddleocr_vl_vision": "paddleocr_vl/modeling_paddleocr_vl.py:841"}
+                 "paddleocr_vl_vision": "paddleocr_vl/modeling_paddleocr_vl.py:841",
+                 "step3p5_vision": "step3p7/modeling_step3p7.py:425"}
+#: Towers whose tables put the columns' pairs first (the same ladder, the axes swapped), with the line.
+COLUMNS_FIRST = {"step3p5_vision": "step3p7/modeling_step3p7.py:113"}
 
 
 def tower_defaults() -> dict[str, dict[str, object]]:
@@ -57,4 +63,4 @@ def tower_defaults() -> dict[str, dict[str, object]]:
 TOWER_PARENTS = {"cohere_compass": "cohere_compass_vision", "ernie4_5_vl_moe": "ernie4_5_vl_moe_vision",
                  "exaone4_5": "exaone4_5_vision", "qwen4_exp": "qwen4_exp_vision", "lfm3_vl": "lfm3_vl_vision",
                  "dots3_note": "dots3_note_vision_encoder", "muse_glimmer": "muse_glimmer_vision",
-                 "muse_spark": "muse_spark_vision", "paddleocr_vl": "paddleocr_vl_vision"}
+                 "muse_spark": "muse_spark_vision", "paddleocr_vl": "paddleocr_vl_vision", "step3p7": "step3p5_vision"}

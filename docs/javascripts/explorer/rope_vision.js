@@ -196,7 +196,7 @@
   function readQwen(modelType, values) {
     const given = values._given;
     const widthKey = modelType === "qwen2_vl_vision" ? "embed_dim" : "hidden_size";
-    const { defaults, ids_row_major: rowMajorIds } = data();
+    const { defaults, ids_row_major: rowMajorIds, columns_first: columnsFirst } = data();
     const aliased = has(defaults[modelType], "num_heads"); // a class without the alias has only num_attention_heads
     const headsKey = given.includes("num_attention_heads") || !aliased ? "num_attention_heads" : "num_heads";
     const [headDim, heads] = head(modelType, values, widthKey, headsKey, 4, "a quarter of the head per axis and feature half");
@@ -214,9 +214,11 @@
       ? [size("temporal_patch_size", values.temporal_patch_size), patch, patch] : [patch, patch];
     const ids = merge ? `in blocks of ${merge} x ${merge} patches (vision_utils.py:112-125)`
       : `row by row: the ids are built with a merge size of 1 (${rowMajor})`;
-    return visionRope(modelType, ["row", "column"], headDim, heads, [headDim / 4, headDim / 4], headDim, b, [speeds, speeds], 1.0,
+    const swapped = has(columnsFirst, modelType) ? columnsFirst[modelType] : null; // the columns' pairs first
+    const more = swapped ? [`the columns' pairs come first in the head (${swapped})`] : [];
+    return visionRope(modelType, swapped ? ["column", "row"] : ["row", "column"], headDim, heads, [headDim / 4, headDim / 4], headDim, b, [speeds, speeds], 1.0,
       "half", "rotation", "index", sizes, null, merge ? "merge_blocks" : "any", { token_order: merge ? "merge_blocks" : "row_major",
-        spatial_merge_size: merge, notes: [`the grid is each image's (grid_thw); ids count rows and columns from 0, ${ids}`,
+        spatial_merge_size: merge, notes: [`the grid is each image's (grid_thw); ids count rows and columns from 0, ${ids}`, ...more,
           "a video's frames repeat the same 2-D ids: time is placed by the language model's M-RoPE"] });
   }
 
