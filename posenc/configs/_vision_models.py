@@ -328,7 +328,9 @@ def _read_qwen(model_type: str, values: Mapping[str, Any]) -> VisionRope:
         "half", "rotation", "index", sizes, None, "merge_blocks" if merge else "any",
         token_order="merge_blocks" if merge else "row_major", spatial_merge_size=merge,
         notes=(f"the grid is each image's (grid_thw); ids count rows and columns from 0, {ids}", *more,
-               "a video's frames repeat the same 2-D ids: time is placed by the language model's M-RoPE"))
+               "a video's frames repeat the same 2-D ids: time is placed by the language model's M-RoPE"
+               if model_type not in TOWER_PARENTS.values() else  # their language models: not checked here
+               "a video's frames repeat the same 2-D ids (vision_utils.py:125)"))
 
 
 def _read_sam2_video(model_type: str, values: Mapping[str, Any]) -> VisionRope:

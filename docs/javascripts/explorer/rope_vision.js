@@ -219,7 +219,8 @@
     return visionRope(modelType, swapped ? ["column", "row"] : ["row", "column"], headDim, heads, [headDim / 4, headDim / 4], headDim, b, [speeds, speeds], 1.0,
       "half", "rotation", "index", sizes, null, merge ? "merge_blocks" : "any", { token_order: merge ? "merge_blocks" : "row_major",
         spatial_merge_size: merge, notes: [`the grid is each image's (grid_thw); ids count rows and columns from 0, ${ids}`, ...more,
-          "a video's frames repeat the same 2-D ids: time is placed by the language model's M-RoPE"] });
+          data().towers.includes(modelType) ? "a video's frames repeat the same 2-D ids (vision_utils.py:125)"
+            : "a video's frames repeat the same 2-D ids: time is placed by the language model's M-RoPE"] });
   }
 
   function readSam2Video(modelType, values) {
