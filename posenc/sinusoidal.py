@@ -151,8 +151,9 @@ class SinusoidalPositionalEncoding(nn.Module):
 
     def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> SinusoidalPositionalEncoding:
         # .to(), .cuda(), .half()... call fn on every parameter and buffer; learn the target
-        # device from an empty float64 probe and move the table there in float32.
-        target = fn(torch.empty(0, dtype=torch.float64))
+        # device from an empty float64 probe and move the table there in float32. The probe sits
+        # where the table is: a cast alone (.half() after .cuda()) must leave the table on its device.
+        target = fn(torch.empty(0, dtype=torch.float64, device=self.table.device))
         self.table = self.table.to(device=target.device)
         return super()._apply(fn, recurse)
 

@@ -179,6 +179,15 @@ def test_module_cast_to_half_precision_keeps_the_angles(cast: str, position: int
     assert float((out[0].double() - want).abs().max()) <= 2 * torch.finfo(dtype).eps
 
 
+def test_a_cast_after_a_move_leaves_the_table_on_its_device() -> None:
+    # .cuda() then .half() once sent the table back to the CPU (found on a GPU by tools/cuda_check.py);
+    # the meta device stands in for the GPU here.
+    layer = SinusoidalPositionalEncoding(8, max_len=16).to("meta")
+    for cast in (lambda m: m.half(), lambda m: m.to(torch.bfloat16), lambda m: m.float()):
+        layer = cast(layer)
+        assert layer.table.device.type == "meta" and layer.table.dtype == torch.float32
+
+
 def test_a_cast_model_keeps_the_table_in_float32() -> None:
     model = torch.nn.Sequential(SinusoidalPositionalEncoding(8, max_len=16)).to(torch.bfloat16)
     assert model[0].table.dtype == torch.float32
