@@ -57,7 +57,8 @@ def _temperature_words(layer: LayerRope, length: int | None) -> str | None:
 
 def _layer_lines(name: str, layer: LayerRope, rope: ConfigRope, length: int | None) -> list[str]:
     count = f" ({len(layer.layers)} layers)" if layer.layers else ""
-    window = f", attends within {layer.window:,} tokens" if layer.window else ""
+    sides = " on each side" if layer.window_sides == "both" else ""  # an encoder's two-sided window
+    window = f", attends within {layer.window:,} tokens{sides}" if layer.window else ""
     if not layer.rotates:
         what = "does not rotate (NoPE)" if layer.rotates is False else "is a layer type posenc does not know"
         lines = [f"{name}{count}: {what}{window}" + (f"; {layer.note}" if layer.note else "")]

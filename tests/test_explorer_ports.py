@@ -154,8 +154,20 @@ FOUND = [
     # a model type that rotates without settings posenc reads is refused, not said to use no RoPE
     *(_case({"model_type": model_type}) for model_type in ("dinov3_vit", "vjepa2", "esm", "bert", "pi0", "chmv2",
                                                            "nemo_speechlm", "wav2vec2-conformer")),
-    # NoPE flags with no layer order to place them on: refused (SmolLM3's window switched on)
-    _case({"model_type": "smollm3", "num_hidden_layers": 4, "use_sliding_window": True, "sliding_window": 16}),
+    # SmolLM3 with its window switched on and no layer lists: its NoPE layers are the sliding ones
+    *(_case({"model_type": "smollm3", "num_hidden_layers": 4, "use_sliding_window": True, "sliding_window": 16, **extra})
+      for extra in ({}, {"num_hidden_layers": 9, "no_rope_layer_interval": 3}, {"no_rope_layers": [0, 1, 0, 1]},
+                    {"use_sliding_window": 1}, {"no_rope_layer_interval": 0}, {"no_rope_layers": [1, 1]},
+                    {"sliding_window": 0}, {"use_sliding_window": False}, {"sliding_window": None},
+                    {"layer_types": ["full_attention"] * 4})),
+    # windows on both sides of a query (posenc.configs._windows.TWO_SIDED), ModernBERT's from local_attention
+    *(_case({"model_type": "modernbert", "num_hidden_layers": 6, "local_attention": value})
+      for value in (9, 128, 1, "x", None, 2.0)),
+    *(_case({"model_type": model_type}) for model_type in ("ultrabert", "muse_glimmer_assistant", "openai_privacy_filter",
+                                                           "embedding_gemma2_text")),
+    _case({"model_type": "neomme", "num_hidden_layers": 7}, "half"),
+    _case({"model_type": "openai_privacy_filter", "sliding_window": None}),
+    _case({"model_type": "embedding_gemma2", "text_config": {**SMALL, "model_type": "embedding_gemma2_text"}}),
     _case({"model_type": "deepseek_v32", "qk_rope_head_dim": 16, "num_hidden_layers": 2}),  # two rotary sites
     *(_case({"model_type": model_type, "num_hidden_layers": 2}) for model_type in ("axk2", "glm_moe_dsa",
                                                                                    "mistral_large4_text", "hy_v4")),

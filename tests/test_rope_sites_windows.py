@@ -1,22 +1,24 @@
-"""Windows that read_config does not report yet (issue 33, windows): what transformers does, live.
+"""Windows on both sides, and SmolLM3's sliding NoPE layers (issue 33, windows): read_config against transformers, live.
 
-ModernBERT's local layers attend both ways, ``local_attention // 2`` tokens on each side; SmolLM3
-names its NoPE layers ``sliding_attention`` when ``use_sliding_window`` is on. Each test first runs
-transformers (the evidence), then states what ``read_config`` should say; where it does not yet,
-the test is an expected failure with the reason: the reading must change together with the
-inspector's JavaScript port, which ``tests/test_explorer_ports.py`` compares with it value by value
-(``/work/coord`` requests to BROWSER and READER).
+ModernBERT's local layers attend both ways, ``local_attention // 2`` tokens on each side, as do the
+sliding layers (or every layer) of the other model types of ``posenc.configs._windows.TWO_SIDED``;
+SmolLM3 names its NoPE layers ``sliding_attention`` when ``use_sliding_window`` is on. Each test
+runs transformers (its mask function on the live config, or the config class) and compares what
+``read_config`` says; ``tests/test_explorer_ports.py`` compares the inspector's JavaScript port with
+the same readings.
 """
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
 
 from posenc.configs import read_config
+from posenc.configs._windows import TWO_SIDED
 
 transformers = pytest.importorskip("transformers")
 MODELS = Path(transformers.__file__).parent / "models"
@@ -27,8 +29,8 @@ def test_which_model_types_build_a_bidirectional_sliding_mask() -> None:
     (|q - k| <= sliding_window): found in the pinned source, so a new one shows up here."""
     found = sorted(path.parent.name for path in MODELS.glob("*/modeling_*.py")
                    if re.search(r"create_bidirectional_sliding_window_mask\(", path.read_text()))
-    # encoders, and assistant or diffusion models of the pinned release; posenc reads none of these
-    # windows as bidirectional yet (ModernBERT below)
+    # encoders, and assistant or diffusion models of the pinned release: read as two-sided windows
+    # (TWO_SIDED) but for T5Gemma and the Gemma 4 assistants (see TWO_SIDED's comment for why)
     assert found == ['embedding_gemma2', 'gemma4_assistant', 'gemma4_unified_assistant', 'modernbert', 'muse_glimmer_assistant', 'neomme', 'openai_privacy_filter', 't5gemma', 'ultrabert']
 
 
@@ -49,11 +51,56 @@ def test_modernbert_sees_half_the_local_window_on_each_side(local_attention: int
     assert torch.equal(seen, (q - k).abs() <= local_attention // 2)
 
 
-@pytest.mark.xfail(strict=True, reason="read_config reports window=None for ModernBERT's local layers (the config "
-                   "gives local_attention, not sliding_window); the fix changes the reading the JS port must match")
-def test_read_config_reports_modernbert_local_window() -> None:
-    config = transformers.ModernBertConfig(num_hidden_layers=3).to_dict()
-    assert read_config(config).layers["sliding_attention"].window is not None
+@pytest.mark.parametrize("local_attention", [8, 9, 128])
+def test_read_config_reports_modernbert_local_window(local_attention: int) -> None:
+    config = transformers.ModernBertConfig(num_hidden_layers=3, local_attention=local_attention).to_dict()
+    rope = read_config(config)
+    local = rope.layers["sliding_attention"]
+    assert (local.window, local.window_sides) == (local_attention // 2, "both")
+    q, k = torch.arange(300)[:, None], torch.arange(300)[None, :]
+    assert torch.equal(modernbert_local_mask(local_attention, 300), (q - k).abs() <= local.window)
+    assert rope.layers["full_attention"].window is None
+
+
+# The config class of each model type of TWO_SIDED (ModernBERT above), with a small window
+TWO_SIDED_CLASSES = {
+    "embedding_gemma2_text": ("EmbeddingGemma2TextConfig", {"sliding_window": 6}),
+    "muse_glimmer_assistant": ("MuseGlimmerAssistantConfig", {"sliding_window": 6}),
+    "neomme": ("NeoMMEConfig", {"sliding_window": 6}),
+    "ultrabert": ("UltrabertConfig", {"sliding_window": 6}),
+    "openai_privacy_filter": ("OpenAIPrivacyFilterConfig", {"sliding_window": 6}),
+}
+
+
+def test_every_two_sided_model_type_is_checked() -> None:
+    assert set(TWO_SIDED) == {"modernbert", *TWO_SIDED_CLASSES}
+    for model_type, rule in TWO_SIDED.items():  # the cited line builds the mask
+        name, line = rule["where"].split(":")
+        folder = model_type.removesuffix("_text")
+        assert "create_bidirectional_sliding_window_mask(" in (MODELS / folder / name).read_text().splitlines()[int(line) - 1]
+
+
+@pytest.mark.parametrize("model_type", sorted(TWO_SIDED_CLASSES))
+def test_two_sided_windows_as_transformers_masks_them(model_type: str) -> None:
+    """read_config's window on both sides is the mask transformers builds for these layers, run live:
+    a query sees the keys within W positions, before and after."""
+    from transformers.masking_utils import create_bidirectional_sliding_window_mask
+
+    name, settings = TWO_SIDED_CLASSES[model_type]
+    live = getattr(transformers, name)(num_hidden_layers=4, **settings)
+    rope = read_config(live.to_dict(), layout="half" if model_type == "neomme" else None)
+    windowed = [layer for layer in rope.layers.values() if layer.window is not None]
+    assert windowed and all(layer.window == 6 and layer.window_sides == "both" for layer in windowed)
+    if TWO_SIDED[model_type].get("every_layer"):
+        assert len(windowed) == len(rope.layers) and any("both sides" in note for note in rope.notes)
+    masked = live.per_layer_config[windowed[0].layers[0]] if model_type == "neomme" else live
+    masked._attn_implementation = "eager"
+    mask = create_bidirectional_sliding_window_mask(config=masked, inputs_embeds=torch.zeros(1, 40, 8),
+                                                    attention_mask=None)
+    assert isinstance(mask, torch.Tensor)
+    seen = mask[0, 0] if mask.dtype == torch.bool else mask[0, 0] == 0
+    q, k = torch.arange(40)[:, None], torch.arange(40)[None, :]
+    assert torch.equal(seen, (q - k).abs() <= windowed[0].window)
 
 
 def test_smollm3_names_its_nope_layers_sliding_when_the_window_is_on() -> None:
@@ -64,12 +111,40 @@ def test_smollm3_names_its_nope_layers_sliding_when_the_window_is_on() -> None:
     assert rope.layers["sliding_attention"].window == 16 and not rope.layers["sliding_attention"].rotates
 
 
-def test_smollm3_without_layer_types_is_refused_not_misread() -> None:
-    # transformers fills layer_types and no_rope_layers from use_sliding_window and
-    # no_rope_layer_interval (configuration_smollm3.py:100-112): the fourth layer NoPE and sliding.
-    # posenc does not derive that rule, so it refuses by name rather than read four rotating layers
-    # (which it did before); given the two lists, it reads them (the test above).
-    live = transformers.SmolLM3Config(num_hidden_layers=4, use_sliding_window=True, sliding_window=16)
+@pytest.mark.parametrize("settings", [
+    {"num_hidden_layers": 4, "use_sliding_window": True, "sliding_window": 16},
+    {"num_hidden_layers": 9, "use_sliding_window": True, "sliding_window": 16, "no_rope_layer_interval": 3},
+    {"num_hidden_layers": 5, "use_sliding_window": True, "sliding_window": 16, "no_rope_layers": [0, 1, 0, 1, 1]},
+    {"num_hidden_layers": 4, "use_sliding_window": True, "sliding_window": None},
+    {"num_hidden_layers": 4, "use_sliding_window": False, "sliding_window": 16},
+])
+def test_smollm3_without_layer_types_is_read_as_its_class_derives_them(settings: dict[str, Any]) -> None:
+    # transformers fills layer_types and no_rope_layers from use_sliding_window, sliding_window and
+    # no_rope_layer_interval (configuration_smollm3.py:100-112): with the window on, the NoPE layers
+    # are the sliding ones. Before, posenc refused such a config (and earlier read four rotating layers).
+    live = transformers.SmolLM3Config(**settings)
     config = {k: v for k, v in live.to_dict().items() if k not in ("layer_types", "no_rope_layers")}
-    with pytest.raises(ValueError, match="config needs 'layer_types' for model type 'smollm3'"):
+    config.update({k: v for k, v in settings.items() if k == "no_rope_layers"})
+    rope = read_config(config)
+    layers = [rope.layers[name] for name in rope.pattern]
+    assert [layer.layer_type.removesuffix(":nope") for layer in layers] == live.layer_types
+    assert [layer.rotates for layer in layers] == [bool(flag) for flag in live.no_rope_layers]
+    assert [layer.window for layer in layers] == [live.sliding_window if kind == "sliding_attention" else None
+                                                  for kind in live.layer_types]
+
+
+def test_smollm3_bad_window_switch_is_named() -> None:
+    config = {"model_type": "smollm3", "num_hidden_layers": 4, "hidden_size": 64, "num_attention_heads": 4,
+              "use_sliding_window": 1, "sliding_window": 16}
+    with pytest.raises(TypeError, match=r"config\['use_sliding_window'\] must be true or false"):
         read_config(config)
+
+
+def test_the_inspector_says_a_window_reaches_both_ways() -> None:
+    from posenc.inspect import describe
+
+    config = transformers.ModernBertConfig(num_hidden_layers=3, hidden_size=64, num_attention_heads=4).to_dict()
+    lines = describe(config).splitlines()
+    assert any(line.startswith("sliding_attention (2 layers)") and line.endswith("attends within 64 tokens on each side")
+               for line in lines)
+    assert not any("on each side" in line for line in describe({**config, "model_type": "gemma3_text"}).splitlines())

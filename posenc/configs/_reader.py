@@ -174,6 +174,8 @@ def _layer_plan(config: Mapping[str, Any], found: ModelTypeEntry, model_type: st
         types = _types_from_flags(config, found["layer_types_from"], layers)  # Llama 4: from no_rope_layers
     elif layers and ("layer_pattern" in found or found.get("layer_pattern_unknown")):
         types = table.pattern(found["layer_pattern"], config, layers) if "layer_pattern" in found else None
+        if types is None and model_type in windows.NOPE_LAYERS_SLIDE:  # SmolLM3 with its window on
+            types = windows.nope_sliding_types(config, model_type, _nope_flags(config, found, model_type, layers))
         if types is None:
             types = _unknown_pattern(found, model_type, params)
     else:
@@ -181,20 +183,28 @@ def _layer_plan(config: Mapping[str, Any], found: ModelTypeEntry, model_type: st
         types = [kinds[0]] * layers if len(kinds) == 1 else []
     flags = [True] * len(types)
     if "no_rope_layers" in found.get("rope_condition", ()):
-        given = config.get("no_rope_layers")
-        if given is None and "nope_pattern" in found and types:
-            given = table.pattern(found["nope_pattern"], config, len(types))
-            if given is None:
-                raise ValueError(f"config needs 'no_rope_layers' for model type {model_type!r}: its config class "
-                                 f"fills them from keys this config sets, by a rule posenc does not derive")
-        elif isinstance(given, (list, tuple)):
-            given = table.given_list(found, model_type, "no_rope_layers", list(given))
-        if given is not None:
-            if not isinstance(given, (list, tuple)) or len(given) != len(types):
-                raise ValueError(f"config['no_rope_layers'] must be a list of {len(types)} flags (1: the layer "
-                                 f"rotates, 0: NoPE), got {given!r:.80}")
-            flags = [bool(flag) for flag in given]
+        flags = _nope_flags(config, found, model_type, len(types)) or flags
     return types, flags
+
+
+def _nope_flags(config: Mapping[str, Any], found: ModelTypeEntry, model_type: str | None,
+                count: int) -> list[bool] | None:
+    """Whether each of ``count`` layers rotates, from ``no_rope_layers`` or the class's rule for it
+    (SmolLM3: every ``no_rope_layer_interval``-th layer NoPE); None where neither gives flags."""
+    given = config.get("no_rope_layers")
+    if given is None and "nope_pattern" in found and count:
+        given = table.pattern(found["nope_pattern"], config, count)
+        if given is None:
+            raise ValueError(f"config needs 'no_rope_layers' for model type {model_type!r}: its config class "
+                             f"fills them from keys this config sets, by a rule posenc does not derive")
+    elif isinstance(given, (list, tuple)):
+        given = table.given_list(found, model_type, "no_rope_layers", list(given))
+    if given is None:
+        return None
+    if not isinstance(given, (list, tuple)) or len(given) != count:
+        raise ValueError(f"config['no_rope_layers'] must be a list of {count} flags (1: the layer "
+                         f"rotates, 0: NoPE), got {given!r:.80}")
+    return [bool(flag) for flag in given]
 
 
 def _types_from_flags(config: Mapping[str, Any], spec: Mapping[str, Any], layers: int) -> list[str]:
@@ -211,8 +221,8 @@ def _types_from_flags(config: Mapping[str, Any], spec: Mapping[str, Any], layers
 def _unknown_pattern(found: ModelTypeEntry, model_type: str | None, params: Mapping[str | None, Any]) -> list[str]:
     """No layer types for a config whose class fills them by a rule posenc does not follow: an error
     where the layer type decides the RoPE (one set per layer type, or only some kinds rotate)."""
-    # no_rope_layers: NoPE flags belong to layers whose order is unknown here (SmolLM3 with its
-    # window switched on names its NoPE layers sliding), so no reading could place them
+    # no_rope_layers: NoPE flags belong to layers whose order is unknown here, so no reading could
+    # place them (SmolLM3's rule is followed before this: windows.nope_sliding_types)
     if any(k is not None for k in params) or {"sliding_only", "sliding_or_no_window", "no_rope_layers"} & set(
             found.get("rope_condition", ())):
         raise ValueError(f"config needs 'layer_types' for model type {model_type!r}: its config class fills them "
@@ -237,12 +247,12 @@ def _rotates(config: Mapping[str, Any], found: ModelTypeEntry, layer_type: str) 
 def _layer(config: Mapping[str, Any], found: ModelTypeEntry, model_type: str | None, layer_type: str,
            params: dict[str, Any] | None, rotates: bool | None, note: str | None, layout: str | None,
            layers: tuple[int, ...]) -> LayerRope:
-    window = windows.layer_window(config, found, layer_type)
+    window, sides = windows.layer_window(config, found, layer_type, model_type)
     if rotates and params is None:
         rotates, note = False, f"config['rope_parameters'][{layer_type!r}] is None (NoPE)"
     if not rotates or params is None:
         return LayerRope(layer_type, rotates, temperature=_temperature(config, found, params, False),
-                         window=window, layers=layers, note=note)
+                         window=window, layers=layers, note=note, window_sides=sides)
     head_dim = _head_dim(config, found, layer_type)
     proportional = params["rope_type"] == "proportional"
     width = head_dim if proportional else _rotary_width(config, found, params, head_dim)
@@ -250,7 +260,7 @@ def _layer(config: Mapping[str, Any], found: ModelTypeEntry, model_type: str | N
     scaling = _scaling(config, found, params, head_dim)
     return LayerRope(layer_type, True, head_dim, width, layout, base, scaling,
                      rope_attention_scaling(scaling), _temperature(config, found, params, True),
-                     _softmax_scale(found, params), window, layers, note)
+                     _softmax_scale(found, params), window, layers, note, sides)
 
 
 def _site_notes(model_type: str | None, found: ModelTypeEntry, layout: str) -> list[str]:
@@ -360,7 +370,7 @@ def read_config(config: Mapping[str, Any], *, layout: str | None = None) -> Conf
     if any(isinstance(p, Mapping) and "mrope_section" in p for p in params.values()):
         notes.append("M-RoPE (mrope_section): a text token has the same position on all three axes, so text "
                      "rotates as the 1-D RoPE given here; image and video tokens get 3-D positions")
-    notes += windows.window_notes(text, found) + divergence_notes(model_type, text) + _site_notes(model_type, found, given)
+    notes += windows.window_notes(text, found, model_type) + divergence_notes(model_type, text) + _site_notes(model_type, found, given)
     pattern = {index: name for name, indices in kinds.items() for index in indices}
     return ConfigRope(model_type, result, tuple(pattern[i] for i in sorted(pattern)), _length(text, found),
                       originals[0] if originals else None, tuple(notes), bool(found.get("attention_sinks")))

@@ -10,7 +10,10 @@ window: Qwen2's ``use_sliding_window``) and ``window_layers`` (the layers the cl
 
 A window of W tokens: a query attends to itself and the W - 1 tokens before it (transformers'
 ``sliding_window_overlay``: ``kv_idx > q_idx - W``); a chunk of C tokens: to the tokens of its own
-block of C positions up to itself.
+block of C positions up to itself. The encoders of `TWO_SIDED` see a window on both sides instead:
+the keys within W positions of the query, before or after (``|q_idx - kv_idx| <= W``, transformers'
+``sliding_window_bidirectional_overlay``, masking_utils.py:137-147); `LayerRope.window_sides` says
+which.
 """
 
 from __future__ import annotations
@@ -21,6 +24,24 @@ from typing import Any
 from posenc.configs import _table as table
 
 MAX_WINDOW = 2**53
+
+# Model types (as read_config reads them: the text model's) whose modeling file builds transformers'
+# bidirectional sliding-window mask for their sliding_attention layers, or with "every_layer" one
+# such mask for all layers. ModernBERT's window is its ``local_attention`` halved (its config class's
+# ``sliding_window`` is that property, configuration_modernbert.py; ``local_attention`` 128: 64 on
+# each side). tests/test_rope_sites_windows.py finds every modeling file that builds the mask and runs
+# it for each model type here. Three others build it and are not here: T5Gemma (its encoder's
+# windows are two-sided, its decoder's causal, and read_config does not read the two stacks apart)
+# and the two Gemma 4 assistants (the mask there covers the target model's cached keys, flipped to
+# look back: modeling_gemma4_assistant.py:226-244).
+TWO_SIDED: dict[str, dict[str, Any]] = {
+    "modernbert": {"where": "modeling_modernbert.py:450", "halved": {"key": "local_attention", "default": 128}},
+    "embedding_gemma2_text": {"where": "modeling_embedding_gemma2.py:541"},
+    "muse_glimmer_assistant": {"where": "modeling_muse_glimmer_assistant.py:426"},
+    "neomme": {"where": "modeling_neomme.py:575"},
+    "ultrabert": {"where": "modeling_ultrabert.py:395"},
+    "openai_privacy_filter": {"where": "modeling_openai_privacy_filter.py:467", "every_layer": True},
+}
 
 
 def _given(config: Mapping[str, Any], found: Mapping[str, Any], key: str) -> Any:
@@ -44,6 +65,24 @@ def _size(name: str, value: Any) -> int | None:
                          f"transformers builds a mask from it without checking (a window of 0 or less leaves a "
                          f"query nothing to attend to)")
     return value
+
+
+# Model types whose config class, given no layer_types, names a layer sliding_attention when the
+# window is switched on (this key true and sliding_window set) and the layer is NoPE: SmolLM3
+# (configuration_smollm3.py:100-112; its no_rope_layers from no_rope_layer_interval, lines 100-104).
+NOPE_LAYERS_SLIDE: dict[str, str] = {"smollm3": "use_sliding_window"}
+
+
+def nope_sliding_types(config: Mapping[str, Any], model_type: str | None, flags: list[bool] | None) -> list[str] | None:
+    """The layer types of `NOPE_LAYERS_SLIDE`'s rule from each layer's NoPE flag (True: it rotates)."""
+    key = NOPE_LAYERS_SLIDE.get(model_type or "")
+    if key is None or flags is None:
+        return None
+    on = config.get(key, False)
+    if not isinstance(on, bool):
+        raise TypeError(f"config[{key!r}] must be true or false, got {type(on).__name__} {on!r:.40}")
+    window = on and config.get("sliding_window") is not None
+    return ["sliding_attention" if window and not rotates else "full_attention" for rotates in flags]
 
 
 def sliding_window(config: Mapping[str, Any], found: Mapping[str, Any]) -> int | None:
@@ -87,20 +126,44 @@ def window_types(config: Mapping[str, Any], found: Mapping[str, Any], layers: in
     return types
 
 
-def layer_window(config: Mapping[str, Any], found: Mapping[str, Any], layer_type: str) -> int | None:
-    """The window (or chunk) the layers of ``layer_type`` attend within, None for the whole context."""
+def layer_window(config: Mapping[str, Any], found: Mapping[str, Any], layer_type: str,
+                 model_type: str | None = None) -> tuple[int | None, str]:
+    """The window (or chunk) the layers of ``layer_type`` attend within (None for the whole context),
+    and its sides: ``"before"`` (causal) or ``"both"`` (`TWO_SIDED`: W positions each way)."""
     kind = layer_type.removesuffix(":nope")
+    two_sided = TWO_SIDED.get(model_type or "")
     if kind in table.NOT_ATTENTION_LAYER_TYPES:
-        return None
+        return None, "before"
     if kind == "chunked_attention":
-        return _size("config['attention_chunk_size']", _given(config, found, "attention_chunk_size"))
+        return _size("config['attention_chunk_size']", _given(config, found, "attention_chunk_size")), "before"
+    if two_sided and (kind == "sliding_attention" or two_sided.get("every_layer")):
+        window = _halved(config, two_sided["halved"]) if "halved" in two_sided else sliding_window(config, found)
+        return window, "before" if window is None else "both"
     if kind == "sliding_attention" or found.get("window_all_layers"):
-        return sliding_window(config, found)
-    return None
+        return sliding_window(config, found), "before"
+    return None, "before"
 
 
-def window_notes(config: Mapping[str, Any], found: Mapping[str, Any]) -> list[str]:
+def _halved(config: Mapping[str, Any], rule: Mapping[str, Any]) -> int:
+    """ModernBERT: ``local_attention`` tokens in all, half of them (rounded down) on each side."""
+    key = rule["key"]
+    value = config[key] if config.get(key) is not None else rule["default"]
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"config[{key!r}] must be an integer, got {type(value).__name__} {value!r:.40}")
+    if not 2 <= value <= MAX_WINDOW:
+        raise ValueError(f"config[{key!r}] must be an integer >= 2 (a local window of {key} // 2 tokens on each "
+                         f"side of a query), got {value!r}")
+    return value // 2
+
+
+def window_notes(config: Mapping[str, Any], found: Mapping[str, Any], model_type: str | None = None) -> list[str]:
     """What a reader should know about where the window applies (a model-wide window)."""
+    if (TWO_SIDED.get(model_type or "") or {}).get("every_layer"):
+        window = sliding_window(config, found)
+        return [] if window is None else [
+            f"config['sliding_window'] ({window}) limits every attention layer on both sides of each query (|q - k| "
+            f"<= {window}): transformers' code for this model type builds one bidirectional sliding-window mask for "
+            f"the whole model"]
     window = sliding_window(config, found) if found.get("window_all_layers") else None
     if window is None:
         return []

@@ -13,7 +13,7 @@
   const { valueError, typeError, repr, get } = P;
   const LAYOUTS = ["half", "interleaved"];
 
-  const { layerRope, siteNotes, readDeepseekV4 } = R;
+  const { layerRope, siteNotes, readDeepseekV4, windowTypes, windowOf, windowNotes, nopeSlidingTypes } = R;
 
   /** LayerRope.rotary_kwargs(): the keyword arguments of RotaryEmbedding for these layers. */
   function rotaryKwargs(layer) {
@@ -63,6 +63,9 @@
       types = typesFromFlags(config, found.layer_types_from, layers); // Llama 4: from no_rope_layers
     } else if (layers && (P.has(found, "layer_pattern") || P.truthy(get(found, "layer_pattern_unknown")))) {
       types = P.has(found, "layer_pattern") ? R.pattern(found.layer_pattern, config, layers) : null;
+      if (types === null && P.has(global.posencRopeData.nope_layers_slide, modelType)) { // SmolLM3 with its window on
+        types = nopeSlidingTypes(config, modelType, nopeFlags(config, found, modelType, layers));
+      }
       if (types === null) types = unknownPattern(found, modelType, params);
     } else {
       const named = [...params.keys()].filter((k) => k !== null);
@@ -71,25 +74,29 @@
     }
     let flags = types.map(() => true);
     if ((get(found, "rope_condition") || []).includes("no_rope_layers")) {
-      let given = get(config, "no_rope_layers");
-      if (given === null && P.has(found, "nope_pattern") && types.length) {
-        given = R.pattern(found.nope_pattern, config, types.length);
-        if (given === null) {
-          throw valueError(`config needs 'no_rope_layers' for model type ${repr(modelType)}: its config class fills ` +
-            "them from keys this config sets, by a rule posenc does not derive");
-        }
-      } else if (P.isList(given)) {
-        given = R.givenList(found, modelType, "no_rope_layers", [...given]);
-      }
-      if (given !== null) {
-        if (!P.isList(given) || given.length !== types.length) {
-          throw valueError(`config['no_rope_layers'] must be a list of ${types.length} flags (1: the layer rotates, ` +
-            `0: NoPE), got ${P.reprCut(given, 80)}`);
-        }
-        flags = given.map(P.truthy);
-      }
+      flags = nopeFlags(config, found, modelType, types.length) || flags;
     }
     return [types, flags];
+  }
+
+  /** Whether each of `count` layers rotates, from no_rope_layers or the class's rule (null: neither). */
+  function nopeFlags(config, found, modelType, count) {
+    let given = get(config, "no_rope_layers");
+    if (given === null && P.has(found, "nope_pattern") && count) {
+      given = R.pattern(found.nope_pattern, config, count);
+      if (given === null) {
+        throw valueError(`config needs 'no_rope_layers' for model type ${repr(modelType)}: its config class fills ` +
+          "them from keys this config sets, by a rule posenc does not derive");
+      }
+    } else if (P.isList(given)) {
+      given = R.givenList(found, modelType, "no_rope_layers", [...given]);
+    }
+    if (given === null) return null;
+    if (!P.isList(given) || given.length !== count) {
+      throw valueError(`config['no_rope_layers'] must be a list of ${count} flags (1: the layer rotates, ` +
+        `0: NoPE), got ${P.reprCut(given, 80)}`);
+    }
+    return given.map(P.truthy);
   }
 
   /** The kind of each layer where the config class names it from the given NoPE flags (Llama 4). */
@@ -129,68 +136,6 @@
     return [true, null];
   }
 
-  // ---- windows: a port of posenc/configs/_windows.py -------------------------------------
-  const MAX_WINDOW = 2 ** 53;
-
-  /** config[key] as the config gives it (an explicit null stays null), else the class default. */
-  function givenOrDefault(config, found, key) {
-    if (P.has(config, key)) return get(config, key);
-    const mapped = get(get(found, "attribute_map") || {}, key);
-    if (mapped !== null && P.has(config, mapped)) return get(config, mapped);
-    return get(get(found, "field_defaults") || {}, key);
-  }
-
-  function windowSize(name, value) {
-    if (value === null) return null;
-    if (!P.isInt(value)) throw typeError(`${name} must be a positive integer or null, got ${P.typeName(value)} ${P.reprCut(value, 40)}`);
-    if (!(Number(value) >= 1 && Number(value) <= MAX_WINDOW)) {
-      throw valueError(`${name} must be a positive integer or null (a window of that many tokens), got ${repr(value)}; ` +
-        "transformers builds a mask from it without checking (a window of 0 or less leaves a query nothing to attend to)");
-    }
-    return value;
-  }
-
-  function slidingWindow(config, found) {
-    const window = windowSize("config['sliding_window']", givenOrDefault(config, found, "sliding_window"));
-    const sw = get(found, "window_switch");
-    if (!P.truthy(sw)) return window;
-    const on = get(config, sw.key) !== null ? get(config, sw.key) : sw.default;
-    if (!P.isBool(on)) throw typeError(`config[${repr(sw.key)}] must be true or false, got ${P.typeName(on)} ${P.reprCut(on, 40)}`);
-    if (on && window === null) {
-      throw valueError(`config[${repr(sw.key)}] is true but config['sliding_window'] is null: no window to apply ` +
-        `(transformers then applies none, silently); give the window or set ${repr(sw.key)} to false`);
-    }
-    return on ? window : null;
-  }
-
-  function windowTypes(config, found, layers) {
-    const rule = get(found, "window_layers");
-    if (!P.truthy(rule) || !layers) return null;
-    const window = slidingWindow(config, found);
-    const key = rule.key;
-    const count = get(config, key) !== null ? get(config, key) : rule.default;
-    if (!P.isInt(count)) throw typeError(`config[${repr(key)}] must be an integer, got ${P.typeName(count)} ${P.reprCut(count, 40)}`);
-    if (Number(count) < 0) throw valueError(`config[${repr(key)}] must be an integer >= 0 (a number of layers), got ${repr(count)}`);
-    if (window === null) return new Array(layers).fill("full_attention");
-    const below = rule.compare === "<";
-    const m = Number(count);
-    const types = [...Array(layers).keys()].map((i) => (((below ? i < m : i >= m) && (i + rule.offset) % rule.k === 0)
-      ? "sliding_attention" : "full_attention"));
-    if (!types.includes("sliding_attention") && P.truthy(get(found, "window_switch"))) { // turned on, on no layer
-      throw valueError(`config[${repr(key)}] is ${repr(count)} with ${layers} layers, so no layer gets the sliding window the ` +
-        `config turns on (transformers silently uses full attention everywhere); lower ${repr(key)} or turn the window off`);
-    }
-    return types;
-  }
-
-  function windowOf(config, found, layerType) {
-    const kind = layerType.endsWith(":nope") ? layerType.slice(0, -5) : layerType;
-    if (R.NOT_ATTENTION_LAYER_TYPES.includes(kind)) return null;
-    if (kind === "chunked_attention") return windowSize("config['attention_chunk_size']", givenOrDefault(config, found, "attention_chunk_size"));
-    if (kind === "sliding_attention" || P.truthy(get(found, "window_all_layers"))) return slidingWindow(config, found);
-    return null;
-  }
-
   /** posenc.configs._divergences.divergence_notes: transformers' departures from the published model. */
   function divergenceNotes(modelType, config) {
     const register = (global.posencRopeData && global.posencRopeData.divergences) || [];
@@ -199,18 +144,12 @@
       `Published: ${d.published}. transformers (what posenc reads): ${d.transformers}`);
   }
 
-  function windowNotes(config, found) {
-    const window = P.truthy(get(found, "window_all_layers")) ? slidingWindow(config, found) : null;
-    if (window === null) return [];
-    return [`config['sliding_window'] (${repr(window)}) limits every attention layer: transformers' code for this model ` +
-      "type builds one sliding-window mask for the whole model"];
-  }
-
-  function layerOf(config, found, name, params, rotates, note, layout, layers) {
-    const window = windowOf(config, found, name);
+  function layerOf(config, found, modelType, name, params, rotates, note, layout, layers) {
+    const [window, sides] = windowOf(config, found, name, modelType);
     if (rotates && params === null) [rotates, note] = [false, `config['rope_parameters'][${repr(name)}] is None (NoPE)`];
     if (!rotates || params === null) {
-      return layerRope(name, rotates, { temperature: R.temperatureOf(config, found, params, false), window, layers, note });
+      return layerRope(name, rotates, { temperature: R.temperatureOf(config, found, params, false), window, layers, note,
+        window_sides: sides });
     }
     const dim = R.headDim(config, found, name);
     const width = params.rope_type === "proportional" ? dim : R.rotaryWidth(config, found, params, dim);
@@ -218,7 +157,7 @@
     const scaling = R.scalingOf(config, found, params);
     return layerRope(name, true, { dim, rotary_dim: width, layout, base, scaling,
       attention_factor: S.ropeAttentionScaling(scaling), temperature: R.temperatureOf(config, found, params, true),
-      softmax_scale: R.softmaxScale(found, params), window, layers, note });
+      softmax_scale: R.softmaxScale(found, params), window, layers, note, window_sides: sides });
   }
 
   // Beam: its config class sets rope_parameters[layer_type] = null for NoPE layer types, and its model
@@ -295,7 +234,7 @@
           `${repr(modelType)} does not run as layers without RoPE (only model types whose config class marks NoPE ` +
           "layers with None do, such as 'beam'); give its parameters");
       }
-      P.setKey(layers, name, layerOf(text, found, name, kindParams, rotates, note, chosen, indices));
+      P.setKey(layers, name, layerOf(text, found, modelType, name, kindParams, rotates, note, chosen, indices));
     }
     const originals = Object.values(layers).filter((l) => P.truthy(l.scaling) && P.has(l.scaling, "original_max_position_embeddings")
       && l.scaling.type !== "dynamic").map((l) => l.scaling.original_max_position_embeddings);
@@ -303,7 +242,7 @@
       notes.push("M-RoPE (mrope_section): a text token has the same position on all three axes, so text rotates as " +
         "the 1-D RoPE given here; image and video tokens get 3-D positions");
     }
-    notes.push(...windowNotes(text, found), ...divergenceNotes(modelType, text), ...siteNotes(modelType, found, chosen));
+    notes.push(...windowNotes(text, found, modelType), ...divergenceNotes(modelType, text), ...siteNotes(modelType, found, chosen));
     const pattern = [];
     for (const [name, indices] of kinds) for (const i of indices) pattern[i] = name;
     return { model_type: modelType, layers, pattern: pattern.filter((n) => n !== undefined),

@@ -1,6 +1,7 @@
 // The model-type table of posenc/configs/model_types.json, as posenc/configs/_table.py reads it: the
 // entry of a model type (a wrapper read as its text model), the keys its config class renames or
-// defaults, and the layer patterns it fills in or forces. Part of the port in rope_params.js.
+// defaults, and the layer patterns it fills in or forces; and the windows of posenc/configs/_windows.py
+// (which layers attend within a window, on one side or both). Part of the port in rope_params.js.
 (function (global) {
   "use strict";
   const P = global.posencPython;
@@ -124,8 +125,118 @@
     return out;
   }
 
+  // ---- windows: a port of posenc/configs/_windows.py -------------------------------------
+  const MAX_WINDOW = 2 ** 53;
+
+  /** config[key] as the config gives it (an explicit null stays null), else the class default. */
+  function givenOrDefault(config, found, key) {
+    if (P.has(config, key)) return get(config, key);
+    const mapped = get(get(found, "attribute_map") || {}, key);
+    if (mapped !== null && P.has(config, mapped)) return get(config, mapped);
+    return get(get(found, "field_defaults") || {}, key);
+  }
+
+  function windowSize(name, value) {
+    if (value === null) return null;
+    if (!P.isInt(value)) throw typeError(`${name} must be a positive integer or null, got ${P.typeName(value)} ${P.reprCut(value, 40)}`);
+    if (!(Number(value) >= 1 && Number(value) <= MAX_WINDOW)) {
+      throw valueError(`${name} must be a positive integer or null (a window of that many tokens), got ${repr(value)}; ` +
+        "transformers builds a mask from it without checking (a window of 0 or less leaves a query nothing to attend to)");
+    }
+    return value;
+  }
+
+  function slidingWindow(config, found) {
+    const window = windowSize("config['sliding_window']", givenOrDefault(config, found, "sliding_window"));
+    const sw = get(found, "window_switch");
+    if (!P.truthy(sw)) return window;
+    const on = get(config, sw.key) !== null ? get(config, sw.key) : sw.default;
+    if (!P.isBool(on)) throw typeError(`config[${repr(sw.key)}] must be true or false, got ${P.typeName(on)} ${P.reprCut(on, 40)}`);
+    if (on && window === null) {
+      throw valueError(`config[${repr(sw.key)}] is true but config['sliding_window'] is null: no window to apply ` +
+        `(transformers then applies none, silently); give the window or set ${repr(sw.key)} to false`);
+    }
+    return on ? window : null;
+  }
+
+  function windowTypes(config, found, layers) {
+    const rule = get(found, "window_layers");
+    if (!P.truthy(rule) || !layers) return null;
+    const window = slidingWindow(config, found);
+    const key = rule.key;
+    const count = get(config, key) !== null ? get(config, key) : rule.default;
+    if (!P.isInt(count)) throw typeError(`config[${repr(key)}] must be an integer, got ${P.typeName(count)} ${P.reprCut(count, 40)}`);
+    if (Number(count) < 0) throw valueError(`config[${repr(key)}] must be an integer >= 0 (a number of layers), got ${repr(count)}`);
+    if (window === null) return new Array(layers).fill("full_attention");
+    const below = rule.compare === "<";
+    const m = Number(count);
+    const types = [...Array(layers).keys()].map((i) => (((below ? i < m : i >= m) && (i + rule.offset) % rule.k === 0)
+      ? "sliding_attention" : "full_attention"));
+    if (!types.includes("sliding_attention") && P.truthy(get(found, "window_switch"))) { // turned on, on no layer
+      throw valueError(`config[${repr(key)}] is ${repr(count)} with ${layers} layers, so no layer gets the sliding window the ` +
+        `config turns on (transformers silently uses full attention everywhere); lower ${repr(key)} or turn the window off`);
+    }
+    return types;
+  }
+
+  /** The encoders whose windows reach both ways (posenc.configs._windows.TWO_SIDED, served as data). */
+  const twoSided = (modelType) => (typeof modelType === "string" ? get(global.posencRopeData.two_sided, modelType) : null);
+
+  /** [window, sides]: the window or chunk of these layers (null: the whole context), "before" or "both". */
+  function windowOf(config, found, layerType, modelType) {
+    const kind = layerType.endsWith(":nope") ? layerType.slice(0, -5) : layerType;
+    const rule = twoSided(modelType);
+    if (NOT_ATTENTION_LAYER_TYPES.includes(kind)) return [null, "before"];
+    if (kind === "chunked_attention") {
+      return [windowSize("config['attention_chunk_size']", givenOrDefault(config, found, "attention_chunk_size")), "before"];
+    }
+    if (rule !== null && (kind === "sliding_attention" || P.truthy(get(rule, "every_layer")))) {
+      const window = has(rule, "halved") ? halved(config, rule.halved) : slidingWindow(config, found);
+      return [window, window === null ? "before" : "both"];
+    }
+    if (kind === "sliding_attention" || P.truthy(get(found, "window_all_layers"))) return [slidingWindow(config, found), "before"];
+    return [null, "before"];
+  }
+
+  /** ModernBERT: local_attention tokens in all, half of them (rounded down) on each side. */
+  function halved(config, rule) {
+    const value = get(config, rule.key) !== null ? get(config, rule.key) : rule.default;
+    if (!P.isInt(value)) throw typeError(`config[${repr(rule.key)}] must be an integer, got ${P.typeName(value)} ${P.reprCut(value, 40)}`);
+    if (P.less(value, 2) || P.less(MAX_WINDOW, value)) {
+      throw valueError(`config[${repr(rule.key)}] must be an integer >= 2 (a local window of ${rule.key} // 2 tokens on ` +
+        `each side of a query), got ${repr(value)}`);
+    }
+    return Number(P.big(value) / 2n);
+  }
+
+  // posenc/configs/_windows.py NOPE_LAYERS_SLIDE: SmolLM3 names its NoPE layers sliding once the window is on
+  // (configuration_smollm3.py:100-112)
+  const nopeLayersSlide = () => global.posencRopeData.nope_layers_slide;
+
+  function nopeSlidingTypes(config, modelType, flags) {
+    const key = typeof modelType === "string" ? get(nopeLayersSlide(), modelType) : null;
+    if (key === null || flags === null) return null;
+    const on = P.has(config, key) ? config[key] : false;
+    if (!P.isBool(on)) throw typeError(`config[${repr(key)}] must be true or false, got ${P.typeName(on)} ${P.reprCut(on, 40)}`);
+    const window = on && get(config, "sliding_window") !== null;
+    return flags.map((rotates) => (window && !rotates ? "sliding_attention" : "full_attention"));
+  }
+
+  function windowNotes(config, found, modelType) {
+    if (P.truthy(get(twoSided(modelType) || {}, "every_layer"))) {
+      const both = slidingWindow(config, found);
+      return both === null ? [] : [`config['sliding_window'] (${repr(both)}) limits every attention layer on both sides ` +
+        `of each query (|q - k| <= ${repr(both)}): transformers' code for this model type builds one bidirectional ` +
+        "sliding-window mask for the whole model"];
+    }
+    const window = P.truthy(get(found, "window_all_layers")) ? slidingWindow(config, found) : null;
+    if (window === null) return [];
+    return [`config['sliding_window'] (${repr(window)}) limits every attention layer: transformers' code for this model ` +
+      "type builds one sliding-window mask for the whole model"];
+  }
+
   global.posencRopeTable = Object.freeze({
     ATTENTION_LAYER_TYPES, NOT_ATTENTION_LAYER_TYPES, modelTypes, lookup, entry, textModelType, layoutOf, tableGet, field,
-    defaultTheta, everyK, differs, pattern, givenList,
+    defaultTheta, everyK, differs, pattern, givenList, windowTypes, windowOf, windowNotes, nopeSlidingTypes,
   });
 })(typeof window !== "undefined" ? window : globalThis);
