@@ -22,7 +22,7 @@ from values import CHECK, VALUE, expand_values
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 CHAPTERS = ["extrapolation.md", "extension-designs-measured.md", "context-extension.md", "inference.md", "positions-2d.md", "beyond-alibi.md",
-            "tiny-transformer.md", "architectures.md"]
+            "tiny-transformer.md", "architectures.md", "inside-attention.md"]
 
 # Constants every chapter may type: positions and counts of the first examples, and names
 # ("1-D", "2-D", "Llama 3"). A measured result is never one of these.
@@ -175,6 +175,13 @@ ALLOWED: dict[str, dict[str, str]] = {
         "64": "width 64; a learned table of 64 rows",
         "100": "the first example's vocabulary of 100",
         "128": "T5's default maximum distance of 128",
+    },
+    "inside-attention.md": {
+        "0.1": "the examples' forget gate on a full stop",
+        "0.9": "the examples' forget gate on a word",
+        "4": "the stick-breaking example's nearer key, at index 4",
+        "8": "the cache table's head width (its model: width 32, four heads)",
+        "32": "the cache table's model width",
     },
 }
 
