@@ -172,9 +172,6 @@ class RotaryEmbedding(nn.Module):
         self._frequencies = rope_inverse_frequencies(self.dim, base=self.base, scaling=record,
                                                      rotary_dim=self.rotary_dim)
         self._cache: dict[torch.device, tuple[Tensor, Tensor]] = {}
-        # The last lookup: a model rotates the queries, then the keys, of every layer at the same
-        # positions tensor; they share one lookup (a positions tensor changed in place is a miss).
-        self._last: tuple[Tensor, int, torch.device, tuple[Tensor, Tensor]] | None = None
 
     @property
     def inv_freq(self) -> Tensor:
@@ -196,14 +193,7 @@ class RotaryEmbedding(nn.Module):
         return cos, sin
 
     def _tables(self, positions: Tensor, device: torch.device) -> tuple[Tensor, Tensor]:
-        last = self._last
-        if last is not None and last[0] is positions and last[1] == positions._version and last[2] == device:
-            return last[3]
-        tables = self._lookup(positions, device)
-        self._last = (positions, positions._version, device, tables)
-        return tables
-
-    def _lookup(self, positions: Tensor, device: torch.device) -> tuple[Tensor, Tensor]:
+        """cos and sin at ``positions`` (the model looks them up once per call for all its layers)."""
         integral = not positions.is_floating_point() or bool((positions == positions.round()).all())
         low = float(positions.min()) if positions.numel() else 0.0
         high = float(positions.max()) if positions.numel() else -1.0

@@ -487,8 +487,8 @@ def test_rotate_queries_and_keys_are_the_pair_call(layout: str) -> None:
 
 
 def test_positions_changed_in_place_are_looked_up_again() -> None:
-    # The module keeps its last table lookup for the same positions tensor: a tensor changed in
-    # place between two calls must not get the old table.
+    # The module caches its table by position, not by positions tensor: a tensor changed in place
+    # between two calls gets the table of its new positions.
     rotary, q = RotaryEmbedding(8), torch.randn(1, 4, 8)
     positions = torch.tensor([0, 1, 2, 3])
     first = rotary.rotate_queries(q, positions)
