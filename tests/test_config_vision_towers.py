@@ -50,6 +50,9 @@ def _ids_merge(module, model) -> int:
     assert len(calls) == 1, calls
     if calls[0] == "1":
         return 1
+    if calls[0] == "merge":  # Inkling 2: merge = self.config.spatial_merge_size, just before
+        assert "merge = self.config.spatial_merge_size" in inspect.getsource(module)
+        return model.config.spatial_merge_size
     assert calls[0] == "self.spatial_merge_size", calls
     return next(m.spatial_merge_size for m in model.modules() if hasattr(m, "spatial_merge_size"))
 
@@ -67,12 +70,13 @@ def test_tower_live(parent, tower):
     kwargs.update({key: value for key, value in (("adapter_in_dim", 48), ("per_layer_config", {})) if key in defaults})
     config = CONFIG_MAPPING[tower](**kwargs)  # Dots3 ties its adapter to the width and sets layers 25+ by default
     reading = read_vision_config(config)
-    assert (reading.head_dim, reading.sections, reading.base, reading.layout) == (16, (4, 4), 500.0, "half")
+    layout = "interleaved" if tower == "inkling2_vision" else "half"  # Inkling 2 rotates pairwise
+    assert (reading.head_dim, reading.sections, reading.base, reading.layout) == (16, (4, 4), 500.0, layout)
     module, model = _vision_model(parent, config)
     merge = _ids_merge(module, model)
     assert (merge == 1) == (tower in IDS_ROW_MAJOR) and reading.spatial_merge_size in (merge, None)
     grid_thw = torch.tensor([[2, 4, 6]])  # two frames of a 4 x 6 grid
-    ids = get_vision_position_ids(grid_thw, merge)
+    ids = get_vision_position_ids(grid_thw, merge) + (reading.coordinates == "index_from_one")  # Inkling 2 adds 1
     order = [("row", "column").index(axis) for axis in reading.axes]  # the ids are (row, column)
     np.testing.assert_array_equal(reading.positions((2, 4, 6)), ids[:, order].double().numpy())
     rotary = next(m for m in model.modules() if type(m).__name__.endswith("VisionRotaryEmbedding"))
@@ -87,6 +91,17 @@ def test_tower_live(parent, tower):
     assert type(parent_config.vision_config) is type(config)  # a fixed class, as _FIXED_CHILDREN says
     assert read_vision_config(parent_config.to_dict()) == reading
     assert hasattr(transformers, type(config).__name__)
+
+
+def test_an_alias_is_what_the_class_keeps():
+    """Inkling 2's config maps adapter_merge_size onto spatial_merge_size (attribute_map): given both, the alias wins."""
+    from transformers import CONFIG_MAPPING
+
+    config = {"model_type": "inkling2_vision", "adapter_merge_size": 3, "spatial_merge_size": 4, "native_patch_size": 10}
+    theirs = CONFIG_MAPPING["inkling2_vision"].from_dict(config)
+    reading = read_vision_config(config)
+    assert reading.spatial_merge_size == theirs.spatial_merge_size == 3 and reading.patch_size == (10, 10) == (
+        theirs.patch_size, theirs.patch_size)
 
 
 def test_row_major_towers_ignore_the_configs_merge_size():

@@ -8,12 +8,13 @@ Each reader returns a `posenc.configs.vision.VisionRope`; the rules cite the fil
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from posenc._checks import check_float, check_int, is_integer
-from posenc.configs._vision_towers import COLUMNS_FIRST, IDS_ROW_MAJOR, TOWER_PARENTS, tower_defaults
+from posenc.configs._vision_towers import IDS_ROW_MAJOR, OVERRIDES, TOWER_PARENTS, tower_defaults
 
 if TYPE_CHECKING:
     from posenc.configs.vision import VisionRope
@@ -318,19 +319,22 @@ def _read_qwen(model_type: str, values: Mapping[str, Any]) -> VisionRope:
     sizes: tuple[Any, ...] = (patch, patch)  # the frames of a temporal patch first where the class has them
     if "temporal_patch_size" in _DEFAULTS[model_type]:
         sizes = (_size("temporal_patch_size", values["temporal_patch_size"]), patch, patch)
-    ids = (f"in blocks of {merge} x {merge} patches (vision_utils.py:112-125)" if merge else
-           f"row by row: the ids are built with a merge size of 1 ({row_major})")
-    swapped = COLUMNS_FIRST.get(model_type)  # the columns' pairs first in the table
-    axes, more = (("column", "row"), (f"the columns' pairs come first in the head ({swapped})",)) if swapped else \
-        (("row", "column"), ())
-    return _rope(
-        model_type, axes, head_dim, heads, (head_dim // 4,) * 2, head_dim, base, (speeds, speeds), 1.0,
+    changes: dict[str, Any] = dict(OVERRIDES.get(model_type, {}))  # where a tower departs from Qwen2.5-VL's
+    more: tuple[str, ...] = tuple(changes.pop("notes", ()))
+    start = 1 if changes.get("coordinates") == "index_from_one" else 0
+    ids = (f"from {start}, in blocks of {merge} x {merge} patches (vision_utils.py:112-125)" if merge else
+           f"from {start}, row by row: the ids are built with a merge size of 1 ({row_major})")
+    reading = _rope(
+        model_type, ("row", "column"), head_dim, heads, (head_dim // 4,) * 2, head_dim, base, (speeds, speeds), 1.0,
         "half", "rotation", "index", sizes, None, "merge_blocks" if merge else "any",
         token_order="merge_blocks" if merge else "row_major", spatial_merge_size=merge,
-        notes=(f"the grid is each image's (grid_thw); ids count rows and columns from 0, {ids}", *more,
+        notes=(f"the grid is each image's (grid_thw); ids count rows and columns {ids}", *more,
                "a video's frames repeat the same 2-D ids: time is placed by the language model's M-RoPE"
                if model_type not in TOWER_PARENTS.values() else  # their language models: not checked here
                "a video's frames repeat the same 2-D ids (vision_utils.py:125)"))
+    if "axes" in changes:
+        changes["axes"] = tuple(changes["axes"])
+    return dataclasses.replace(reading, **changes) if changes else reading
 
 
 def _read_sam2_video(model_type: str, values: Mapping[str, Any]) -> VisionRope:

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from posenc._checks import MAX_ELEMENTS, MAX_GRID_CELLS, check_int
-from posenc.configs._vision_towers import COLUMNS_FIRST, IDS_ROW_MAJOR, TOWER_PARENTS
+from posenc.configs._vision_towers import ALIASES, IDS_ROW_MAJOR, OVERRIDES, TOWER_PARENTS
 from posenc.configs._vision_models import (
     _DEFAULTS,
     _FIXED_CHILDREN,
@@ -229,6 +229,9 @@ def read_vision_config(config: Mapping[str, Any] | Any) -> VisionRope:
                          f"positions for it; it reads {', '.join(VISION_MODEL_TYPES)}")
     values = {**_DEFAULTS[model_type], **{k: v for k, v in cfg.items() if v is not None or k.startswith("pos_embed")},
               "_given": tuple(k for k, v in cfg.items() if v is not None)}
+    for alias, key in ALIASES.get(model_type, {}).items():  # the class's attribute_map: the alias, where given, wins
+        if cfg.get(alias) is not None:
+            values[key] = cfg[alias]
     return _READERS[_family(model_type)](model_type, values)
 
 
@@ -236,12 +239,12 @@ def vision_data() -> str:
     """The tables `read_vision_config` reads from, as JSON text, for the browser's port of it
     (docs/javascripts/explorer/rope_vision.js; shipped by hooks/rope_data.py): the class defaults, the
     parents and the keys down to their encoder, the fixed sub-config classes, and each type's family
-    (which reader reads it), the towers whose ids are row-major or whose columns come first. JSON text keeps ``100.0`` a float where the defaults hold one."""
+    (which reader reads it), the towers whose ids are row-major, where a tower departs from Qwen2.5-VL's reading, and key aliases. JSON text keeps ``100.0`` a float where the defaults hold one."""
     families = {t: _family(t) for t in _DEFAULTS}
     return json.dumps({"model_types": list(VISION_MODEL_TYPES), "defaults": _DEFAULTS, "families": families,
                        "parents": {t: [list(keys), child] for t, (keys, child) in _PARENTS.items()},
                        "fixed_children": sorted(_FIXED_CHILDREN), "ids_row_major": IDS_ROW_MAJOR,
-                       "columns_first": COLUMNS_FIRST, "towers": sorted(TOWER_PARENTS.values())},
+                       "overrides": OVERRIDES, "aliases": ALIASES, "towers": sorted(TOWER_PARENTS.values())},
                       separators=(",", ":"))
 
 

@@ -196,7 +196,7 @@
   function readQwen(modelType, values) {
     const given = values._given;
     const widthKey = modelType === "qwen2_vl_vision" ? "embed_dim" : "hidden_size";
-    const { defaults, ids_row_major: rowMajorIds, columns_first: columnsFirst } = data();
+    const { defaults, ids_row_major: rowMajorIds, overrides } = data();
     const aliased = has(defaults[modelType], "num_heads"); // a class without the alias has only num_attention_heads
     const headsKey = given.includes("num_attention_heads") || !aliased ? "num_attention_heads" : "num_heads";
     const [headDim, heads] = head(modelType, values, widthKey, headsKey, 4, "a quarter of the head per axis and feature half");
@@ -212,15 +212,16 @@
     const patch = P.isInt(values.patch_size) ? size("patch_size", values.patch_size) : values.patch_size;
     const sizes = has(defaults[modelType], "temporal_patch_size")
       ? [size("temporal_patch_size", values.temporal_patch_size), patch, patch] : [patch, patch];
-    const ids = merge ? `in blocks of ${merge} x ${merge} patches (vision_utils.py:112-125)`
-      : `row by row: the ids are built with a merge size of 1 (${rowMajor})`;
-    const swapped = has(columnsFirst, modelType) ? columnsFirst[modelType] : null; // the columns' pairs first
-    const more = swapped ? [`the columns' pairs come first in the head (${swapped})`] : [];
-    return visionRope(modelType, swapped ? ["column", "row"] : ["row", "column"], headDim, heads, [headDim / 4, headDim / 4], headDim, b, [speeds, speeds], 1.0,
+    const { notes: more = [], ...changes } = has(overrides, modelType) ? overrides[modelType] : {}; // departures from Qwen2.5-VL's
+    const start = changes.coordinates === "index_from_one" ? 1 : 0;
+    const ids = merge ? `from ${start}, in blocks of ${merge} x ${merge} patches (vision_utils.py:112-125)`
+      : `from ${start}, row by row: the ids are built with a merge size of 1 (${rowMajor})`;
+    const reading = visionRope(modelType, ["row", "column"], headDim, heads, [headDim / 4, headDim / 4], headDim, b, [speeds, speeds], 1.0,
       "half", "rotation", "index", sizes, null, merge ? "merge_blocks" : "any", { token_order: merge ? "merge_blocks" : "row_major",
-        spatial_merge_size: merge, notes: [`the grid is each image's (grid_thw); ids count rows and columns from 0, ${ids}`, ...more,
+        spatial_merge_size: merge, notes: [`the grid is each image's (grid_thw); ids count rows and columns ${ids}`, ...more,
           data().towers.includes(modelType) ? "a video's frames repeat the same 2-D ids (vision_utils.py:125)"
             : "a video's frames repeat the same 2-D ids: time is placed by the language model's M-RoPE"] });
+    return Object.assign(reading, changes);
   }
 
   function readSam2Video(modelType, values) {
@@ -289,6 +290,9 @@
       if (cfg[key] !== null || key.startsWith("pos_embed")) P.setKey(values, key, cfg[key]);
     }
     values._given = P.keys(cfg).filter((key) => cfg[key] !== null);
+    for (const [alias, key] of Object.entries(data().aliases[modelType] || {})) { // attribute_map: the alias wins
+      if (get(cfg, alias) !== null) values[key] = cfg[alias];
+    }
     return READERS[families[modelType]](modelType, values);
   }
 
