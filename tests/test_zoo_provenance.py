@@ -186,3 +186,29 @@ def test_a_published_file_counts_the_parameters_its_card_gives(key: str) -> None
     counted = count(config_part(ENTRIES[key.split(":")[0]])) / 1e9
     assert abs(counted - billions) < precision, (key, counted)
     assert ENTRIES[key.split(":")[0]]["_provenance"]["identity"] != "not checked against a model card"
+
+
+KEY_SOURCE = re.compile(r"(?P<list>_checked_against|dropped)\[(?P<index>\d+)\]|transformers class default: .+")
+
+
+def _leaves(config: dict[str, Any]) -> set[str]:
+    """Top-level keys, and 'text_config.key' for the keys of a nested text_config."""
+    keys = {key for key in config if key != "text_config"}
+    return keys | {f"text_config.{key}" for key in config.get("text_config", {})}
+
+
+@pytest.mark.parametrize("name", [n for n, e in ENTRIES.items() if not e["_provenance"]["verbatim"]])
+def test_a_rebuilt_entry_names_the_source_of_every_key(name: str) -> None:
+    """keys_from maps each source to the keys it gave: every key once, every source one a reader finds."""
+    entry = ENTRIES[name]
+    keys_from = entry["_provenance"]["keys_from"]
+    named = [key for keys in keys_from.values() for key in keys]
+    assert len(named) == len(set(named)), (name, "a key named twice")
+    assert set(named) == _leaves(config_part(entry)), (name, set(named) ^ _leaves(config_part(entry)))
+    for source in keys_from:
+        match = KEY_SOURCE.fullmatch(source)
+        assert match, (name, source)
+        if match["list"] == "_checked_against":
+            assert int(match["index"]) < len(entry["_checked_against"]), (name, source)
+        elif match["list"] == "dropped":
+            assert int(match["index"]) < len(entry["_provenance"].get("dropped", [])), (name, source)
