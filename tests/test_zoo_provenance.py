@@ -167,6 +167,17 @@ def _gpt_oss(c: dict[str, Any], active: bool = False) -> float:
     return c["num_hidden_layers"] * (attention + moe + 2 * w) + 2 * c["vocab_size"] * w + w
 
 
+def _mixtral(c: dict[str, Any], active: bool = False) -> float:
+    w, experts = c["hidden_size"], c["num_local_experts"]
+    dense = _dense({**c, "intermediate_size": 0})                     # attention, norms, embeddings
+    expert = 3 * w * c["intermediate_size"]
+    return dense + c["num_hidden_layers"] * ((c["num_experts_per_tok"] if active else experts) * expert + experts * w)
+
+
+def _without_embeddings(c: dict[str, Any]) -> float:
+    return _dense(c) - c["vocab_size"] * c["hidden_size"] * (1 if c.get("tie_word_embeddings", False) else 2)
+
+
 # zoo name -> (count, the card's figure in billions, how far from it a count may lie: its last digit)
 IDENTITY = {
     "llama-3.1-8b": (lambda c: _dense(c), 8, 1),                     # llama3_1/MODEL_CARD.md: 8B
@@ -177,6 +188,10 @@ IDENTITY = {
     "gpt-oss-120b": (lambda c: _gpt_oss(c), 117, 1),                 # README: 117B parameters ...
     "gpt-oss-120b:active": (lambda c: _gpt_oss(c, True) - c["vocab_size"] * c["hidden_size"], 5.1, 0.1),
     "gemma-3-27b-it": (lambda c: _dense({**c["text_config"], "tie_word_embeddings": True}, 262208), 27, 1),
+    "qwen3-0.6b:non-embedding": (_without_embeddings, 0.44, 0.01),  # card: 0.6B, non-embedding 0.44B
+    "qwen3-1.7b:non-embedding": (_without_embeddings, 1.4, 0.1),    # card: 1.7B, non-embedding 1.4B
+    "mixtral-8x7b-v0.1": (lambda c: _mixtral(c), 46.7, 0.1),         # 46.7B total ...
+    "mixtral-8x7b-v0.1:active": (lambda c: _mixtral(c, active=True), 12.9, 0.1),   # ... 12.9B per token
 }
 
 
