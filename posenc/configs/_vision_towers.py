@@ -35,16 +35,20 @@ _TOWERS = {
     # step3p7/configuration_step3p7.py:30-78 (model type step3p5_vision); modeling :57, columns first :113,
     # ids :425 (merge 1), q/k :224; the patches also get learned absolute position embeddings (:298, 338)
     "step3p5_vision": (1536, ("num_attention_heads", 16), 14, None, None, 10000.0),
-    # inkling2/configuration_inkling2.py:139-185; modeling :874, columns first and pairs interleaved :929-930,
+    # inkling2/configuration_inkling2.py:139-193; modeling :874, columns first and pairs interleaved :929-930,
     # ids from 1 in merge blocks, class tokens at (0, 0) :1438-1456, q/k :940-949 (rotate_pairwise :933-937)
     "inkling2_vision": (1024, ("num_attention_heads", 16), 20, 2, None, 10000.0),
+    # kimi_k25/configuration_kimi_k25.py:29-58; modeling :177, the axes alternate pair by pair :234,
+    # ids :528 (merge 1; the 2 x 2 merge_kernel_size merges after the encoder), q/k :338
+    "kimi_k25_vision": (1152, ("num_attention_heads", 16), 14, None, None, 10000.0),
 }
 
 #: Towers whose ids are built with a merge size of 1 (plain row-major order), with the line that says so.
 IDS_ROW_MAJOR = {"muse_glimmer_vision": "muse_glimmer/modeling_muse_glimmer.py:817, 858",
                  "muse_spark_vision": "muse_spark/modeling_muse_spark.py:966, 1007",
                  "paddleocr_vl_vision": "paddleocr_vl/modeling_paddleocr_vl.py:841",
-                 "step3p5_vision": "step3p7/modeling_step3p7.py:425"}
+                 "step3p5_vision": "step3p7/modeling_step3p7.py:425",
+                 "kimi_k25_vision": "kimi_k25/modeling_kimi_k25.py:528"}
 #: Where a tower's reading departs from Qwen2.5-VL's: VisionRope fields set, and notes added.
 OVERRIDES: dict[str, dict[str, object]] = {
     "step3p5_vision": {"axes": ["column", "row"],
@@ -56,6 +60,10 @@ OVERRIDES: dict[str, dict[str, object]] = {
                                   "patches count from 1; the class token sits at (0, 0) "
                                   "(inkling2/modeling_inkling2.py:1454-1456)"]},
 }
+OVERRIDES["kimi_k25_vision"] = {
+    "axes": ["column", "row"], "axis_pairs": "alternating",
+    "notes": ["the axes alternate pair by pair, columns first: pair 2k turns with the column, 2k + 1 with the row, "
+              "both at rung k (kimi_k25/modeling_kimi_k25.py:234)"]}
 #: Keys a tower's config class maps onto its own (attribute_map): where given, the alias is what the class keeps.
 ALIASES = {"inkling2_vision": {"native_patch_size": "patch_size", "adapter_merge_size": "spatial_merge_size"}}
 
@@ -78,4 +86,4 @@ TOWER_PARENTS = {"cohere_compass": "cohere_compass_vision", "ernie4_5_vl_moe": "
                  "exaone4_5": "exaone4_5_vision", "qwen4_exp": "qwen4_exp_vision", "lfm3_vl": "lfm3_vl_vision",
                  "dots3_note": "dots3_note_vision_encoder", "muse_glimmer": "muse_glimmer_vision",
                  "muse_spark": "muse_spark_vision", "paddleocr_vl": "paddleocr_vl_vision", "step3p7": "step3p5_vision",
-                 "inkling2": "inkling2_vision"}
+                 "inkling2": "inkling2_vision", "kimi_k25": "kimi_k25_vision"}

@@ -67,6 +67,8 @@ class VisionRope:
         layers: the layers this reading is for, where others differ (empty: every layer).
         windowed: the reading of the other layers, which rotate within windows (SAM 3's ViT).
         notes: anything else a reader of the config should know.
+        axis_pairs: ``"blocks"`` (each axis's pairs together, in the order of ``axes``) or
+            ``"alternating"`` (one pair of each axis in turn, rung by rung: Kimi K2.5's tower).
     """
 
     model_type: str
@@ -92,6 +94,7 @@ class VisionRope:
     layers: tuple[int, ...] = ()
     windowed: VisionRope | None = None
     notes: tuple[str, ...] = ()
+    axis_pairs: str = "blocks"
 
     def positions(self, grid: Sequence[int] | None = None) -> Any:
         """The coordinates of the patch tokens of ``grid``, float64 numpy ``[tokens, len(axes)]``.
@@ -134,7 +137,10 @@ class VisionRope:
         blocks = [pos[:, a:a + 1] * np.asarray(s, dtype=np.float64)[None] for a, s in enumerate(self.speeds)]
         if self.pairing == "vjepa2":  # vjepa2/modeling_vjepa2.py:195-196: repeat, not repeat_interleave
             return self.angle_scale * np.concatenate([np.tile(b, (1, 2)) for b in blocks], axis=-1)
-        pairs = self.angle_scale * np.concatenate(blocks, axis=-1)  # [tokens, rotary_dim / 2]
+        if self.axis_pairs == "alternating":  # kimi_k25/modeling_kimi_k25.py:234: (w0, h0, w1, h1, ...)
+            pairs = self.angle_scale * np.stack(blocks, axis=-1).reshape(pos.shape[0], -1)
+        else:
+            pairs = self.angle_scale * np.concatenate(blocks, axis=-1)  # [tokens, rotary_dim / 2]
         if self.layout == "half":
             return np.concatenate([pairs, pairs], axis=-1)
         return np.repeat(pairs, 2, axis=-1)

@@ -48,7 +48,8 @@
 
   function rows(r) {
     const out = [
-      ["Axes", r.axes.map((axis, i) => `${axis} ${r.sections[i]} pairs`).join(", ") + " (in this order in the head)"],
+      ["Axes", r.axes.map((axis, i) => `${axis} ${r.sections[i]} pairs`).join(", ") +
+        (r.axis_pairs === "alternating" ? " (alternating pair by pair in the head)" : " (in this order in the head)")],
       ["Rotated width", `${num(r.rotary_dim)} of ${num(r.head_dim)} features, ${num(r.num_heads)} heads`],
       ["Base", num(r.base) + (r.angle_scale !== 1 ? "; every angle \u00d7 2\u03c0" : "")],
       ["Layout", LAYOUTS[r.layout] + (r.pairing === "vjepa2" ? "; each third's table tiled, so a pair's two features turn by different rungs" : "")],

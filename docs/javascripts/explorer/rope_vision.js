@@ -75,7 +75,7 @@
     return { model_type: modelType, axes, head_dim: headDim, num_heads: heads, sections, rotary_dim: rotaryDim, base: b,
       speeds, angle_scale: angleScale, layout, pairing, coordinates, patch_size: patch, grid, grid_rule: gridRule,
       token_order: "row_major", spatial_merge_size: null, unrotated: "none", augmentation: null, coordinate_scale: 1.0,
-      layers: [], windowed: null, notes: [], ...more };
+      layers: [], windowed: null, notes: [], axis_pairs: "blocks", ...more };
   }
 
   // ---- the family readers, in _vision_models.py's order of checks --------------------------------
