@@ -252,7 +252,7 @@ def _layers_cell(rope: Any) -> str:
 
 def _outside_cell(rope: Any) -> str:
     found = []
-    for name, layer in rope.layers.items():
+    for layer in rope.layers.values():
         t = layer.temperature
         if t and t["rule"] == "llama_4_scaling_beta":
             found.append(f"q × (1 + {t['beta']:g} ln(1 + ⌊p/{_short_number(t['length'])}⌋))")
