@@ -109,3 +109,28 @@ def test_row_major_towers_ignore_the_configs_merge_size():
     reading = read_vision_config({"model_type": "paddleocr_vl", "vision_config": {"spatial_merge_size": 2}})
     assert reading.token_order == "row_major" and reading.spatial_merge_size is None
     assert reading.positions((3, 5))[:6].tolist() == [[0, 0], [0, 1], [0, 2], [0, 3], [0, 4], [1, 0]]
+
+
+def test_minimax_m3_vl_tower_live():
+    """MiniMax-M3-VL's tower rotates in 3-D: a third of the pairs each for frame, row and column, the rest unturned."""
+    from transformers import MiniMaxM3VLConfig, MiniMaxM3VLVisionConfig
+    from transformers.vision_utils import get_vision_position_ids
+
+    config = MiniMaxM3VLVisionConfig(hidden_size=48, num_attention_heads=3, num_hidden_layers=1,
+                                     rope_parameters={"rope_type": "axial", "rope_theta": 300.0})
+    reading = read_vision_config(config)
+    assert (reading.axes, reading.sections, reading.rotary_dim, reading.head_dim) == (("frame", "row", "column"),
+                                                                                      (2, 2, 2), 12, 16)
+    module, model = _vision_model("minimax_m3_vl", config)
+    assert model.include_temporal and model.spatial_merge_size == 2  # modeling_minimax_m3_vl.py:1215-1217
+    ids = get_vision_position_ids(torch.tensor([[2, 4, 6]]), 2, include_temporal=True)
+    np.testing.assert_array_equal(reading.positions((2, 4, 6)), ids.double().numpy())
+    cos, sin = model.rotary_emb(torch.zeros(1), ids)
+    _close(np.cos(reading.angles((2, 4, 6))), cos, **TABLE)
+    _close(np.sin(reading.angles((2, 4, 6))), sin, **TABLE)
+    torch.manual_seed(8)
+    q = torch.randn(48, 3, 16)
+    theirs, _ = module.apply_rotary_pos_emb_vision(q, q, cos, sin)
+    _close(reading.rotate(q.transpose(0, 1).double().numpy(), (2, 4, 6)), theirs.transpose(0, 1), **ROTATED)
+    torch.testing.assert_close(theirs[..., 12:], q[..., 12:])  # the last 4 features pass, as the notes say
+    assert read_vision_config(MiniMaxM3VLConfig(vision_config=config.to_dict()).to_dict()) == reading

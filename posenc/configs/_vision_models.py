@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from posenc._checks import check_float, check_int, is_integer
-from posenc.configs._vision_towers import IDS_ROW_MAJOR, OVERRIDES, TOWER_PARENTS, tower_defaults
+from posenc.configs._vision_towers import IDS_ROW_MAJOR, OVERRIDES, TOWER_PARENTS, read_minimax_m3_vl, tower_defaults
 
 if TYPE_CHECKING:
     from posenc.configs.vision import VisionRope
@@ -64,6 +64,9 @@ for _name, (_hidden, _heads, _patch) in _QWEN_STYLE.items():
     _DEFAULTS[_name] = {"hidden_size": _hidden, "num_heads": _heads, "patch_size": _patch, "spatial_merge_size": 2,
                         "temporal_patch_size": 2, "rope_theta": 10000.0}
 _DEFAULTS.update(tower_defaults())  # the other towers with the same module and ids (_vision_towers.py)
+# minimax_m3_vl/configuration_minimax_m3_vl.py:158-186 (MiniMaxM3VLVisionConfig)
+_DEFAULTS["minimax_m3_vl_vision"] = {"hidden_size": 1280, "num_attention_heads": 16, "patch_size": 14,
+                                     "spatial_merge_size": 2, "temporal_patch_size": 2, "rope_theta": 10000.0}
 # sam3_tracker_video: the same memory attention (configuration_sam3_tracker_video.py:234-265)
 _DEFAULTS["sam3_tracker_video"] = {**_DEFAULTS["sam2_video"], "memory_attention_rope_feat_sizes": [72, 72],
                                    "image_size": 1008}
@@ -88,12 +91,14 @@ _PARENTS = {
     "sam3_lite_text": (("vision_config", "backbone_config"), "sam3_vit_model"),
     "sam3_video": (("detector_config", "vision_config", "backbone_config"), "sam3_vit_model"),
     **{parent: (("vision_config",), tower) for parent, tower in TOWER_PARENTS.items()},
+    "minimax_m3_vl": (("vision_config",), "minimax_m3_vl_vision"),
 }
 
 #: Sub-config types a parent builds with a fixed class, whatever the dict's own model_type.
 _FIXED_CHILDREN = frozenset({"qwen2_vl_vision", "qwen2_5_vl_vision", "qwen3_vl_vision", "qwen3_vl_moe_vision",
                              "glm4v_vision", "glm4v_moe_vision", "llama4_vision_model", "qwen3_5_vision",
-                             "qwen3_5_moe_vision", "glm_ocr_vision", "glm5_next_vision", *TOWER_PARENTS.values()})
+                             "qwen3_5_moe_vision", "glm_ocr_vision", "glm5_next_vision", "minimax_m3_vl_vision",
+                             *TOWER_PARENTS.values()})
 
 #: Every model type `read_vision_config` reads (the parents through their vision sub-config).
 VISION_MODEL_TYPES = tuple(sorted({*_DEFAULTS, *_PARENTS}))
@@ -378,6 +383,14 @@ def _sub(values: Mapping[str, Any], key: str) -> Mapping[str, Any]:
     return sub
 
 
+class _Helpers:
+    """What a reader in another module uses of this one's checks."""
+
+    head, base, size, ladder = staticmethod(_head), staticmethod(_base), staticmethod(_size), staticmethod(_ladder)
+    rope = staticmethod(_rope)
+
+
 _READERS = {"dinov3_vit": _read_dinov3, "vjepa2": _read_vjepa2, "pixtral": _read_pixtral,
             "llama4_vision_model": _read_llama4, "qwen": _read_qwen, "sam2_video": _read_sam2_video,
-            "sam3_vit_model": _read_sam3_vit}
+            "sam3_vit_model": _read_sam3_vit,
+            "minimax_m3_vl_vision": lambda model_type, values: read_minimax_m3_vl(model_type, values, _Helpers)}

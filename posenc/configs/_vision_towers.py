@@ -9,6 +9,8 @@ against its own classes by tests/test_config_vision_towers.py.
 
 from __future__ import annotations
 
+from typing import Any
+
 # model type: (hidden_size, heads key and its default, patch_size, spatial_merge_size or None,
 # temporal_patch_size or None, rope_theta), the class defaults of its *VisionConfig, with the
 # rotary class, the ids and the rotation of q and k in its modeling file
@@ -87,3 +89,34 @@ TOWER_PARENTS = {"cohere_compass": "cohere_compass_vision", "ernie4_5_vl_moe": "
                  "dots3_note": "dots3_note_vision_encoder", "muse_glimmer": "muse_glimmer_vision",
                  "muse_spark": "muse_spark_vision", "paddleocr_vl": "paddleocr_vl_vision", "step3p7": "step3p5_vision",
                  "inkling2": "inkling2_vision", "kimi_k25": "kimi_k25_vision"}
+
+
+def read_minimax_m3_vl(model_type: str, values: Any, helpers: Any) -> Any:
+    """MiniMax-M3-VL's tower: 3-D RoPE over (frame, row, column), a third of the head's pairs each.
+
+    minimax_m3_vl/modeling_minimax_m3_vl.py:1011-1016: per axis w = 2 * ((d // 3) // 2) features, rungs
+    base ** -(2k / w), k < w / 2; 1033-1034: frame, row, column blocks, tiled twice (half layout);
+    1037-1047: only those 3w features rotate, rotate_half; 1215-1217, 1238-1240: ids (frame, row,
+    column) from 0, rows and columns in merge blocks.
+    """
+    head_dim, heads = helpers.head(model_type, values, "hidden_size", "num_attention_heads", 1, "")
+    if values.get("head_dim") not in (None, head_dim):
+        raise ValueError(f"head_dim={values['head_dim']!r} must equal hidden_size / num_attention_heads = {head_dim} "
+                         f"for model type {model_type!r}: its attention splits heads that way")
+    w = 2 * ((head_dim // 3) // 2)
+    if w == 0:
+        raise ValueError(f"hidden_size={values['hidden_size']} / num_attention_heads={heads} = {head_dim} features "
+                         f"per head must be at least 6 for model type {model_type!r} (a pair per axis)")
+    base = helpers.base(model_type, values, ("axial", "default"))
+    merge = helpers.size("spatial_merge_size", values["spatial_merge_size"])
+    speeds = helpers.ladder(base, w // 2, 2 / w)
+    patch = helpers.size("patch_size", values["patch_size"])
+    temporal = helpers.size("temporal_patch_size", values["temporal_patch_size"])
+    return helpers.rope(
+        model_type, ("frame", "row", "column"), head_dim, heads, (w // 2,) * 3, 3 * w, base, (speeds,) * 3, 1.0,
+        "half", "rotation", "index", (temporal, patch, patch), None, "merge_blocks", token_order="merge_blocks",
+        spatial_merge_size=merge,
+        notes=(f"the grid is each input's (grid_thw); ids count frames, rows and columns from 0, rows and columns in "
+               f"blocks of {merge} x {merge} patches (vision_utils.py:112-123)",
+               f"{head_dim - 3 * w} of the {head_dim} features pass unrotated "
+               "(minimax_m3_vl/modeling_minimax_m3_vl.py:1037-1047)"))

@@ -252,8 +252,33 @@
           "memories of several frames repeat them on the keys"] });
   }
 
+  function readMinimaxM3Vl(modelType, values) { // posenc/configs/_vision_towers.py read_minimax_m3_vl
+    const [headDim, heads] = head(modelType, values, "hidden_size", "num_attention_heads", 1, "");
+    const stated = get(values, "head_dim");
+    if (stated !== null && !P.equal(stated, headDim)) {
+      throw valueError(`head_dim=${repr(stated)} must equal hidden_size / num_attention_heads = ${headDim} for model type ` +
+        `${repr(modelType)}: its attention splits heads that way`);
+    }
+    const w = 2 * floor(floor(headDim, 3), 2);
+    if (w === 0) {
+      throw valueError(`hidden_size=${P.str(values.hidden_size)} / num_attention_heads=${heads} = ${headDim} features per head ` +
+        `must be at least 6 for model type ${repr(modelType)} (a pair per axis)`);
+    }
+    const b = base(modelType, values, ["axial", "default"]);
+    const merge = size("spatial_merge_size", values.spatial_merge_size);
+    const speeds = ladder(b, w / 2, 2 / w);
+    const patch = size("patch_size", values.patch_size);
+    const temporal = size("temporal_patch_size", values.temporal_patch_size);
+    return visionRope(modelType, ["frame", "row", "column"], headDim, heads, [w / 2, w / 2, w / 2], 3 * w, b, [speeds, speeds, speeds],
+      1.0, "half", "rotation", "index", [temporal, patch, patch], null, "merge_blocks", { token_order: "merge_blocks",
+        spatial_merge_size: merge, notes: [
+          "the grid is each input's (grid_thw); ids count frames, rows and columns from 0, rows and columns in blocks of " +
+            `${merge} x ${merge} patches (vision_utils.py:112-123)`,
+          `${headDim - 3 * w} of the ${headDim} features pass unrotated (minimax_m3_vl/modeling_minimax_m3_vl.py:1037-1047)`] });
+  }
+
   const READERS = { dinov3_vit: readDinov3, vjepa2: readVjepa2, pixtral: readPixtral, llama4_vision_model: readLlama4,
-    qwen: readQwen, sam2_video: readSam2Video, sam3_vit_model: readSam3Vit };
+    qwen: readQwen, sam2_video: readSam2Video, sam3_vit_model: readSam3Vit, minimax_m3_vl_vision: readMinimaxM3Vl };
 
   // ---- read_vision_config -----------------------------------------------------------------------
   /** Whether `config` names a model type posenc reads as a vision or video encoder (or a parent of one). */
