@@ -134,3 +134,31 @@ def test_minimax_m3_vl_tower_live():
     _close(reading.rotate(q.transpose(0, 1).double().numpy(), (2, 4, 6)), theirs.transpose(0, 1), **ROTATED)
     torch.testing.assert_close(theirs[..., 12:], q[..., 12:])  # the last 4 features pass, as the notes say
     assert read_vision_config(MiniMaxM3VLConfig(vision_config=config.to_dict()).to_dict()) == reading
+
+
+@pytest.mark.parametrize("model_type", ["mlcd_vision_model", "mlcd"])
+def test_mlcd_live(model_type):
+    """MLCD's encoder run whole on a 3 x 5 grid: the cos and sin its layers get (captured) are the reading's, after
+    the class token's learned angles."""
+    from transformers import CONFIG_MAPPING, MLCDVisionModel
+
+    config = CONFIG_MAPPING[model_type](hidden_size=48, num_attention_heads=3, num_hidden_layers=1, intermediate_size=32,
+                                        image_size=16, patch_size=4,
+                                        rope_parameters={"rope_type": "axial", "rope_theta": 500.0})
+    reading = read_vision_config(config.to_dict() | {"model_type": model_type})
+    assert (reading.token_order, reading.layout, reading.sections) == ("row_major", "half", (4, 4))
+    model = MLCDVisionModel(config).eval()
+    seen = {}
+    model.encoder.register_forward_pre_hook(lambda m, a, kw: seen.update(kw), with_kwargs=True)
+    with torch.no_grad():
+        model(torch.randn(1, 3, 12, 20))  # 3 x 5 patches of 4 pixels
+    cos, sin = seen["position_embeddings"]
+    _close(np.cos(reading.angles((3, 5))), cos[1:], **TABLE)
+    _close(np.sin(reading.angles((3, 5))), sin[1:], **TABLE)
+    learned = torch.cat([model.class_pos_emb, model.class_pos_emb], -1)[0]
+    torch.testing.assert_close(cos[0], learned.cos())  # the class token: learned angles, as `unrotated` says
+    torch.manual_seed(9)
+    q = torch.randn(16, 3, 16)
+    module = importlib.import_module("transformers.models.mlcd.modeling_mlcd")
+    theirs, _ = module.apply_rotary_pos_emb_vision(q, q, cos, sin)
+    _close(reading.rotate(q[1:].transpose(0, 1).double().numpy(), (3, 5)), theirs[1:].transpose(0, 1), **ROTATED)

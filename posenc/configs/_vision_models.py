@@ -14,7 +14,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from posenc._checks import check_float, check_int, is_integer
-from posenc.configs._vision_towers import IDS_ROW_MAJOR, OVERRIDES, TOWER_PARENTS, read_minimax_m3_vl, tower_defaults
+from posenc.configs._vision_towers import (IDS_ROW_MAJOR, OVERRIDES, TOWER_PARENTS, TOWERS, read_minimax_m3_vl,
+                                           tower_defaults)
 
 if TYPE_CHECKING:
     from posenc.configs.vision import VisionRope
@@ -116,7 +117,7 @@ def _rope(*args: Any, **kwargs: Any) -> VisionRope:
 
 
 def _family(model_type: str) -> str:
-    if model_type in _QWEN_STYLE or model_type == "qwen2_vl_vision" or model_type in TOWER_PARENTS.values():
+    if model_type in _QWEN_STYLE or model_type == "qwen2_vl_vision" or model_type in TOWERS:
         return "qwen"
     return {"eomt_dinov3": "dinov3_vit", "sam3_tracker_video": "sam2_video"}.get(model_type, model_type)
 
@@ -326,17 +327,18 @@ def _read_qwen(model_type: str, values: Mapping[str, Any]) -> VisionRope:
         sizes = (_size("temporal_patch_size", values["temporal_patch_size"]), patch, patch)
     changes: dict[str, Any] = dict(OVERRIDES.get(model_type, {}))  # where a tower departs from Qwen2.5-VL's
     more: tuple[str, ...] = tuple(changes.pop("notes", ()))
+    video = () if changes.pop("images_only", False) else (  # their language models: not checked here
+        "a video's frames repeat the same 2-D ids (vision_utils.py:125)" if model_type in TOWERS else
+        "a video's frames repeat the same 2-D ids: time is placed by the language model's M-RoPE",)
     start = 1 if changes.get("coordinates") == "index_from_one" else 0
-    ids = (f"from {start}, in blocks of {merge} x {merge} patches (vision_utils.py:112-125)" if merge else
-           f"from {start}, row by row: the ids are built with a merge size of 1 ({row_major})")
+    ids = (f"the grid is each image's (grid_thw); ids count rows and columns from {start}, in blocks of {merge} x "
+           f"{merge} patches (vision_utils.py:112-125)" if merge else
+           f"the grid is each image's; ids count rows and columns from {start}, row by row ({row_major})")
     reading = _rope(
         model_type, ("row", "column"), head_dim, heads, (head_dim // 4,) * 2, head_dim, base, (speeds, speeds), 1.0,
         "half", "rotation", "index", sizes, None, "merge_blocks" if merge else "any",
         token_order="merge_blocks" if merge else "row_major", spatial_merge_size=merge,
-        notes=(f"the grid is each image's (grid_thw); ids count rows and columns {ids}", *more,
-               "a video's frames repeat the same 2-D ids: time is placed by the language model's M-RoPE"
-               if model_type not in TOWER_PARENTS.values() else  # their language models: not checked here
-               "a video's frames repeat the same 2-D ids (vision_utils.py:125)"))
+        notes=(ids, *more, *video))
     if "axes" in changes:
         changes["axes"] = tuple(changes["axes"])
     return dataclasses.replace(reading, **changes) if changes else reading

@@ -43,15 +43,25 @@ _TOWERS = {
     # kimi_k25/configuration_kimi_k25.py:29-58; modeling :177, the axes alternate pair by pair :234,
     # ids :528 (merge 1; the 2 x 2 merge_kernel_size merges after the encoder), q/k :338
     "kimi_k25_vision": (1152, ("num_attention_heads", 16), 14, None, None, 10000.0),
+    # mlcd/configuration_mlcd.py:28-80 (MLCDVisionConfig, model types mlcd_vision_model and mlcd); modeling
+    # :52 (Qwen2.5-VL's module), ids :520-528, the class token's learned angles :481, 532-535, q/k :287
+    "mlcd_vision_model": (1664, ("num_attention_heads", 16), 14, None, None, 10000.0),
+    "mlcd": (1664, ("num_attention_heads", 16), 14, None, None, 10000.0),
 }
 
-#: Towers whose ids are built with a merge size of 1 (plain row-major order), with the line that says so.
-IDS_ROW_MAJOR = {"muse_glimmer_vision": "muse_glimmer/modeling_muse_glimmer.py:817, 858",
-                 "muse_spark_vision": "muse_spark/modeling_muse_spark.py:966, 1007",
-                 "paddleocr_vl_vision": "paddleocr_vl/modeling_paddleocr_vl.py:841",
-                 "step3p5_vision": "step3p7/modeling_step3p7.py:425",
-                 "kimi_k25_vision": "kimi_k25/modeling_kimi_k25.py:528"}
-#: Where a tower's reading departs from Qwen2.5-VL's: VisionRope fields set, and notes added.
+#: Every tower read here.
+TOWERS = frozenset(_TOWERS)
+#: Towers whose ids are in plain row-major order, with where the code says so.
+_MERGE_1 = "get_vision_position_ids with a merge size of 1"
+IDS_ROW_MAJOR = {"muse_glimmer_vision": f"{_MERGE_1}, muse_glimmer/modeling_muse_glimmer.py:817, 858",
+                 "muse_spark_vision": f"{_MERGE_1}, muse_spark/modeling_muse_spark.py:966, 1007",
+                 "paddleocr_vl_vision": f"{_MERGE_1}, paddleocr_vl/modeling_paddleocr_vl.py:841",
+                 "step3p5_vision": f"{_MERGE_1}, step3p7/modeling_step3p7.py:425",
+                 "kimi_k25_vision": f"{_MERGE_1}, kimi_k25/modeling_kimi_k25.py:528",
+                 "mlcd_vision_model": "a meshgrid of the image's patches, mlcd/modeling_mlcd.py:520-528"}
+IDS_ROW_MAJOR["mlcd"] = IDS_ROW_MAJOR["mlcd_vision_model"]
+#: Where a tower's reading departs from Qwen2.5-VL's: VisionRope fields set, notes added, and
+#: images_only (no video: no note on frames).
 OVERRIDES: dict[str, dict[str, object]] = {
     "step3p5_vision": {"axes": ["column", "row"],
                        "notes": ["the columns' pairs come first in the head (step3p7/modeling_step3p7.py:113)"]},
@@ -66,6 +76,9 @@ OVERRIDES["kimi_k25_vision"] = {
     "axes": ["column", "row"], "axis_pairs": "alternating",
     "notes": ["the axes alternate pair by pair, columns first: pair 2k turns with the column, 2k + 1 with the row, "
               "both at rung k (kimi_k25/modeling_kimi_k25.py:234)"]}
+for _mlcd in ("mlcd_vision_model", "mlcd"):
+    OVERRIDES[_mlcd] = {"unrotated": "the class token (first) turns by learned angles, not by a position "
+                                     "(class_pos_emb, mlcd/modeling_mlcd.py:481, 532-535)", "images_only": True}
 #: Keys a tower's config class maps onto its own (attribute_map): where given, the alias is what the class keeps.
 ALIASES = {"inkling2_vision": {"native_patch_size": "patch_size", "adapter_merge_size": "spatial_merge_size"}}
 

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from posenc._checks import MAX_ELEMENTS, MAX_GRID_CELLS, check_int
-from posenc.configs._vision_towers import ALIASES, IDS_ROW_MAJOR, OVERRIDES, TOWER_PARENTS
+from posenc.configs._vision_towers import ALIASES, IDS_ROW_MAJOR, OVERRIDES, TOWERS
 from posenc.configs._vision_models import (
     _DEFAULTS,
     _FIXED_CHILDREN,
@@ -250,7 +250,7 @@ def vision_data() -> str:
     return json.dumps({"model_types": list(VISION_MODEL_TYPES), "defaults": _DEFAULTS, "families": families,
                        "parents": {t: [list(keys), child] for t, (keys, child) in _PARENTS.items()},
                        "fixed_children": sorted(_FIXED_CHILDREN), "ids_row_major": IDS_ROW_MAJOR,
-                       "overrides": OVERRIDES, "aliases": ALIASES, "towers": sorted(TOWER_PARENTS.values())},
+                       "overrides": OVERRIDES, "aliases": ALIASES, "towers": sorted(TOWERS)},
                       separators=(",", ":"))
 
 

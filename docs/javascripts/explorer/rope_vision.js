@@ -212,15 +212,15 @@
     const patch = P.isInt(values.patch_size) ? size("patch_size", values.patch_size) : values.patch_size;
     const sizes = has(defaults[modelType], "temporal_patch_size")
       ? [size("temporal_patch_size", values.temporal_patch_size), patch, patch] : [patch, patch];
-    const { notes: more = [], ...changes } = has(overrides, modelType) ? overrides[modelType] : {}; // departures from Qwen2.5-VL's
+    const { notes: more = [], images_only: imagesOnly = false, ...changes } = has(overrides, modelType) ? overrides[modelType] : {};
+    const video = imagesOnly ? [] : [data().towers.includes(modelType) ? "a video's frames repeat the same 2-D ids (vision_utils.py:125)"
+      : "a video's frames repeat the same 2-D ids: time is placed by the language model's M-RoPE"];
     const start = changes.coordinates === "index_from_one" ? 1 : 0;
-    const ids = merge ? `from ${start}, in blocks of ${merge} x ${merge} patches (vision_utils.py:112-125)`
-      : `from ${start}, row by row: the ids are built with a merge size of 1 (${rowMajor})`;
+    const ids = merge ? `the grid is each image's (grid_thw); ids count rows and columns from ${start}, in blocks of ${merge} x ` +
+      `${merge} patches (vision_utils.py:112-125)` : `the grid is each image's; ids count rows and columns from ${start}, row by row (${rowMajor})`;
     const reading = visionRope(modelType, ["row", "column"], headDim, heads, [headDim / 4, headDim / 4], headDim, b, [speeds, speeds], 1.0,
       "half", "rotation", "index", sizes, null, merge ? "merge_blocks" : "any", { token_order: merge ? "merge_blocks" : "row_major",
-        spatial_merge_size: merge, notes: [`the grid is each image's (grid_thw); ids count rows and columns ${ids}`, ...more,
-          data().towers.includes(modelType) ? "a video's frames repeat the same 2-D ids (vision_utils.py:125)"
-            : "a video's frames repeat the same 2-D ids: time is placed by the language model's M-RoPE"] });
+        spatial_merge_size: merge, notes: [ids, ...more, ...video] });
     return Object.assign(reading, changes);
   }
 
