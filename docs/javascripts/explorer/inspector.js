@@ -158,6 +158,15 @@
     const position = result.length !== null ? Number(result.length) - 1
       : result.rope.max_position_embeddings !== null ? Number(result.rope.max_position_embeddings) - 1 : null;
     rows.push(["Temperature", temperatureWords(layer.temperature, position)], ["Window", windowWords(name, layer)]);
+    // A window that reaches both ways (LayerRope.window_sides), and a line per rotary site of a layer that
+    // rotates at more than one (posenc-inspect's "site" lines; the rules: rope_layer.js rotarySites)
+    if (layer.window !== null && layer.window_sides === "both") rows[rows.length - 1][1] = `${num(layer.window)} tokens on each side of the query`;
+    let sites = [];
+    try { sites = layer.rotates ? R.rotarySites(result.config, result.rope)[name] || [] : []; } catch (error) { rows.push(["Sites", `not read: ${error.message}`]); }
+    for (const s of sites.length > 1 ? sites : []) {
+      rows.push([`Site: ${s.name}`, `turns the ${s.features} ${num(s.width)} of ${num(s.head_dim)} features in ${s.layout} pairs` +
+        (s.positions === "window start" ? ", at the position of its window's first token" : "") + (s.inverse ? ", turned back (minus the angle)" : "")]);
+    }
     const list = el("dl", "posenc-inspector__settings");
     for (const [term, value] of rows) list.append(el("dt", null, term), el("dd", null, minus(value)));
     section.append(list);
