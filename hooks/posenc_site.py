@@ -149,18 +149,21 @@ def chart_library() -> str:
 
 
 def api_modules() -> list[str]:
-    """The public posenc modules (file names without a leading underscore), and the config reader's
-    package, whose ``__init__`` is its public face (posenc.configs)."""
+    """The public posenc modules (file names without a leading underscore), the config reader's
+    package, whose ``__init__`` is its public face (posenc.configs), and that package's public
+    modules (``configs.sites``, ``configs.vision``, ...)."""
     modules = [path.stem for path in (ROOT / "posenc").glob("*.py") if not path.stem.startswith("_")]
-    return sorted([*modules, "configs"])
+    package = [f"configs.{path.stem}" for path in (ROOT / "posenc" / "configs").glob("*.py")
+               if not path.stem.startswith("_")]
+    return sorted([*modules, "configs", *package])
 
 
 def _summary(module: str) -> str:
-    """The first line of a module's docstring, read without importing it."""
+    """The first line of a module's docstring, read without importing it (``module``: dotted below posenc)."""
     import ast
 
-    path = ROOT / "posenc" / f"{module}.py"
-    path = path if path.is_file() else ROOT / "posenc" / module / "__init__.py"
+    path = ROOT / "posenc" / Path(*module.split("."))
+    path = path.with_suffix(".py") if path.with_suffix(".py").is_file() else path / "__init__.py"
     docstring = ast.get_docstring(ast.parse(path.read_text())) or ""
     return docstring.strip().splitlines()[0] if docstring.strip() else ""
 
