@@ -162,3 +162,27 @@ def test_mlcd_live(model_type):
     module = importlib.import_module("transformers.models.mlcd.modeling_mlcd")
     theirs, _ = module.apply_rotary_pos_emb_vision(q, q, cos, sin)
     _close(reading.rotate(q[1:].transpose(0, 1).double().numpy(), (3, 5)), theirs[1:].transpose(0, 1), **ROTATED)
+
+
+def test_gemma4_vision_live():
+    """Gemma 4's encoder: (x, y) ids from its image processor's meshgrid, a table [x, x, y, y], each half of the head
+    rotated on its own (apply_multidimensional_rope), on a 3 x 5 grid."""
+    from transformers import Gemma4Config, Gemma4VisionConfig
+
+    m = importlib.import_module("transformers.models.gemma4.modeling_gemma4")
+    config = Gemma4VisionConfig(hidden_size=48, num_attention_heads=3, head_dim=16, patch_size=4,
+                                rope_parameters={"rope_type": "default", "rope_theta": 300.0})
+    reading = read_vision_config(config)
+    assert (reading.axes, reading.sections, reading.layout, reading.base) == (("column", "row"), (4, 4), "half_per_axis",
+                                                                                 300.0)
+    rows, cols = 3, 5  # image_processing_gemma4.py:252-257
+    ids = torch.stack(torch.meshgrid(torch.arange(cols), torch.arange(rows), indexing="xy"), dim=-1).reshape(-1, 2)
+    np.testing.assert_array_equal(reading.positions((rows, cols)), ids.double().numpy())
+    cos, sin = m.Gemma4VisionRotaryEmbedding(config)(torch.zeros(1), ids[None])
+    _close(np.cos(reading.angles((rows, cols))), cos[0], **TABLE)
+    _close(np.sin(reading.angles((rows, cols))), sin[0], **TABLE)
+    torch.manual_seed(10)
+    q = torch.randn(1, 15, 3, 16)  # [batch, tokens, heads, head_dim], as its attention holds them
+    theirs = m.apply_multidimensional_rope(q, cos, sin, ids[None], unsqueeze_dim=2)
+    _close(reading.rotate(q[0].transpose(0, 1).double().numpy(), (rows, cols)), theirs[0].transpose(0, 1), **ROTATED)
+    assert read_vision_config(Gemma4Config(vision_config=config.to_dict()).to_dict()) == reading

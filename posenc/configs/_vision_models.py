@@ -9,13 +9,14 @@ Each reader returns a `posenc.configs.vision.VisionRope`; the rules cite the fil
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from posenc._checks import check_float, check_int, is_integer
-from posenc.configs._vision_towers import (IDS_ROW_MAJOR, OVERRIDES, TOWER_PARENTS, TOWERS, read_minimax_m3_vl,
-                                           tower_defaults)
+from posenc.configs._vision_towers import (IDS_ROW_MAJOR, OTHER_DEFAULTS, OTHER_PARENTS, OTHER_READERS, OVERRIDES,
+                                           TOWER_PARENTS, TOWERS, tower_defaults)
 
 if TYPE_CHECKING:
     from posenc.configs.vision import VisionRope
@@ -65,9 +66,7 @@ for _name, (_hidden, _heads, _patch) in _QWEN_STYLE.items():
     _DEFAULTS[_name] = {"hidden_size": _hidden, "num_heads": _heads, "patch_size": _patch, "spatial_merge_size": 2,
                         "temporal_patch_size": 2, "rope_theta": 10000.0}
 _DEFAULTS.update(tower_defaults())  # the other towers with the same module and ids (_vision_towers.py)
-# minimax_m3_vl/configuration_minimax_m3_vl.py:158-186 (MiniMaxM3VLVisionConfig)
-_DEFAULTS["minimax_m3_vl_vision"] = {"hidden_size": 1280, "num_attention_heads": 16, "patch_size": 14,
-                                     "spatial_merge_size": 2, "temporal_patch_size": 2, "rope_theta": 10000.0}
+_DEFAULTS.update(OTHER_DEFAULTS)  # and the encoders read by their own readers there
 # sam3_tracker_video: the same memory attention (configuration_sam3_tracker_video.py:234-265)
 _DEFAULTS["sam3_tracker_video"] = {**_DEFAULTS["sam2_video"], "memory_attention_rope_feat_sizes": [72, 72],
                                    "image_size": 1008}
@@ -91,15 +90,14 @@ _PARENTS = {
     "sam3_tracker": (("vision_config", "backbone_config"), "sam3_vit_model"),
     "sam3_lite_text": (("vision_config", "backbone_config"), "sam3_vit_model"),
     "sam3_video": (("detector_config", "vision_config", "backbone_config"), "sam3_vit_model"),
-    **{parent: (("vision_config",), tower) for parent, tower in TOWER_PARENTS.items()},
-    "minimax_m3_vl": (("vision_config",), "minimax_m3_vl_vision"),
+    **{parent: (("vision_config",), tower) for parent, tower in {**TOWER_PARENTS, **OTHER_PARENTS}.items()},
 }
 
 #: Sub-config types a parent builds with a fixed class, whatever the dict's own model_type.
 _FIXED_CHILDREN = frozenset({"qwen2_vl_vision", "qwen2_5_vl_vision", "qwen3_vl_vision", "qwen3_vl_moe_vision",
                              "glm4v_vision", "glm4v_moe_vision", "llama4_vision_model", "qwen3_5_vision",
-                             "qwen3_5_moe_vision", "glm_ocr_vision", "glm5_next_vision", "minimax_m3_vl_vision",
-                             *TOWER_PARENTS.values()})
+                             "qwen3_5_moe_vision", "glm_ocr_vision", "glm5_next_vision", *TOWER_PARENTS.values(),
+                             *OTHER_PARENTS.values()})
 
 #: Every model type `read_vision_config` reads (the parents through their vision sub-config).
 VISION_MODEL_TYPES = tuple(sorted({*_DEFAULTS, *_PARENTS}))
@@ -392,7 +390,7 @@ class _Helpers:
     rope = staticmethod(_rope)
 
 
-_READERS = {"dinov3_vit": _read_dinov3, "vjepa2": _read_vjepa2, "pixtral": _read_pixtral,
+_READERS: dict[str, Callable[[str, Mapping[str, Any]], VisionRope]] = {"dinov3_vit": _read_dinov3, "vjepa2": _read_vjepa2, "pixtral": _read_pixtral,
             "llama4_vision_model": _read_llama4, "qwen": _read_qwen, "sam2_video": _read_sam2_video,
             "sam3_vit_model": _read_sam3_vit,
-            "minimax_m3_vl_vision": lambda model_type, values: read_minimax_m3_vl(model_type, values, _Helpers)}
+            **{name: functools.partial(reader, helpers=_Helpers) for name, reader in OTHER_READERS.items()}}

@@ -133,3 +133,47 @@ def read_minimax_m3_vl(model_type: str, values: Any, helpers: Any) -> Any:
                f"blocks of {merge} x {merge} patches (vision_utils.py:112-123)",
                f"{head_dim - 3 * w} of the {head_dim} features pass unrotated "
                "(minimax_m3_vl/modeling_minimax_m3_vl.py:1037-1047)"))
+
+
+def read_gemma4_vision(model_type: str, values: Any, helpers: Any) -> Any:
+    """Gemma 4's vision encoder: each axis rotates its own half of the head as a half-layout RoPE.
+
+    gemma4/modeling_gemma4.py:744-748: rungs base ** -(4k / d), k < d / 4 (d: head_dim, else hidden / heads);
+    767-768: the table is [x, x, y, y], the halves named h and w but holding the processor's (x, y) ids
+    (image_processing_gemma4.py:252-256: meshgrid "xy", row-major patches); 846-899
+    (apply_multidimensional_rope): the head split in two, each half rotated with rotate_half on its own.
+    """
+    heads = helpers.size("num_attention_heads", values["num_attention_heads"])
+    if values.get("head_dim") is None:
+        head_dim, heads = helpers.head(model_type, values, "hidden_size", "num_attention_heads", 4,
+                                       "each axis rotates half the head, in pairs")
+    else:
+        head_dim = helpers.size("head_dim", values["head_dim"])
+        if head_dim % 4:
+            raise ValueError(f"head_dim={head_dim} must be a multiple of 4 for model type {model_type!r} (each axis "
+                             f"rotates half the head, in pairs; modeling_gemma4.py:876, 886-889)")
+    base = helpers.base(model_type, values, ("axial", "default"))
+    speeds = helpers.ladder(base, head_dim // 4, 4 / head_dim)
+    patch = helpers.size("patch_size", values["patch_size"])
+    return helpers.rope(
+        model_type, ("column", "row"), head_dim, heads, (head_dim // 4,) * 2, head_dim, base, (speeds, speeds), 1.0,
+        "half_per_axis", "rotation", "index", (patch, patch), None, "any",
+        unrotated="none (padding patches, at id -1, are masked)",
+        notes=("ids (x, y) count columns and rows from 0, row by row, from the image processor "
+               "(image_processing_gemma4.py:252-256); the model's table names its halves h and w, but the first holds "
+               "x (modeling_gemma4.py:767-768)",
+               "each axis's half of the head is rotated as its own half-layout RoPE: feature i with i + head_dim / 4 "
+               "within the half (apply_multidimensional_rope, modeling_gemma4.py:846-899)"))
+
+
+# The encoders read by their own readers above: class defaults, parents (fixed sub-config classes), readers.
+OTHER_DEFAULTS: dict[str, dict[str, object]] = {
+    # minimax_m3_vl/configuration_minimax_m3_vl.py:158-186 (MiniMaxM3VLVisionConfig)
+    "minimax_m3_vl_vision": {"hidden_size": 1280, "num_attention_heads": 16, "patch_size": 14, "spatial_merge_size": 2,
+                             "temporal_patch_size": 2, "rope_theta": 10000.0},
+    # gemma4/configuration_gemma4.py:270-321 (Gemma4VisionConfig)
+    "gemma4_vision": {"hidden_size": 768, "num_attention_heads": 12, "head_dim": 64, "patch_size": 16,
+                      "rope_theta": 100.0},
+}
+OTHER_PARENTS = {"minimax_m3_vl": "minimax_m3_vl_vision", "gemma4": "gemma4_vision"}
+OTHER_READERS = {"minimax_m3_vl_vision": read_minimax_m3_vl, "gemma4_vision": read_gemma4_vision}

@@ -50,7 +50,8 @@ class VisionRope:
         base: the base of the frequency ladder (``rope_theta``).
         speeds: per axis, the angle per unit of coordinate of each of its pairs (radians, float64).
         angle_scale: a factor on every angle (2 pi for DINOv3's coordinates in [-1, 1], else 1).
-        layout: ``"half"`` (pair i with i + rotary_dim / 2) or ``"interleaved"`` (2i with 2i + 1).
+        layout: ``"half"`` (pair i with i + rotary_dim / 2), ``"interleaved"`` (2i with 2i + 1), or
+            ``"half_per_axis"`` (each axis's block of 2 * sections features is its own half layout: Gemma 4).
         pairing: ``"rotation"``, or ``"vjepa2"``: within each third the table is tiled, so the two
             features of a pair turn by different rungs (V-JEPA 2's released models; not a rotation).
         coordinates: what a patch's coordinate is: ``"patch_centre"`` (centre of the cell scaled to
@@ -137,6 +138,8 @@ class VisionRope:
         blocks = [pos[:, a:a + 1] * np.asarray(s, dtype=np.float64)[None] for a, s in enumerate(self.speeds)]
         if self.pairing == "vjepa2":  # vjepa2/modeling_vjepa2.py:195-196: repeat, not repeat_interleave
             return self.angle_scale * np.concatenate([np.tile(b, (1, 2)) for b in blocks], axis=-1)
+        if self.layout == "half_per_axis":  # gemma4/modeling_gemma4.py:767-768: [x, x, y, y]
+            return self.angle_scale * np.concatenate([np.concatenate([b, b], axis=-1) for b in blocks], axis=-1)
         if self.axis_pairs == "alternating":  # kimi_k25/modeling_kimi_k25.py:234: (w0, h0, w1, h1, ...)
             pairs = self.angle_scale * np.stack(blocks, axis=-1).reshape(pos.shape[0], -1)
         else:
@@ -165,6 +168,10 @@ class VisionRope:
         if self.layout == "half" and self.pairing == "rotation":
             half = self.rotary_dim // 2
             partner = np.concatenate([-rot[..., half:], rot[..., :half]], axis=-1)
+        elif self.layout == "half_per_axis":  # each axis's block rotated on its own (rotate_half within it)
+            edges = np.cumsum([0, *(2 * s for s in self.sections)])
+            partner = np.concatenate([np.concatenate([-rot[..., a + s:b], rot[..., a:a + s]], axis=-1)
+                                      for a, b, s in zip(edges[:-1], edges[1:], self.sections)], axis=-1)
         else:  # pairs (2i, 2i + 1): partner (-x_{2i+1}, x_{2i})
             partner = np.stack([-rot[..., 1::2], rot[..., 0::2]], axis=-1).reshape(rot.shape)
         return np.concatenate([rot * np.cos(angles) + partner * np.sin(angles), rest], axis=-1)

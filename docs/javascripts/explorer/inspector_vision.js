@@ -29,6 +29,7 @@
   const LAYOUTS = {
     half: "half: features i and i + d/2 form a pair",
     interleaved: "interleaved: features 2i and 2i + 1 form a pair",
+    half_per_axis: "half within each axis's block of features: i and i + (block width)/2 form a pair",
   };
   const COORDINATES = {
     patch_centre: "the centre of each patch, scaled to [-1, 1] on each axis",

@@ -277,8 +277,32 @@
           `${headDim - 3 * w} of the ${headDim} features pass unrotated (minimax_m3_vl/modeling_minimax_m3_vl.py:1037-1047)`] });
   }
 
+  function readGemma4Vision(modelType, values) { // posenc/configs/_vision_towers.py read_gemma4_vision
+    let heads = size("num_attention_heads", values.num_attention_heads);
+    let headDim;
+    if (get(values, "head_dim") === null) {
+      [headDim, heads] = head(modelType, values, "hidden_size", "num_attention_heads", 4, "each axis rotates half the head, in pairs");
+    } else {
+      headDim = size("head_dim", values.head_dim);
+      if (headDim % 4) {
+        throw valueError(`head_dim=${headDim} must be a multiple of 4 for model type ${repr(modelType)} (each axis rotates ` +
+          "half the head, in pairs; modeling_gemma4.py:876, 886-889)");
+      }
+    }
+    const b = base(modelType, values, ["axial", "default"]);
+    const speeds = ladder(b, headDim / 4, 4 / headDim);
+    const patch = size("patch_size", values.patch_size);
+    return visionRope(modelType, ["column", "row"], headDim, heads, [headDim / 4, headDim / 4], headDim, b, [speeds, speeds], 1.0,
+      "half_per_axis", "rotation", "index", [patch, patch], null, "any", { unrotated: "none (padding patches, at id -1, are masked)",
+        notes: ["ids (x, y) count columns and rows from 0, row by row, from the image processor (image_processing_gemma4.py:252-256); " +
+          "the model's table names its halves h and w, but the first holds x (modeling_gemma4.py:767-768)",
+        "each axis's half of the head is rotated as its own half-layout RoPE: feature i with i + head_dim / 4 within the half " +
+          "(apply_multidimensional_rope, modeling_gemma4.py:846-899)"] });
+  }
+
   const READERS = { dinov3_vit: readDinov3, vjepa2: readVjepa2, pixtral: readPixtral, llama4_vision_model: readLlama4,
-    qwen: readQwen, sam2_video: readSam2Video, sam3_vit_model: readSam3Vit, minimax_m3_vl_vision: readMinimaxM3Vl };
+    qwen: readQwen, sam2_video: readSam2Video, sam3_vit_model: readSam3Vit, minimax_m3_vl_vision: readMinimaxM3Vl,
+    gemma4_vision: readGemma4Vision };
 
   // ---- read_vision_config -----------------------------------------------------------------------
   /** Whether `config` names a model type posenc reads as a vision or video encoder (or a parent of one). */
