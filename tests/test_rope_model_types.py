@@ -49,6 +49,22 @@ def test_the_table_covers_the_families_people_run() -> None:
     assert table["minimax_m2"]["rotated_width_key"] == "rotary_dim"  # configuration_minimax_m2.py: rotary_dim / head_dim
     assert table["kimi_k25"]["text_model_type_aliases"] == {"kimi_k2": "deepseek_v3"}  # Kimi_K25Config.__post_init__
     assert table["bert"] == {"rope": False}
+    # the generator's one override (READ_ELSEWHERE): DeepSeek-V4 is read by a reader of its own
+    assert {k: v["read_by"] for k, v in table.items() if "read_by" in v} == {
+        "deepseek_v4": "posenc.configs.sites.read_deepseek_v4"}
+
+
+def test_read_by_names_the_reader_read_config_uses() -> None:
+    import importlib
+
+    from posenc.configs import read_config
+
+    table = json.loads(derive.TABLE_PATH.read_text())["model_types"]
+    for model_type, entry in table.items():
+        if "read_by" in entry:
+            module, name = entry["read_by"].rsplit(".", 1)
+            config = {"model_type": model_type, "num_hidden_layers": 3}
+            assert read_config(config) == getattr(importlib.import_module(module), name)(config)
 
 
 def test_no_model_type_that_rotates_is_said_to_use_no_rope() -> None:
@@ -90,4 +106,6 @@ def test_a_second_rotary_site_is_named() -> None:
     rope = read_config({"model_type": "deepseek_v32", "hidden_size": 64, "num_attention_heads": 4,
                         "qk_rope_head_dim": 16, "num_hidden_layers": 2})
     assert rope.layers["indexed_attention"].layout == "interleaved"
-    assert any("DeepseekV32Indexer, in the half layout" in note for note in rope.notes)
+    # the note names both sites (posenc.configs.sites.site_notes, from its rules)
+    assert any("indexer: the first qk_rope_head_dim features of each index_head_dim head, half" in note
+               for note in rope.notes)

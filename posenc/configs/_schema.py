@@ -285,6 +285,9 @@ class ModelTypeEntry(TypedDict, total=False):
         window_layers: which layers the class makes sliding once the window is on (`WindowLayers`).
         notes: anything else the generator found and posenc does not follow (a rotation condition
             outside the vocabulary above, layer types posenc does not classify), shown to the reader.
+        read_by: the function that reads this model type's configs instead of the table (the
+            generator's one override, ``READ_ELSEWHERE``: DeepSeek-V4, whose rope parameters are keyed
+            by rope kind); the entry's other keys are what the generic probes found.
     """
 
     rope: Literal[False]
@@ -335,6 +338,7 @@ class ModelTypeEntry(TypedDict, total=False):
     window_switch: WindowSwitch
     window_layers: WindowLayers
     notes: list[str]
+    read_by: str
 
 
 class ModelTypeTable(TypedDict):

@@ -659,9 +659,18 @@ def derive(model_type: str, config_name: str) -> dict[str, Any] | None:
     unknown = sorted(set(layer_types) - set(ATTENTION_LAYER_TYPES) - set(NOT_ATTENTION_LAYER_TYPES))
     if unknown:
         notes.append(f"layer types posenc does not classify: {', '.join(unknown)}")
+    if model_type in READ_ELSEWHERE:  # a reader of its own: the generic probes' notes would contradict it
+        entry["read_by"], notes = READ_ELSEWHERE[model_type], []
     if notes:
         entry["notes"] = notes
     return entry
+
+
+# The one documented override: model types whose config posenc reads with a reader of their own,
+# because no generic probe can (DeepSeek-V4's rope parameters are keyed by rope kind, ``main`` and
+# ``compress``, not by layer type: configuration_deepseek_v4.py:293-320). read_config hands them to
+# it; the entry keeps what the probes found and names the reader.
+READ_ELSEWHERE = {"deepseek_v4": "posenc.configs.sites.read_deepseek_v4"}
 
 
 _LAYER_TYPES = ATTENTION_LAYER_TYPES + NOT_ATTENTION_LAYER_TYPES
