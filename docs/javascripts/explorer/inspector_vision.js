@@ -99,7 +99,8 @@
   /** The readout's sentence for a vision reading. */
   function readout(r) {
     return `vision encoder ${r.model_type}: ${r.axes.length}-D RoPE over ${r.axes.join(", ")}, ${num(r.rotary_dim)} of ` +
-      `${num(r.head_dim)} features rotate, base ${num(r.base)}, ${r.layout} pairs`;
+      `${num(r.head_dim)} features rotate, base ${num(r.base)}, ` +
+      (r.layout === "half_per_axis" ? "half pairs within each axis's block" : `${r.layout} pairs`);
   }
 
   window.posencInspectorVision = Object.freeze({ isEncoder, readVision, render, readout });
