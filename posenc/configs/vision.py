@@ -18,12 +18,11 @@ methods import numpy when called.
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from posenc._checks import MAX_ELEMENTS, MAX_GRID_CELLS, check_int
-from posenc.configs._vision_towers import ALIASES, IDS_ROW_MAJOR, OVERRIDES, TOWERS
+from posenc.configs._vision_data import vision_data  # noqa: F401 - hooks/rope_data.py imports it from here
 from posenc.configs._vision_models import (
     _DEFAULTS,
     _FIXED_CHILDREN,
@@ -33,8 +32,9 @@ from posenc.configs._vision_models import (
     VISION_MODEL_TYPES,
     _family,
 )
+from posenc.configs._vision_towers import ALIASES
 
-__all__ = ["ENCODER_MODEL_TYPES", "VISION_MODEL_TYPES", "VisionRope", "read_vision_config", "vision_data"]
+__all__ = ["ENCODER_MODEL_TYPES", "VISION_MODEL_TYPES", "VisionRope", "read_vision_config"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -246,19 +246,6 @@ def read_vision_config(config: Mapping[str, Any] | Any) -> VisionRope:
         if cfg.get(alias) is not None:
             values[key] = cfg[alias]
     return _READERS[_family(model_type)](model_type, values)
-
-
-def vision_data() -> str:
-    """The tables `read_vision_config` reads from, as JSON text, for the browser's port of it
-    (docs/javascripts/explorer/rope_vision.js; shipped by hooks/rope_data.py): the class defaults, the
-    parents and the keys down to their encoder, the fixed sub-config classes, and each type's family
-    (which reader reads it), the towers whose ids are row-major, where a tower departs from Qwen2.5-VL's reading, and key aliases. JSON text keeps ``100.0`` a float where the defaults hold one."""
-    families = {t: _family(t) for t in _DEFAULTS}
-    return json.dumps({"model_types": list(VISION_MODEL_TYPES), "defaults": _DEFAULTS, "families": families,
-                       "parents": {t: [list(keys), child] for t, (keys, child) in _PARENTS.items()},
-                       "fixed_children": sorted(_FIXED_CHILDREN), "ids_row_major": IDS_ROW_MAJOR,
-                       "overrides": OVERRIDES, "aliases": ALIASES, "towers": sorted(TOWERS)},
-                      separators=(",", ":"))
 
 
 def _as_dict(config: Any) -> dict[str, Any]:

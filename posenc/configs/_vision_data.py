@@ -1,0 +1,31 @@
+r"""The tables `posenc.configs.vision.read_vision_config` reads from, for the browser's port of it.
+
+Internal: hooks/rope_data.py ships `vision_data` into the site (docs/javascripts/explorer/rope_vision.js
+reads it), and tests/test_explorer_vision_port.py checks the port against the Python on it.
+"""
+
+from __future__ import annotations
+
+import json
+
+from posenc.configs._vision_models import (
+    _DEFAULTS,
+    _FIXED_CHILDREN,
+    _PARENTS,
+    VISION_MODEL_TYPES,
+    _family,
+)
+from posenc.configs._vision_towers import ALIASES, IDS_ROW_MAJOR, OVERRIDES, TOWERS
+
+
+def vision_data() -> str:
+    """The class defaults, the parents and the keys down to their encoder, the fixed sub-config
+    classes, each type's family (which reader reads it), the towers whose ids are row-major, where a
+    tower departs from Qwen2.5-VL's reading, and key aliases, as JSON text (which keeps ``100.0`` a
+    float where the defaults hold one)."""
+    families = {t: _family(t) for t in _DEFAULTS}
+    return json.dumps({"model_types": list(VISION_MODEL_TYPES), "defaults": _DEFAULTS, "families": families,
+                       "parents": {t: [list(keys), child] for t, (keys, child) in _PARENTS.items()},
+                       "fixed_children": sorted(_FIXED_CHILDREN), "ids_row_major": IDS_ROW_MAJOR,
+                       "overrides": OVERRIDES, "aliases": ALIASES, "towers": sorted(TOWERS)},
+                      separators=(",", ":"))
