@@ -186,3 +186,16 @@ def test_gemma4_vision_live():
     theirs = m.apply_multidimensional_rope(q, cos, sin, ids[None], unsqueeze_dim=2)
     _close(reading.rotate(q[0].transpose(0, 1).double().numpy(), (rows, cols)), theirs[0].transpose(0, 1), **ROTATED)
     assert read_vision_config(Gemma4Config(vision_config=config.to_dict()).to_dict()) == reading
+
+
+def test_glm46v_reads_its_vision_config_as_transformers_builds_it():
+    """GLM-4.6V's vision_config is an AutoConfig, GLM-4V's tower by default (configuration_glm46v.py:55-58), built by
+    AutoModel (modeling_glm46v.py:68): read as that tower, from the dict's own model_type."""
+    from transformers import MODEL_MAPPING, Glm4vVisionConfig, Glm46VConfig
+
+    vision = Glm4vVisionConfig(hidden_size=48, num_heads=3, depth=1).to_dict()
+    parent = Glm46VConfig(vision_config=vision)
+    assert type(parent.vision_config) is Glm4vVisionConfig
+    assert MODEL_MAPPING[Glm4vVisionConfig].__name__ == "Glm4vVisionModel"
+    assert read_vision_config(parent.to_dict()) == read_vision_config(vision)
+    assert read_vision_config({"model_type": "glm46v"}) == read_vision_config(Glm46VConfig().vision_config)

@@ -84,6 +84,7 @@ _PARENTS = {
     "llama4": (("vision_config",), "llama4_vision_model"), "mistral3": (("vision_config",), "pixtral"),
     "qwen3_5": (("vision_config",), "qwen3_5_vision"), "qwen3_5_moe": (("vision_config",), "qwen3_5_moe_vision"),
     "glm_ocr": (("vision_config",), "glm_ocr_vision"), "glm5_next": (("vision_config",), "glm5_next_vision"),
+    "glm46v": (("vision_config",), "glm4v_vision"),  # AutoConfig, glm4v_vision by default (configuration_glm46v.py:55-58)
     # SAM 3's image encoder is a ViT that rotates (sam3/configuration_sam3.py:81, sam3_video/...:107)
     "sam3_vision_model": (("backbone_config",), "sam3_vit_model"),
     "sam3": (("vision_config", "backbone_config"), "sam3_vit_model"),
