@@ -224,7 +224,8 @@ def _v4_layer_types(config: Mapping[str, Any]) -> list[str]:
                          f"{types!r:.80}")
     types = list(types)[:layers]
     if len(types) != layers:
-        raise ValueError(f"config[{source!r}] must have one entry per layer ({layers}), got {len(types)}")
+        raise ValueError(f"config[{source!r}] must have one entry per layer ({layers}), got {len(types)}: "
+                         f"{config.get(source)!r:.80}")
     return types
 
 

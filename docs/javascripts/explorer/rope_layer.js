@@ -271,7 +271,10 @@
       throw valueError(`config['layer_types'] must be a list of ${V4_TYPES.map(repr).join(", ")}, got ${P.reprCut(types, 80)}`);
     }
     types = types.slice(0, layers);
-    if (types.length !== layers) throw valueError(`config[${repr(source)}] must have one entry per layer (${layers}), got ${types.length}`);
+    if (types.length !== layers) {
+      throw valueError(`config[${repr(source)}] must have one entry per layer (${layers}), got ${types.length}: ` +
+        P.reprCut(get(config, source), 80));
+    }
     return types;
   }
 
