@@ -13,6 +13,7 @@ import copy
 import dataclasses
 import json
 import math
+import random
 import shutil
 import subprocess
 import sys
@@ -203,3 +204,34 @@ def test_the_zoo_configs_with_a_vision_encoder_read_alike(tmp_path: Path) -> Non
     problems, refused = compare_all(tmp_path, configs)
     assert not problems, "\n".join(problems[:10])
     assert len(configs) >= 4 and refused == 0
+
+
+def test_random_configs_read_alike(tmp_path: Path) -> None:
+    """Seeded configs of every model type with one to three keys set to values of every kind (parents' keys inside
+    their sub-config): read alike, or refused with the same kind of error."""
+    from posenc.configs._vision_models import _PARENTS
+
+    rng = random.Random(33)
+    pool: list[Any] = [0, 1, 2, 3, 7, 16, 48, 64, 96, 1000, -4, 2 ** 70, 2.0, 0.5, 1e400, None, True, "16", [16], [24, 16],
+                       [1, 2, 3], {}, {"rope_type": "axial", "rope_theta": 50.0}, {"rope_type": "yarn"}, {"rope_theta": "x"}]
+    extra = ["rope_parameters", "rope_theta", "head_dim", "num_heads", "num_attention_heads", "adapter_merge_size",
+             "spatial_merge_size", "patch_size", "image_size"]
+    configs: list[Any] = []
+    for _ in range(600):
+        model_type = rng.choice(VISION_MODEL_TYPES)
+        child = _PARENTS[model_type][1] if model_type in _PARENTS else model_type
+        keys = rng.sample(sorted({*_DEFAULTS[child], *extra}), rng.randint(1, 3))
+        inner = {key: rng.choice(pool) for key in keys}
+        if model_type in _PARENTS:
+            config: dict[str, Any] = {"model_type": model_type}
+            node = config
+            for key in _PARENTS[model_type][0]:
+                node[key] = {}
+                node = node[key]
+            node.update(inner)
+        else:
+            config = {"model_type": model_type, **inner}
+        configs.append(config)
+    problems, refused = compare_all(tmp_path, configs)
+    assert not problems, "\n".join(problems[:10])
+    assert 100 < refused < len(configs) - 100  # both outcomes compared often

@@ -320,7 +320,7 @@ def _read_qwen(model_type: str, values: Mapping[str, Any]) -> VisionRope:
     # modeling_qwen2_5_vl.py:153-158: spatial_dim = d / 2, rungs base ** -(2k / spatial_dim), k < d / 4;
     # 170-177: rows then columns, tiled twice (half layout, rotate_half)
     speeds = _ladder(base, head_dim // 4, 4 / head_dim)
-    patch = _size("patch_size", values["patch_size"]) if is_integer(values["patch_size"]) else values["patch_size"]
+    patch = _size("patch_size", values["patch_size"])  # an integer: the towers' patch embedding is one Conv3d size
     sizes: tuple[Any, ...] = (patch, patch)  # the frames of a temporal patch first where the class has them
     if "temporal_patch_size" in _DEFAULTS[model_type]:
         sizes = (_size("temporal_patch_size", values["temporal_patch_size"]), patch, patch)

@@ -209,7 +209,7 @@
     const rowMajor = has(rowMajorIds, modelType) ? rowMajorIds[modelType] : null; // ids built with a merge size of 1
     const merge = rowMajor ? null : size("spatial_merge_size", values.spatial_merge_size);
     const speeds = ladder(b, headDim / 4, 4 / headDim);
-    const patch = P.isInt(values.patch_size) ? size("patch_size", values.patch_size) : values.patch_size;
+    const patch = size("patch_size", values.patch_size);
     const sizes = has(defaults[modelType], "temporal_patch_size")
       ? [size("temporal_patch_size", values.temporal_patch_size), patch, patch] : [patch, patch];
     const { notes: more = [], images_only: imagesOnly = false, ...changes } = has(overrides, modelType) ? overrides[modelType] : {};
