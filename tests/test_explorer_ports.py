@@ -159,7 +159,9 @@ FOUND = [
       for extra in ({}, {"num_hidden_layers": 9, "no_rope_layer_interval": 3}, {"no_rope_layers": [0, 1, 0, 1]},
                     {"use_sliding_window": 1}, {"no_rope_layer_interval": 0}, {"no_rope_layers": [1, 1]},
                     {"sliding_window": 0}, {"use_sliding_window": False}, {"sliding_window": None},
-                    {"layer_types": ["full_attention"] * 4})),
+                    {"layer_types": ["full_attention"] * 4},
+                    {"layer_types": ["full_attention"] * 3 + ["sliding_attention"], "use_sliding_window": False},
+                    {"layer_types": ["sliding_attention"] * 4, "use_sliding_window": None})),
     # windows on both sides of a query (posenc.configs._windows.TWO_SIDED), ModernBERT's from local_attention
     *(_case({"model_type": "modernbert", "num_hidden_layers": 6, "local_attention": value})
       for value in (9, 128, 1, "x", None, 2.0)),

@@ -148,3 +148,32 @@ def test_the_inspector_says_a_window_reaches_both_ways() -> None:
     assert any(line.startswith("sliding_attention (2 layers)") and line.endswith("attends within 64 tokens on each side")
                for line in lines)
     assert not any("on each side" in line for line in describe({**config, "model_type": "gemma3_text"}).splitlines())
+
+
+def test_smollm3_sliding_layers_with_the_switch_off_are_noted() -> None:
+    """With layer_types naming sliding layers and use_sliding_window off, SmolLM3's eager and sdpa masks
+    band those layers while its flash path gets neither a window nor a mask: read_config reads the
+    mask's window and says so."""
+    from transformers.masking_utils import create_sliding_window_causal_mask
+    from transformers.models.smollm3.modeling_smollm3 import SmolLM3Attention
+
+    live = transformers.SmolLM3Config(num_hidden_layers=2, hidden_size=64, num_attention_heads=4, num_key_value_heads=4,
+                                      layer_types=["full_attention", "sliding_attention"], no_rope_layers=[1, 0],
+                                      sliding_window=4, use_sliding_window=False)
+    assert SmolLM3Attention(live, 1).sliding_window is None  # what the flash path is given
+    seen = {}
+    for implementation in ("eager", "sdpa", "flash_attention_2"):
+        live._attn_implementation = implementation
+        seen[implementation] = create_sliding_window_causal_mask(
+            config=live, inputs_embeds=torch.zeros(1, 10, 64), attention_mask=torch.ones(1, 10, dtype=torch.long),
+            past_key_values=None, position_ids=torch.arange(10)[None])
+    assert seen["flash_attention_2"] is None
+    rope = read_config(live.to_dict())
+    window = rope.layers["sliding_attention"].window
+    q, k = torch.arange(10)[:, None], torch.arange(10)[None, :]
+    for implementation in ("eager", "sdpa"):
+        mask = seen[implementation][0, 0]
+        assert torch.equal(mask if mask.dtype == torch.bool else mask == 0, (k <= q) & (k > q - window))
+    assert any("flash attention does not" in note for note in rope.notes)
+    on = read_config({**live.to_dict(), "use_sliding_window": True})
+    assert not any("flash attention does not" in note for note in on.notes)

@@ -164,6 +164,13 @@ def window_notes(config: Mapping[str, Any], found: Mapping[str, Any], model_type
             f"config['sliding_window'] ({window}) limits every attention layer on both sides of each query (|q - k| "
             f"<= {window}): transformers' code for this model type builds one bidirectional sliding-window mask for "
             f"the whole model"]
+    switch, types = NOPE_LAYERS_SLIDE.get(model_type or ""), config.get("layer_types")
+    if (switch and not config.get(switch) and isinstance(types, (list, tuple)) and "sliding_attention" in types
+            and config.get("sliding_window") is not None):  # SmolLM3: sliding layers named, the switch off
+        return [f"config[{switch!r}] is off while config['layer_types'] names sliding_attention layers: transformers' "
+                f"eager and sdpa attention apply config['sliding_window'] to them through the mask (as read here), "
+                f"its flash attention does not (the layer passes the window only with {switch!r} on: "
+                f"modeling_smollm3.py:193-197 against 401-403)"]
     window = sliding_window(config, found) if found.get("window_all_layers") else None
     if window is None:
         return []

@@ -229,6 +229,15 @@
         `of each query (|q - k| <= ${repr(both)}): transformers' code for this model type builds one bidirectional ` +
         "sliding-window mask for the whole model"];
     }
+    const switchKey = typeof modelType === "string" ? get(nopeLayersSlide(), modelType) : null;
+    const types = get(config, "layer_types");
+    if (switchKey !== null && !P.truthy(get(config, switchKey)) && P.isList(types) && types.includes("sliding_attention") &&
+        get(config, "sliding_window") !== null) { // SmolLM3: sliding layers named, the switch off
+      return [`config[${repr(switchKey)}] is off while config['layer_types'] names sliding_attention layers: transformers' ` +
+        "eager and sdpa attention apply config['sliding_window'] to them through the mask (as read here), its flash " +
+        `attention does not (the layer passes the window only with ${repr(switchKey)} on: modeling_smollm3.py:193-197 ` +
+        "against 401-403)"];
+    }
     const window = P.truthy(get(found, "window_all_layers")) ? slidingWindow(config, found) : null;
     if (window === null) return [];
     return [`config['sliding_window'] (${repr(window)}) limits every attention layer: transformers' code for this model ` +
