@@ -268,34 +268,23 @@
       "Everything runs in this page: the config you paste or open is read here, by JavaScript, and is not sent anywhere.");
     box.root.prepend(privacy);
     const zoo = el("select");
-    const own = el("option", null, "your own config (pasted or opened)");
-    own.value = "";
-    zoo.append(own);
+    zoo.append(Object.assign(el("option", null, "your own config (pasted or opened)"), { value: "" }));
     const families = new Map();
     for (const entry of ZOO) {
       if (!families.has(entry.family)) families.set(entry.family, []);
       families.get(entry.family).push(entry);
     }
     for (const [family, entries] of families) {
-      const group = el("optgroup");
-      group.label = family;
-      for (const entry of entries) {
-        const option = el("option", null, entry.name);
-        option.value = entry.name;
-        group.append(option);
-      }
+      const group = Object.assign(el("optgroup"), { label: family });
+      for (const entry of entries) group.append(Object.assign(el("option", null, entry.name), { value: entry.name }));
       zoo.append(group);
     }
     control(box.controls, "Start from a published config", zoo, null, true);
-    const file = el("input");
-    file.type = "file";
-    file.accept = ".json,application/json";
+    const file = Object.assign(el("input"), { type: "file", accept: ".json,application/json" });
     control(box.controls, "Open a config.json", file, null, true);
     const layout = el("select");
     for (const [value, text] of [["", "the model type's"], ["half", "half"], ["interleaved", "interleaved"]]) {
-      const option = el("option", null, text);
-      option.value = value;
-      layout.append(option);
+      layout.append(Object.assign(el("option", null, text), { value }));
     }
     control(box.controls, "Layout", layout, "if the model type does not say");
     const length = el("input");
