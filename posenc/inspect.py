@@ -4,6 +4,7 @@ Reads a model's ``config.json`` with `posenc.configs.read_config` and says, per 
 whether it rotates, how (layout, rotated width, base, scaling rule, attention factor), what acts
 outside the rotation (a query temperature, a softmax scale), how the slowest pair's wavelength
 compares with the trained and the declared context, how many pairs complete a turn within them,
+a line per rotary site for a layer that rotates at more than one (`posenc.configs.sites.rotary_sites`),
 and the warnings a practitioner needs; with ``--engines``, the name each inference engine gives the
 layout (`posenc.engines.layout_flags`) and a warning for each engine known to compute the config
 otherwise (`posenc.engines.engine_warnings`). ``-`` as the file reads standard input. Bad input (a
