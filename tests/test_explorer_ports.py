@@ -163,8 +163,9 @@ FOUND = [
                     {"layer_types": ["full_attention"] * 3 + ["sliding_attention"], "use_sliding_window": False},
                     {"layer_types": ["sliding_attention"] * 4, "use_sliding_window": None})),
     # windows on both sides of a query (posenc.configs._windows.TWO_SIDED), ModernBERT's from local_attention
-    *(_case({"model_type": "modernbert", "num_hidden_layers": 6, "local_attention": value})
-      for value in (9, 128, 1, "x", None, 2.0)),
+    *(_case({"model_type": model_type, "num_hidden_layers": 6, "local_attention": value, **extra})
+      for model_type in ("modernbert", "modernbert-decoder") for value in (9, 128, 1, "x", None, 2.0)
+      for extra in ({}, {"sliding_window": 10})),
     *(_case({"model_type": model_type}) for model_type in ("ultrabert", "muse_glimmer_assistant", "openai_privacy_filter",
                                                            "embedding_gemma2_text")),
     _case({"model_type": "neomme", "num_hidden_layers": 7}, "half"),

@@ -177,3 +177,27 @@ def test_smollm3_sliding_layers_with_the_switch_off_are_noted() -> None:
     assert any("flash attention does not" in note for note in rope.notes)
     on = read_config({**live.to_dict(), "use_sliding_window": True})
     assert not any("flash attention does not" in note for note in on.notes)
+
+
+@pytest.mark.parametrize("settings", [{}, {"local_attention": 256}, {"local_attention": 9}, {"sliding_window": 10}])
+@pytest.mark.parametrize("name", ["ModernBertConfig", "ModernBertDecoderConfig"])
+def test_modernbert_windows_from_local_attention(name: str, settings: dict[str, Any]) -> None:
+    """Without sliding_window in the dict, both ModernBERTs take half of local_attention
+    (posenc.configs._windows.HALVED); a given sliding_window wins, as in their config classes. The
+    decoder's window is causal: its mask is transformers' sliding causal one, run live."""
+    from transformers.masking_utils import create_sliding_window_causal_mask
+
+    live = getattr(transformers, name)(num_hidden_layers=3, **settings)
+    config = {k: v for k, v in live.to_dict().items() if k != "sliding_window"}
+    config.update({k: v for k, v in settings.items() if k == "sliding_window"})
+    layer = read_config(config).layers["sliding_attention"]
+    assert layer.window == live.sliding_window
+    assert layer.window_sides == ("both" if name == "ModernBertConfig" else "before")
+    if name == "ModernBertDecoderConfig":
+        live._attn_implementation = "eager"
+        mask = create_sliding_window_causal_mask(config=live, inputs_embeds=torch.zeros(1, 300, 8), attention_mask=None,
+                                                 past_key_values=None, position_ids=torch.arange(300)[None])
+        assert isinstance(mask, torch.Tensor)
+        q, k = torch.arange(300)[:, None], torch.arange(300)[None, :]
+        seen = mask[0, 0] if mask.dtype == torch.bool else mask[0, 0] == 0
+        assert torch.equal(seen, (k <= q) & (k > q - layer.window))

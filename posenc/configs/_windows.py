@@ -27,15 +27,13 @@ MAX_WINDOW = 2**53
 
 # Model types (as read_config reads them: the text model's) whose modeling file builds transformers'
 # bidirectional sliding-window mask for their sliding_attention layers, or with "every_layer" one
-# such mask for all layers. ModernBERT's window is its ``local_attention`` halved (its config class's
-# ``sliding_window`` is that property, configuration_modernbert.py; ``local_attention`` 128: 64 on
-# each side). tests/test_rope_sites_windows.py finds every modeling file that builds the mask and runs
-# it for each model type here. Three others build it and are not here: T5Gemma (its encoder's
+# such mask for all layers. tests/test_rope_sites_windows.py finds every modeling file that builds
+# the mask and runs it for each model type here. Three others build it and are not here: T5Gemma (its encoder's
 # windows are two-sided, its decoder's causal, and read_config does not read the two stacks apart)
 # and the two Gemma 4 assistants (the mask there covers the target model's cached keys, flipped to
 # look back: modeling_gemma4_assistant.py:226-244).
 TWO_SIDED: dict[str, dict[str, Any]] = {
-    "modernbert": {"where": "modeling_modernbert.py:450", "halved": {"key": "local_attention", "default": 128}},
+    "modernbert": {"where": "modeling_modernbert.py:450"},
     "embedding_gemma2_text": {"where": "modeling_embedding_gemma2.py:541"},
     "muse_glimmer_assistant": {"where": "modeling_muse_glimmer_assistant.py:426"},
     "neomme": {"where": "modeling_neomme.py:575"},
@@ -66,6 +64,13 @@ def _size(name: str, value: Any) -> int | None:
                          f"query nothing to attend to)")
     return value
 
+
+# Model types whose sliding window, when the config gives no sliding_window, is half of another key:
+# ModernBERT's ``sliding_window`` is a property, ``local_attention // 2`` (configuration_modernbert.py:
+# 158-167: a given sliding_window sets local_attention to twice it), its decoder's is set from it in
+# __post_init__ (configuration_modernbert_decoder.py:112-113), unless the config gives one.
+HALVED: dict[str, dict[str, Any]] = {"modernbert": {"key": "local_attention", "default": 128},
+                                     "modernbert-decoder": {"key": "local_attention", "default": 128}}
 
 # Model types whose config class, given no layer_types, names a layer sliding_attention when the
 # window is switched on (this key true and sliding_window set) and the layer is NoPE: SmolLM3
@@ -131,23 +136,25 @@ def layer_window(config: Mapping[str, Any], found: Mapping[str, Any], layer_type
     """The window (or chunk) the layers of ``layer_type`` attend within (None for the whole context),
     and its sides: ``"before"`` (causal) or ``"both"`` (`TWO_SIDED`: W positions each way)."""
     kind = layer_type.removesuffix(":nope")
-    two_sided = TWO_SIDED.get(model_type or "")
+    two_sided = TWO_SIDED.get(model_type or "") or {}
     if kind in table.NOT_ATTENTION_LAYER_TYPES:
         return None, "before"
     if kind == "chunked_attention":
         return _size("config['attention_chunk_size']", _given(config, found, "attention_chunk_size")), "before"
-    if two_sided and (kind == "sliding_attention" or two_sided.get("every_layer")):
-        window = _halved(config, two_sided["halved"]) if "halved" in two_sided else sliding_window(config, found)
-        return window, "before" if window is None else "both"
-    if kind == "sliding_attention" or found.get("window_all_layers"):
-        return sliding_window(config, found), "before"
-    return None, "before"
+    if kind != "sliding_attention" and not two_sided.get("every_layer") and not found.get("window_all_layers"):
+        return None, "before"
+    halved = HALVED.get(model_type or "")
+    if kind == "sliding_attention" and halved and config.get("sliding_window") is None:
+        window: int | None = _halved(config, halved)
+    else:
+        window = sliding_window(config, found)
+    return window, "both" if two_sided and window is not None else "before"
 
 
 def _halved(config: Mapping[str, Any], rule: Mapping[str, Any]) -> int:
-    """ModernBERT: ``local_attention`` tokens in all, half of them (rounded down) on each side."""
+    """ModernBERT's window: half of ``local_attention`` (rounded down)."""
     key = rule["key"]
-    value = config[key] if config.get(key) is not None else rule["default"]
+    value = config[key] if key in config else rule["default"]  # null: no window transformers could use
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"config[{key!r}] must be an integer, got {type(value).__name__} {value!r:.40}")
     if not 2 <= value <= MAX_WINDOW:

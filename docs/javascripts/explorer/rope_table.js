@@ -190,17 +190,18 @@
     if (kind === "chunked_attention") {
       return [windowSize("config['attention_chunk_size']", givenOrDefault(config, found, "attention_chunk_size")), "before"];
     }
-    if (rule !== null && (kind === "sliding_attention" || P.truthy(get(rule, "every_layer")))) {
-      const window = has(rule, "halved") ? halved(config, rule.halved) : slidingWindow(config, found);
-      return [window, window === null ? "before" : "both"];
+    if (kind !== "sliding_attention" && !P.truthy(get(rule || {}, "every_layer")) && !P.truthy(get(found, "window_all_layers"))) {
+      return [null, "before"];
     }
-    if (kind === "sliding_attention" || P.truthy(get(found, "window_all_layers"))) return [slidingWindow(config, found), "before"];
-    return [null, "before"];
+    const half = typeof modelType === "string" ? get(global.posencRopeData.halved, modelType) : null;
+    const window = kind === "sliding_attention" && half !== null && get(config, "sliding_window") === null
+      ? halved(config, half) : slidingWindow(config, found);
+    return [window, rule !== null && window !== null ? "both" : "before"];
   }
 
-  /** ModernBERT: local_attention tokens in all, half of them (rounded down) on each side. */
+  /** ModernBERT's window: half of local_attention (rounded down). */
   function halved(config, rule) {
-    const value = get(config, rule.key) !== null ? get(config, rule.key) : rule.default;
+    const value = has(config, rule.key) ? get(config, rule.key) : rule.default; // null: no window transformers could use
     if (!P.isInt(value)) throw typeError(`config[${repr(rule.key)}] must be an integer, got ${P.typeName(value)} ${P.reprCut(value, 40)}`);
     if (P.less(value, 2) || P.less(MAX_WINDOW, value)) {
       throw valueError(`config[${repr(rule.key)}] must be an integer >= 2 (a local window of ${rule.key} // 2 tokens on ` +
