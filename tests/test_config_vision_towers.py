@@ -199,3 +199,35 @@ def test_glm46v_reads_its_vision_config_as_transformers_builds_it():
     assert MODEL_MAPPING[Glm4vVisionConfig].__name__ == "Glm4vVisionModel"
     assert read_vision_config(parent.to_dict()) == read_vision_config(vision)
     assert read_vision_config({"model_type": "glm46v"}) == read_vision_config(Glm46VConfig().vision_config)
+
+
+def test_edgetam_video_memory_attention_live():
+    """EdgeTAM's memory attention: queries on one grid (6 wide, 4 high), the cross-attention's keys on another (3 x 2),
+    each memory frame's spatial tokens turned at the key ids, the tokens before them and the object pointers not."""
+    from transformers import EdgeTamVideoConfig
+
+    m = importlib.import_module("transformers.models.edgetam_video.modeling_edgetam_video")
+    config = EdgeTamVideoConfig(memory_attention_hidden_size=32, memory_attention_num_attention_heads=2,
+                                memory_attention_num_layers=1, memory_attention_rope_feat_sizes=[6, 4],
+                                memory_attention_rope_k_sizes=[3, 2])
+    reading = read_vision_config(config)
+    assert (reading.grid, reading.keys.grid, reading.axes, reading.head_dim) == ((4, 6), (2, 3), ("column", "row"), 16)
+    attention = m.EdgeTamVideoMemoryAttention(config)
+    np.testing.assert_array_equal(reading.positions(), attention.position_ids.double().numpy())
+    np.testing.assert_array_equal(reading.keys.positions(), attention.position_ids_k.double().numpy())
+    cos, sin = attention.rotary_emb(torch.zeros(1), attention.position_ids)
+    cos_k, sin_k = attention.rotary_emb(torch.zeros(1), attention.position_ids_k)
+    _close(np.cos(reading.angles()), cos[0], **TABLE)
+    _close(np.sin(reading.keys.angles()), sin_k[0], **TABLE)
+    torch.manual_seed(11)
+    q = torch.randn(1, 2, 24, 16)
+    k = torch.randn(1, 2, 2 * (1 + 6) + 2, 16)  # two memory frames of 1 + 6 tokens, then 2 object pointers
+    q_rot, k_rot = m.apply_rotary_pos_emb_2d_cross_attn(q, k, cos, sin, cos_k, sin_k, num_k_exclude_rope=2,
+                                                        repeat_freqs_k=2)
+    _close(reading.rotate(q.double().numpy()), q_rot, **ROTATED)
+    for frame in range(2):  # each frame's spatial tokens at the key ids; the token before them unturned
+        start = frame * 7
+        _close(reading.keys.rotate(k[:, :, start + 1:start + 7].double().numpy()), k_rot[:, :, start + 1:start + 7],
+               **ROTATED)
+        torch.testing.assert_close(k_rot[:, :, start], k[:, :, start])
+    torch.testing.assert_close(k_rot[:, :, -2:], k[:, :, -2:])  # the object pointers

@@ -388,7 +388,7 @@ class _Helpers:
     """What a reader in another module uses of this one's checks."""
 
     head, base, size, ladder = staticmethod(_head), staticmethod(_base), staticmethod(_size), staticmethod(_ladder)
-    rope = staticmethod(_rope)
+    rope, sam2_video = staticmethod(_rope), staticmethod(_read_sam2_video)
 
 
 _READERS: dict[str, Callable[[str, Mapping[str, Any]], VisionRope]] = {"dinov3_vit": _read_dinov3, "vjepa2": _read_vjepa2, "pixtral": _read_pixtral,

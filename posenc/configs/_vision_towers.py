@@ -166,6 +166,38 @@ def read_gemma4_vision(model_type: str, values: Any, helpers: Any) -> Any:
                "within the half (apply_multidimensional_rope, modeling_gemma4.py:846-899)"))
 
 
+def read_edgetam_video(model_type: str, values: Any, helpers: Any) -> Any:
+    """EdgeTAM's memory attention: SAM 2's (the same rotary module and pairwise rotation), but the
+    cross-attention's keys, its compressed memory, sit on their own grid.
+
+    edgetam_video/modeling_edgetam_video.py:1263-1279: query ids (column, row) on
+    memory_attention_rope_feat_sizes, key ids on memory_attention_rope_k_sizes; 310-336: the self-attention
+    turns queries and keys at the query ids; 400-472: the cross-attention turns each memory frame's last
+    (spatial) tokens at the key ids, repeated per frame, and leaves the tokens before them and the object
+    pointers at the end.
+    """
+    import dataclasses
+
+    reading = helpers.sam2_video(model_type, values)
+    sizes = values["memory_attention_rope_k_sizes"]
+    if isinstance(sizes, (str, bytes)) or not isinstance(sizes, (list, tuple)) or len(sizes) != 2:
+        raise TypeError(f"memory_attention_rope_k_sizes must be [width, height], got {sizes!r}")
+    cols = helpers.size("memory_attention_rope_k_sizes[0]", sizes[0])
+    rows = helpers.size("memory_attention_rope_k_sizes[1]", sizes[1])
+    where = "edgetam_video/modeling_edgetam_video.py"
+    keys = dataclasses.replace(
+        reading, grid=(rows, cols),
+        unrotated="in each memory frame's group, the tokens before its spatial ones; the object pointers at the end",
+        notes=(f"the cross-attention's keys: each memory frame's spatial tokens on this {rows} x {cols} grid "
+               f"(memory_attention_rope_k_sizes), ids (column, row) from 0, repeated for every frame "
+               f"({where}:400-472)",))
+    return dataclasses.replace(
+        reading, unrotated="none among the queries; see keys", keys=keys,
+        notes=(f"the queries (the current frame's features) sit on memory_attention_rope_feat_sizes, ids (column, row) "
+               f"from 0 ({where}:1263-1279); the self-attention turns its keys there too ({where}:310-336)",
+               "the cross-attention's keys sit on their own grid, memory_attention_rope_k_sizes: see keys"))
+
+
 # The encoders read by their own readers above: class defaults, parents (fixed sub-config classes), readers.
 OTHER_DEFAULTS: dict[str, dict[str, object]] = {
     # minimax_m3_vl/configuration_minimax_m3_vl.py:158-186 (MiniMaxM3VLVisionConfig)
@@ -175,5 +207,10 @@ OTHER_DEFAULTS: dict[str, dict[str, object]] = {
     "gemma4_vision": {"hidden_size": 768, "num_attention_heads": 12, "head_dim": 64, "patch_size": 16,
                       "rope_theta": 100.0},
 }
+OTHER_DEFAULTS["edgetam_video"] = {  # edgetam_video/configuration_edgetam_video.py:249-259, 290-297
+    "memory_attention_hidden_size": 256, "memory_attention_num_attention_heads": 1,
+    "memory_attention_downsample_rate": 1, "memory_attention_rope_feat_sizes": [64, 64],
+    "memory_attention_rope_k_sizes": [16, 16], "rope_theta": 10000.0}
 OTHER_PARENTS = {"minimax_m3_vl": "minimax_m3_vl_vision", "gemma4": "gemma4_vision"}
-OTHER_READERS = {"minimax_m3_vl_vision": read_minimax_m3_vl, "gemma4_vision": read_gemma4_vision}
+OTHER_READERS = {"minimax_m3_vl_vision": read_minimax_m3_vl, "gemma4_vision": read_gemma4_vision,
+                 "edgetam_video": read_edgetam_video}

@@ -70,6 +70,8 @@ class VisionRope:
         notes: anything else a reader of the config should know.
         axis_pairs: ``"blocks"`` (each axis's pairs together, in the order of ``axes``) or
             ``"alternating"`` (one pair of each axis in turn, rung by rung: Kimi K2.5's tower).
+        keys: the reading of the keys where they sit on another grid than the queries (EdgeTAM's
+            cross-attention to its compressed memory), else None.
     """
 
     model_type: str
@@ -96,6 +98,7 @@ class VisionRope:
     windowed: VisionRope | None = None
     notes: tuple[str, ...] = ()
     axis_pairs: str = "blocks"
+    keys: VisionRope | None = None
 
     def positions(self, grid: Sequence[int] | None = None) -> Any:
         """The coordinates of the patch tokens of ``grid``, float64 numpy ``[tokens, len(axes)]``.

@@ -86,6 +86,7 @@
     notes.append(more);
     section.append(notes);
     if (r.windowed) sections(el, parent, r.windowed, "Windowed layers");
+    if (r.keys) sections(el, parent, r.keys, "Its cross-attention's keys");
   }
 
   /** The vision part of the results: the reading, or why posenc does not read the encoder. */

@@ -75,7 +75,7 @@
     return { model_type: modelType, axes, head_dim: headDim, num_heads: heads, sections, rotary_dim: rotaryDim, base: b,
       speeds, angle_scale: angleScale, layout, pairing, coordinates, patch_size: patch, grid, grid_rule: gridRule,
       token_order: "row_major", spatial_merge_size: null, unrotated: "none", augmentation: null, coordinate_scale: 1.0,
-      layers: [], windowed: null, notes: [], axis_pairs: "blocks", ...more };
+      layers: [], windowed: null, notes: [], axis_pairs: "blocks", keys: null, ...more };
   }
 
   // ---- the family readers, in _vision_models.py's order of checks --------------------------------
@@ -300,9 +300,25 @@
           "(apply_multidimensional_rope, modeling_gemma4.py:846-899)"] });
   }
 
+  function readEdgetamVideo(modelType, values) { // posenc/configs/_vision_towers.py read_edgetam_video
+    const reading = readSam2Video(modelType, values);
+    const sizes = values.memory_attention_rope_k_sizes;
+    if (!P.isList(sizes) || sizes.length !== 2) throw typeError(`memory_attention_rope_k_sizes must be [width, height], got ${repr(sizes)}`);
+    const cols = size("memory_attention_rope_k_sizes[0]", sizes[0]), rows = size("memory_attention_rope_k_sizes[1]", sizes[1]);
+    const where = "edgetam_video/modeling_edgetam_video.py";
+    const keys = { ...reading, grid: [rows, cols],
+      unrotated: "in each memory frame's group, the tokens before its spatial ones; the object pointers at the end",
+      notes: [`the cross-attention's keys: each memory frame's spatial tokens on this ${rows} x ${cols} grid ` +
+        `(memory_attention_rope_k_sizes), ids (column, row) from 0, repeated for every frame (${where}:400-472)`] };
+    return { ...reading, unrotated: "none among the queries; see keys", keys, notes: [
+      `the queries (the current frame's features) sit on memory_attention_rope_feat_sizes, ids (column, row) from 0 ` +
+        `(${where}:1263-1279); the self-attention turns its keys there too (${where}:310-336)`,
+      "the cross-attention's keys sit on their own grid, memory_attention_rope_k_sizes: see keys"] };
+  }
+
   const READERS = { dinov3_vit: readDinov3, vjepa2: readVjepa2, pixtral: readPixtral, llama4_vision_model: readLlama4,
     qwen: readQwen, sam2_video: readSam2Video, sam3_vit_model: readSam3Vit, minimax_m3_vl_vision: readMinimaxM3Vl,
-    gemma4_vision: readGemma4Vision };
+    gemma4_vision: readGemma4Vision, edgetam_video: readEdgetamVideo };
 
   // ---- read_vision_config -----------------------------------------------------------------------
   /** Whether `config` names a model type posenc reads as a vision or video encoder (or a parent of one). */
