@@ -127,7 +127,7 @@ def check_widget(page: Any, check: Any, site_dir: Path) -> list[float]:
         length.fill("")
     # vision encoders (read_config refuses them): read_vision_config's reading, shown; a parent keeps its text reading
     for config in ({"model_type": "dinov3_vit", "hidden_size": 384, "num_attention_heads": 6}, {"model_type": "sam3"},
-                   {"model_type": "qwen2_5_vl", "hidden_size": 64, "num_attention_heads": 4}):
+                   {"model_type": "qwen2_5_vl", "hidden_size": 64, "num_attention_heads": 4}, {"model_type": "glm46v"}):
         _check_vision(page, check, textarea, config)
     _check_links(check, site_dir, links)
     _check_keyboard(page, check, host, times)
@@ -145,8 +145,11 @@ def _check_vision(page: Any, check: Any, textarea: Any, config: dict[str, Any]) 
         check.fail(where, f"not read: {state['problem']!r:.200}")
         return
     _report(check, where, state["vision"], expected)
-    if config["model_type"] not in ENCODER_MODEL_TYPES:
-        _compare_widget(check, where, state, posenc_reading(json.dumps(config), None, None, True))
+    text = posenc_reading(json.dumps(config), None, None, True)  # a parent's language model: read alike, or its refusal shown
+    if config["model_type"] not in ENCODER_MODEL_TYPES and text["ok"]:
+        _compare_widget(check, where, state, text)
+    elif config["model_type"] not in ENCODER_MODEL_TYPES and "Its language model is not read" not in state["results"]:
+        check.fail(where, f"the language model's refusal is not shown: {text['error']!r:.160}")
     if "posenc-inspector__vision" not in state["results"]:
         check.fail(where, "no vision section in the results")
     check.count("vision readings shown by the inspector")

@@ -70,11 +70,14 @@
     if (R.tooDeep(config)) throw P.valueError("not JSON (nested too deeply)");
     if (!P.isMapping(config)) throw P.typeError(`the text must hold a JSON object (a config.json), got a ${P.typeName(config)}`);
     const { vision, visionError } = VI.readVision(config);
+    const visionOnly = (textError) => ({ rope: null, warnings: [], engines: { warnings: [], layouts: [] }, layers: {}, length,
+      config, vision, visionError, textError });
     if (VI.isEncoder(config)) { // read_config refuses an encoder, naming read_vision_config: that reading is the answer
       if (visionError) throw visionError;
-      return { rope: null, warnings: [], engines: { warnings: [], layouts: [] }, layers: {}, length, config, vision, visionError };
+      return visionOnly(null);
     }
-    const rope = C.readConfig(config, layout || null);
+    let rope; // a parent whose language model posenc refuses (GLM-4V's layout, ...) still shows its encoder's reading
+    try { rope = C.readConfig(config, layout || null); } catch (error) { if (!vision || !(error instanceof P.PyError)) throw error; return visionOnly(error); }
     const warnings = C.warningsFor(rope, length, config);
     const layers = {};
     for (const [name, layer] of Object.entries(rope.layers)) {
@@ -312,7 +315,8 @@
         Object.assign(problem, { hidden: true, textContent: "" });
         render();
         const r = state.result;
-        if (!r.rope) return void (box.readout.textContent = minus(`Read ${state.shown}: ${VI.readout(r.vision)}.`));
+        if (!r.rope) return void (box.readout.textContent = minus(`Read ${state.shown}: ${VI.readout(r.vision)}.` +
+          (r.textError ? " Its language model is not read." : "")));
         const kinds = Object.keys(r.rope.layers).length;
         const layers = Object.entries(r.rope.layers).map(([n, l]) => `${n} ${l.rotates ? `rotates ${num(l.rotary_dim)} of ` +
           `${num(l.dim)} features, base ${base(l.base)}` : "does not rotate"}`);

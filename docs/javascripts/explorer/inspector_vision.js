@@ -91,7 +91,11 @@
 
   /** The vision part of the results: the reading, or why posenc does not read the encoder. */
   function render(el, parent, result) {
-    if (result.vision) sections(el, parent, result.vision, result.rope ? "Its vision encoder" : "Vision encoder");
+    if (result.textError) {
+      const hint = /layout is needed/.test(result.textError.message) ? " Choose the layout in the menu above." : "";
+      parent.append(el("p", "posenc-inspector__caption", `Its language model is not read: ${result.textError.message}.${hint}`));
+    }
+    if (result.vision) sections(el, parent, result.vision, result.rope || result.textError ? "Its vision encoder" : "Vision encoder");
     else if (result.visionError) {
       parent.append(el("p", "posenc-inspector__caption", `Its vision encoder is not read: ${result.visionError.message}.`));
     }
