@@ -8,15 +8,25 @@ and `read_config` must name both sides in a note.
 
 from __future__ import annotations
 
+import json
+import math
+from pathlib import Path
+
 import pytest
 
 pytest.importorskip("transformers", reason="transformers is a test dependency (requirements.lock)")
 
-import torch  # noqa: E402
+import torch
+from transformers import AttentionInterface
+from transformers.models.deepseek_v2.modeling_deepseek_v2 import DeepseekV2Attention
+from transformers.models.deepseek_v3.modeling_deepseek_v3 import DeepseekV3Attention
+from transformers.models.llama4.modeling_llama4 import Llama4TextAttention
 
-from posenc.configs import read_config  # noqa: E402
-from posenc.configs._divergences import DIVERGENCES  # noqa: E402
-from tests import rope_live  # noqa: E402
+from posenc.configs import read_config
+from posenc.configs._divergences import DIVERGENCES
+from tests import rope_live
+
+ZOO = Path(__file__).resolve().parents[1] / "posenc" / "zoo"
 
 # MiniMax-Text-01's attention as published: 64 heads of 128 features, 64 of them rotated, base 1e7
 MINIMAX_01 = {"model_type": "minimax", "hidden_size": 6144, "num_attention_heads": 64, "num_key_value_heads": 8,
@@ -50,3 +60,80 @@ def test_read_config_names_both_sides() -> None:
     note = next(n for n in notes if "rotary_dim" in n)
     assert "config['rotary_dim'] = 64" in note and "Published:" in note and "transformers (what posenc reads)" in note
     assert not any("rotary_dim" in n for n in read_config({**MINIMAX_01, "rotary_dim": None}).notes)
+
+
+# Leads checked and found NOT to be divergences: the authors' code, read at its source and written
+# again here in float64, must keep agreeing with what the pinned transformers runs (if either side
+# moves, the register needs an entry).
+
+def _deepseek_authors_yarn(theta: float, dim: int, factor: float, original: int, beta_fast: float,
+                           beta_slow: float) -> torch.Tensor:
+    """deepseek-ai/DeepSeek-V3@9b4e978 inference/model.py:297-370 (precompute_freqs_cis) in float64,
+    in the branch its defaults take (ModelArgs.max_seq_len 16384 > original_seq_len 4096, :56, :81)."""
+    def corr(rotations: float) -> float:  # the dimension whose wavelength fits `rotations` times
+        return dim * math.log(original / (rotations * 2 * math.pi)) / (2 * math.log(theta))
+
+    low, high = max(math.floor(corr(beta_fast)), 0), min(math.ceil(corr(beta_slow)), dim - 1)
+    high = high + 0.001 if low == high else high
+    ramp = ((torch.arange(dim // 2, dtype=torch.float64) - low) / (high - low)).clamp(0, 1)
+    freqs = theta ** (-torch.arange(0, dim, 2, dtype=torch.float64) / dim)
+    return freqs / factor * ramp + freqs * (1 - ramp)
+
+
+@pytest.mark.parametrize(("zoo", "authors_mscale"), [
+    ("deepseek-v3", 1.0),  # ModelArgs.mscale default (model.py:86); config_671B.json sets none
+    ("deepseek-v2-lite", 0.707),  # inference/configs/config_16B.json: "mscale": 0.707
+])
+def test_deepseek_yarn_is_the_authors(zoo: str, authors_mscale: float) -> None:
+    config = json.loads((ZOO / f"{zoo}.json").read_text())
+    config = {k: v for k, v in config.items() if not k.startswith("_")}
+    text = rope_live.transformers_config(config)
+    scaling = config["rope_scaling"]
+    authors = _deepseek_authors_yarn(float(config["rope_theta"]), config["qk_rope_head_dim"], scaling["factor"],
+                                     scaling["original_max_position_embeddings"], scaling["beta_fast"],
+                                     scaling["beta_slow"])
+    reference = rope_live.Reference(text)
+    plain = float(config["rope_theta"]) ** (-torch.arange(0, 64, 2, dtype=torch.float64) / 64)
+    assert not torch.allclose(authors, plain)  # YaRN moves the slow pairs: the comparison is not vacuous
+    assert torch.allclose(reference.inv_freq(None).double(), authors, rtol=1e-6, atol=0)
+    assert reference.attention_scaling(None) == pytest.approx(1.0)  # neither side scales cos and sin
+    # the softmax scale: authors (model.py:434-437) qk_head_dim ** -0.5 * mscale ** 2 with
+    # mscale = 0.1 * args.mscale * ln(rope_factor) + 1; transformers' attention module, built small
+    small = rope_live.transformers_config({**config, "hidden_size": 64, "num_attention_heads": 2,
+                                           "q_lora_rank": 16 if config.get("q_lora_rank") else None,
+                                           "kv_lora_rank": 16})
+    attention = (DeepseekV3Attention if config["model_type"] == "deepseek_v3" else DeepseekV2Attention)(small, 0)
+    qk_head_dim = config["qk_nope_head_dim"] + config["qk_rope_head_dim"]
+    mscale = 0.1 * authors_mscale * math.log(scaling["factor"]) + 1.0
+    assert attention.scaling == pytest.approx(qk_head_dim ** -0.5 * mscale * mscale, rel=1e-12)
+
+
+def test_llama4_nope_layers_chunks_and_temperature_are_metas() -> None:
+    """meta-llama/llama-models@a9c89c4 models/llama4/model.py: a layer is NoPE when
+    (layer_id + 1) % nope_layer_interval == 0 (:258), NoPE layers attend globally and the others in chunks
+    (:326-327, :418-419), and NoPE layers' queries are scaled by
+    log(floor((p + 1) / floor_scale) + 1) * attn_scale + 1 at position p (:223-229)."""
+    config = {"model_type": "llama4_text", "hidden_size": 32, "num_attention_heads": 2, "num_key_value_heads": 2,
+              "head_dim": 16, "num_hidden_layers": 8, "no_rope_layer_interval": 4, "attention_chunk_size": 8192,
+              "attn_temperature_tuning": True, "floor_scale": 4, "attn_scale": 0.1}
+    text = rope_live.transformers_config(config)
+    nope = [(i + 1) % 4 == 0 for i in range(8)]
+    assert [not r for r in text.no_rope_layers] == nope
+    assert text.layer_types == ["full_attention" if n else "chunked_attention" for n in nope]
+    seen: dict[str, torch.Tensor] = {}
+
+    def capture(module, query, key, value, attention_mask, **kwargs):  # type: ignore[no-untyped-def]
+        seen["q"] = query
+        return torch.zeros(query.shape[0], query.shape[2], query.shape[1], query.shape[3], dtype=query.dtype), None
+
+    AttentionInterface.register("posenc_capture", capture)
+    text._attn_implementation = "posenc_capture"
+    attention = Llama4TextAttention(text, layer_idx=3).double()  # a NoPE layer
+    x = torch.randn(1, 20, 32, dtype=torch.float64)
+    attention(x, None, None)
+    unscaled = attention.q_proj(x).view(1, 20, 2, 16).transpose(1, 2)
+    p = torch.arange(20, dtype=torch.float64)
+    metas = torch.log(torch.floor((p + 1) / 4) + 1) * 0.1 + 1
+    # transformers forms the scales in float32 (positions.float()), hence 1e-6
+    assert torch.allclose(seen["q"], unscaled * metas[None, None, :, None], rtol=1e-6, atol=1e-9)
+    assert metas[-1] > metas[2] == 1.0  # positions 0-2 unscaled, later ones scaled: not vacuous

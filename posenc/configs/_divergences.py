@@ -44,19 +44,19 @@ DIVERGENCES: tuple[Divergence, ...] = (
         transformers="MiniMaxConfig has no rotary_dim: the key is kept as an unused attribute, and the rotary "
                      "module and apply_rotary_pos_emb rotate the whole head",
         evidence=(
-            "https://huggingface.co/MiniMaxAI/MiniMax-Text-01 (model card, section 2 'Model Architecture': "
+            ("https://huggingface.co/MiniMaxAI/MiniMax-Text-01 (model card, section 2 'Model Architecture': "
             "'Rotary Position Embedding (RoPE) applied to half of the attention head dimension with a base "
             "frequency of 10,000,000'; read through the search tool's copy of README.md at revision e1640d7a; "
-            "the published config.json with rotary_dim 64 was not opened here)",
-            "transformers 5.23.0 models/minimax/configuration_minimax.py (no rotary_dim or "
+            "the published config.json with rotary_dim 64 was not opened here)"),
+            ("transformers 5.23.0 models/minimax/configuration_minimax.py (no rotary_dim or "
             "partial_rotary_factor field) and models/minimax/modeling_minimax.py:329-351 "
-            "(apply_rotary_pos_emb over the whole head_dim)",
-            "a later transformers agrees with the card for one wrapper: huggingface/transformers "
+            "(apply_rotary_pos_emb over the whole head_dim)"),
+            ("a later transformers agrees with the card for one wrapper: huggingface/transformers "
             "src/transformers/models/minimax_vl_01/configuration_minimax_vl_01.py @b0da567, "
             "_migrate_legacy_text_config ('Translate the released remote-code MiniMax-Text-01 schema'), maps "
             "rotary_dim to partial_rotary_factor = rotary_dim / head_dim, and its default MiniMax-VL-01 text "
             "config has partial_rotary_factor 0.5 with head_dim 128 and rope_theta 10,000,000; the pinned "
-            "transformers has no minimax_vl_01 model type, and its minimax type still ignores rotary_dim",
+            "transformers has no minimax_vl_01 model type, and its minimax type still ignores rotary_dim"),
         ),
     ),
 )
