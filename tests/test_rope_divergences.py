@@ -137,3 +137,32 @@ def test_llama4_nope_layers_chunks_and_temperature_are_metas() -> None:
     # transformers forms the scales in float32 (positions.float()), hence 1e-6
     assert torch.allclose(seen["q"], unscaled * metas[None, None, :, None], rtol=1e-6, atol=1e-9)
     assert metas[-1] > metas[2] == 1.0  # positions 0-2 unscaled, later ones scaled: not vacuous
+
+
+def test_gpt_oss_yarn_and_window_are_openais() -> None:
+    """openai/gpt-oss@7b58334 gpt_oss/torch/model.py: YaRN with unrounded ramp ends
+    d/2 * ln(L / (beta * 2 pi)) / ln(base), cos and sin times 0.1 ln(factor) + 1 (:85-130), a window on the
+    even layers (:188) masking keys W or more behind the query (:161-165); its config's ntk_alpha 1 and
+    ntk_beta 32 are the published config's beta_slow and beta_fast."""
+    from transformers.masking_utils import sliding_window_causal_mask_function
+
+    config = json.loads((ZOO / "gpt-oss-120b.json").read_text())
+    config = {k: v for k, v in config.items() if not k.startswith("_")}
+    text = rope_live.transformers_config(config)
+    scaling, d, base = config["rope_scaling"], config["head_dim"], float(config["rope_theta"])
+    ends = [d / 2 * math.log(scaling["original_max_position_embeddings"] / (beta * 2 * math.pi)) / math.log(base)
+            for beta in (scaling["beta_fast"], scaling["beta_slow"])]
+    ramp = ((torch.arange(d // 2, dtype=torch.float64) - ends[0]) / (ends[1] - ends[0])).clamp(0, 1)
+    freq = base ** (torch.arange(0, d, 2, dtype=torch.float64) / d)
+    openai = 1 / (scaling["factor"] * freq) * ramp + 1 / freq * (1 - ramp)
+    reference = rope_live.Reference(text)
+    assert torch.allclose(reference.inv_freq(reference.layer_type("full_attention")).double(), openai, rtol=1e-6)
+    assert reference.attention_scaling(None) == pytest.approx(0.1 * math.log(scaling["factor"]) + 1, rel=1e-7)
+    assert text.layer_types == ["sliding_attention" if i % 2 == 0 else "full_attention"
+                                for i in range(config["num_hidden_layers"])]
+    window = config["sliding_window"]
+    allowed = sliding_window_causal_mask_function(window)
+    for q in (0, window - 1, window, 3 * window):
+        zero = torch.tensor(0)
+        seen = [k for k in range(q + 1) if bool(allowed(zero, zero, torch.tensor(q), torch.tensor(k)))]
+        assert seen == list(range(max(0, q - window + 1), q + 1))  # OpenAI's mask keeps q - k < W
