@@ -47,8 +47,9 @@ def rope_data_script() -> str:
     """The script that defines ``window.posencRopeData = {table, zoo, divergences}`` (the table as JSON
     text in a string literal)."""
     table = json.dumps(json.loads(TABLE.read_text(encoding="utf-8")), separators=(",", ":"))
-    from posenc.configs.vision import ENCODER_MODEL_TYPES, vision_data  # read_config refuses these; their tables
-    from posenc.configs._windows import HALVED, NOPE_LAYERS_SLIDE, TWO_SIDED  # integers and words only: plain JSON
+    from posenc.configs._vision_data import vision_data  # read_vision_config's tables
+    from posenc.configs.vision import ENCODER_MODEL_TYPES  # read_config refuses these
+    from posenc.configs._windows import FILLED, NOPE_LAYERS_SLIDE, TWO_SIDED  # integers and words only: plain JSON
     from posenc.configs.sites import site_data  # the rotary-site rules and DeepSeek-V4's defaults, as data
     from posenc.engines import engine_data  # the engines' layout names and known disagreements, as data
 
@@ -56,7 +57,7 @@ def rope_data_script() -> str:
                             "engines": engine_data(), "vision_encoders": list(ENCODER_MODEL_TYPES),
                             "sites": json.dumps(site_data()),  # JSON text: floats stay floats in the port
                             "two_sided": TWO_SIDED,  # the encoders whose windows reach both ways
-                            "halved": HALVED,  # ModernBERT's windows from local_attention
+                            "filled": FILLED,  # windows the config classes fill (ModernBERT's, Dots3's)
                             "nope_layers_slide": NOPE_LAYERS_SLIDE}  # SmolLM3's sliding NoPE layers
     data["vision"] = vision_data()  # read_vision_config's tables as JSON text, for rope_vision.js (VISION)
     return ("// Generated at build time by hooks/rope_data.py from posenc/configs/model_types.json and posenc/zoo/*.json.\n"

@@ -189,6 +189,18 @@ FOUND = [
         ({"compress_rope_theta": 0}, None, None), ({"qk_rope_head_dim": "x"}, None, None),
         ({"rope_parameters": [1]}, None, None), ({"max_position_embeddings": "x"}, None, None))),
     _case({"model_type": "minimax", "rotary_dim": 64, "num_hidden_layers": 2}),  # a registered divergence
+    # Dots3's window filled by its class (posenc.configs._windows.FILLED), and Unlimited-OCR's R-SWA layers
+    *(_case({"model_type": "dots3_note_text", "num_hidden_layers": 2, "layer_types": ["indexed_attention",
+                                                                                   "sliding_attention"], **extra})
+      for extra in ({}, {"sliding_window_size": 100}, {"sliding_window": None, "sliding_window_size": 7},
+                    {"sliding_window": 9, "sliding_window_size": 7}, {"sliding_window_size": None},
+                    {"sliding_window_size": 0}, {"sliding_window_size": "x"}, {"sliding_window_size": True},
+                    {"sliding_window_size": 2**60})),
+    *(_case({"model_type": "unlimited_ocr_text", **extra})
+      for extra in ({}, {"sliding_window": 3}, {"sliding_window": None}, {"sliding_window": 0},
+                    {"num_hidden_layers": 2, "layer_types": ["full_attention", "reference_sliding_attention"]},
+                    {"num_hidden_layers": 1, "layer_types": ["full_attention"]})),
+    _case({"model_type": "unlimited_ocr", "text_config": {**SMALL, "model_type": "unlimited_ocr_text", "sliding_window": 64}}),
 ]
 
 

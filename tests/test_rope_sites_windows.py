@@ -201,3 +201,101 @@ def test_modernbert_windows_from_local_attention(name: str, settings: dict[str, 
         q, k = torch.arange(300)[:, None], torch.arange(300)[None, :]
         seen = mask[0, 0] if mask.dtype == torch.bool else mask[0, 0] == 0
         assert torch.equal(seen, (k <= q) & (k > q - layer.window))
+
+
+def _band(mask: torch.Tensor) -> torch.Tensor:
+    """A transformers mask (bool, or additive floats) as a bool matrix of what each query sees."""
+    mask = mask[0, 0]
+    return mask if mask.dtype == torch.bool else mask == 0
+
+
+@pytest.mark.parametrize("settings", [{}, {"sliding_window_size": 100}, {"sliding_window": None, "sliding_window_size": 7},
+                                      {"sliding_window": 9, "sliding_window_size": 7}])
+def test_dots3_window_as_its_config_class_fills_it(settings: dict[str, Any]) -> None:
+    """Dots3's class fills sliding_window in __post_init__ from the older sliding_window_size, else 512
+    (configuration_dots3_note.py:305-306; FILLED); its sliding layers take it (modeling_dots3_note.py:495)
+    through the sliding causal mask (:757), run live here."""
+    from transformers.masking_utils import create_sliding_window_causal_mask
+
+    live = transformers.Dots3NoteTextConfig(num_hidden_layers=6, **settings)
+    config = {k: v for k, v in live.to_dict().items() if k not in ("sliding_window", "sliding_window_size")} | settings
+    rope = read_config(config)
+    assert rope.layers["sliding_attention"].window == live.sliding_window
+    assert rope.layers["indexed_attention"].window is None
+    assert rope.layers["sliding_attention"].layers == tuple(i for i, t in enumerate(live.layer_types) if t == "sliding_attention")
+    live._attn_implementation = "eager"
+    mask = create_sliding_window_causal_mask(config=live, inputs_embeds=torch.zeros(1, 600, 8), attention_mask=None,
+                                             past_key_values=None, position_ids=torch.arange(600)[None])
+    assert isinstance(mask, torch.Tensor)
+    q, k = torch.arange(600)[:, None], torch.arange(600)[None, :]
+    assert torch.equal(_band(mask), (k <= q) & (k > q - rope.layers["sliding_attention"].window))
+
+
+def test_dots3_without_a_window_is_refused_by_key() -> None:
+    """A null sliding_window_size leaves Dots3 with no window, and its sliding layers' mask then fails:
+    posenc refuses the config naming the key; a window of 0 is refused too."""
+    from transformers.masking_utils import create_sliding_window_causal_mask
+
+    live = transformers.Dots3NoteTextConfig(num_hidden_layers=4, sliding_window_size=None)
+    assert live.sliding_window is None
+    live._attn_implementation = "eager"
+    with pytest.raises(ValueError, match="sliding_window"):
+        create_sliding_window_causal_mask(config=live, inputs_embeds=torch.zeros(1, 8, 8), attention_mask=None,
+                                          past_key_values=None, position_ids=torch.arange(8)[None])
+    config = {k: v for k, v in live.to_dict().items() if k != "sliding_window"}
+    with pytest.raises(TypeError, match=r"config\['sliding_window_size'\] must be an integer, got NoneType None"):
+        read_config({**config, "sliding_window_size": None})
+    with pytest.raises(ValueError, match=r"config\['sliding_window_size'\] must be an integer >= 1 .*got 0"):
+        read_config({**config, "sliding_window_size": 0})
+
+
+def _unlimited_ocr_seen(window: int, prompt: int, generated: int) -> list[list[int]]:
+    """The positions each query attends to in a one-layer Unlimited-OCR text model (eager attention,
+    nonzero weights): the prompt in one pass, then one generated token at a time with its cache."""
+    from transformers.models.unlimited_ocr.modeling_unlimited_ocr import UnlimitedOcrTextModel
+
+    live = transformers.UnlimitedOcrTextConfig(num_hidden_layers=1, hidden_size=32, num_attention_heads=2,
+                                               num_key_value_heads=2, intermediate_size=16, moe_intermediate_size=8,
+                                               n_routed_experts=4, num_experts_per_tok=2, vocab_size=50,
+                                               sliding_window=window)
+    live._attn_implementation = "eager"
+    torch.manual_seed(0)
+    model = UnlimitedOcrTextModel(live).eval()
+    with torch.no_grad():
+        out = model(input_ids=torch.randint(0, 50, (1, prompt)), use_cache=True, output_attentions=True)
+        seen = [(row > 0).nonzero().flatten().tolist() for row in out.attentions[0][0, 0]]
+        for position in range(prompt, prompt + generated):
+            out = model(input_ids=torch.randint(0, 50, (1, 1)), past_key_values=out.past_key_values, use_cache=True,
+                        output_attentions=True, position_ids=torch.tensor([[position]]))
+            weights = out.attentions[0][0, 0, 0]
+            kept = weights.shape[-1] - prompt  # the cache's generated part: the latest positions, this one last
+            keys = list(range(prompt)) + list(range(position - kept + 1, position + 1))
+            seen.append([keys[i] for i in (weights > 0).nonzero().flatten().tolist()])
+    return seen
+
+
+def test_unlimited_ocr_reference_sliding_layers_as_transformers_runs_them() -> None:
+    """R-SWA (posenc.configs._windows.REFERENCE_SLIDING), run live: every prompt token is seen, causally,
+    and a generated token sees the prompt and the last W generated tokens, itself among them; so
+    read_config reads these layers as rotating attention with no window, and says what the window does."""
+    from tests import rope_live
+
+    window, prompt = 3, 6
+    seen = _unlimited_ocr_seen(window, prompt, 6)
+    expected = [list(range(q + 1)) if q < prompt else list(range(prompt)) + list(range(max(prompt, q - window + 1), q + 1))
+                for q in range(prompt + 6)]
+    assert seen == expected
+    live = transformers.UnlimitedOcrTextConfig(num_hidden_layers=3, sliding_window=window)
+    rope = read_config(live.to_dict())
+    layer = rope.layers["reference_sliding_attention"]
+    assert (layer.rotates, layer.window, layer.layers) == (True, None, (0, 1, 2))
+    assert any(f"the last {window} generated tokens" in note for note in rope.notes)
+    assert not any("does not classify" in note for note in rope.notes)
+    rope_live.check_config(live, torch.tensor([0, 1, 5, 100, 5000]))  # the rotation itself, against its rotary code
+    from huggingface_hub.errors import StrictDataclassClassValidationError  # the class's check, raised by its validator
+
+    with pytest.raises(StrictDataclassClassValidationError, match="sliding_window` cannot be `None"):
+        transformers.UnlimitedOcrTextConfig(num_hidden_layers=3, layer_types=["reference_sliding_attention"] * 3,
+                                            sliding_window=None)
+    with pytest.raises(ValueError, match=r"config\['sliding_window'\] is null"):
+        read_config({**live.to_dict(), "sliding_window": None})

@@ -20,7 +20,8 @@ from posenc.configs._schema import LayerPattern, ModelTypeEntry, ModelTypeTable,
 TABLE_PATH = Path(__file__).resolve().parent / "model_types.json"
 # Layer types that are softmax attention, and layer types that are not attention at all
 # (transformers' names; any other layer type is reported as unknown).
-ATTENTION_LAYER_TYPES = ("full_attention", "sliding_attention", "chunked_attention", "indexed_attention")
+ATTENTION_LAYER_TYPES = ("full_attention", "sliding_attention", "chunked_attention", "indexed_attention",
+                         "reference_sliding_attention")
 NOT_ATTENTION_LAYER_TYPES = ("linear_attention", "mamba", "conv", "mlp", "moe")
 
 

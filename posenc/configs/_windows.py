@@ -13,12 +13,13 @@ A window of W tokens: a query attends to itself and the W - 1 tokens before it (
 block of C positions up to itself. The encoders of `TWO_SIDED` see a window on both sides instead:
 the keys within W positions of the query, before or after (``|q_idx - kv_idx| <= W``, transformers'
 ``sliding_window_bidirectional_overlay``, masking_utils.py:137-147); `LayerRope.window_sides` says
-which.
+which. Unlimited-OCR's `REFERENCE_SLIDING` layers keep the whole prompt in view and slide over the
+generated tokens only: read with no window, and a note.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from posenc.configs import _table as table
@@ -65,12 +66,20 @@ def _size(name: str, value: Any) -> int | None:
     return value
 
 
-# Model types whose sliding window, when the config gives no sliding_window, is half of another key:
-# ModernBERT's ``sliding_window`` is a property, ``local_attention // 2`` (configuration_modernbert.py:
-# 158-167: a given sliding_window sets local_attention to twice it), its decoder's is set from it in
-# __post_init__ (configuration_modernbert_decoder.py:112-113), unless the config gives one.
-HALVED: dict[str, dict[str, Any]] = {"modernbert": {"key": "local_attention", "default": 128},
-                                     "modernbert-decoder": {"key": "local_attention", "default": 128}}
+# Model types whose config class fills sliding_window when the config gives none (or null), from
+# another key (divided by ``divisor``) or else ``default``: ModernBERT's ``sliding_window`` is a property,
+# ``local_attention // 2`` (configuration_modernbert.py:158-167: a given sliding_window sets
+# local_attention to twice it), its decoder's is set from it in __post_init__
+# (configuration_modernbert_decoder.py:112-113); Dots3's __post_init__ takes the older
+# ``sliding_window_size``, else 512 (configuration_dots3_note.py:305-306). ``means`` ends the error.
+FILLED: dict[str, dict[str, Any]] = {
+    "modernbert": {"key": "local_attention", "default": 128, "divisor": 2,
+                   "means": "a local window of local_attention // 2 tokens on each side of a query"},
+    "modernbert-decoder": {"key": "local_attention", "default": 128, "divisor": 2,
+                           "means": "a window of local_attention // 2 tokens"},
+    "dots3_note_text": {"key": "sliding_window_size", "default": 512, "divisor": 1,
+                        "means": "the window of the sliding_attention layers when config gives no sliding_window"},
+}
 
 # Model types whose config class, given no layer_types, names a layer sliding_attention when the
 # window is switched on (this key true and sliding_window set) and the layer is NoPE: SmolLM3
@@ -143,28 +152,50 @@ def layer_window(config: Mapping[str, Any], found: Mapping[str, Any], layer_type
         return _size("config['attention_chunk_size']", _given(config, found, "attention_chunk_size")), "before"
     if kind != "sliding_attention" and not two_sided.get("every_layer") and not found.get("window_all_layers"):
         return None, "before"
-    halved = HALVED.get(model_type or "")
-    if kind == "sliding_attention" and halved and config.get("sliding_window") is None:
-        window: int | None = _halved(config, halved)
+    filled = FILLED.get(model_type or "")
+    if kind == "sliding_attention" and filled and config.get("sliding_window") is None:
+        window: int | None = _filled(config, filled)
     else:
         window = sliding_window(config, found)
     return window, "both" if two_sided and window is not None else "before"
 
 
-def _halved(config: Mapping[str, Any], rule: Mapping[str, Any]) -> int:
-    """ModernBERT's window: half of ``local_attention`` (rounded down)."""
-    key = rule["key"]
+def _filled(config: Mapping[str, Any], rule: Mapping[str, Any]) -> int:
+    """The window a `FILLED` class sets: ``config[key] // divisor``, or the class's default."""
+    key, divisor = rule["key"], rule["divisor"]
     value = config[key] if key in config else rule["default"]  # null: no window transformers could use
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"config[{key!r}] must be an integer, got {type(value).__name__} {value!r:.40}")
-    if not 2 <= value <= MAX_WINDOW:
-        raise ValueError(f"config[{key!r}] must be an integer >= 2 (a local window of {key} // 2 tokens on each "
-                         f"side of a query), got {value!r}")
-    return value // 2
+    if not divisor <= value <= MAX_WINDOW:
+        raise ValueError(f"config[{key!r}] must be an integer >= {divisor} ({rule['means']}), got {value!r}")
+    return value // divisor
 
 
-def window_notes(config: Mapping[str, Any], found: Mapping[str, Any], model_type: str | None = None) -> list[str]:
-    """What a reader should know about where the window applies (a model-wide window)."""
+# Unlimited-OCR's reference sliding-window attention (R-SWA): its mask (create_reference_sliding_window_causal_mask,
+# modeling_unlimited_ocr.py:1679-1722) lets a query see every prefill (prompt) token, causally, or else
+# one of the last sliding_window tokens; its cache keeps the prefill and a window of generated tokens
+# (:1297-1377). Without a cache the prefill is the whole sequence: a plain causal mask.
+REFERENCE_SLIDING = "reference_sliding_attention"
+
+
+def reference_note(config: Mapping[str, Any], found: Mapping[str, Any]) -> str:
+    """What `REFERENCE_SLIDING` layers see, with the config's window (which the config class requires)."""
+    window = _size("config['sliding_window']", _given(config, found, "sliding_window"))
+    if window is None:
+        raise ValueError("config['sliding_window'] is null, which this model type's reference_sliding_attention layers "
+                         "cannot run without (transformers' config class refuses it): give the window")
+    return (f"{REFERENCE_SLIDING} layers (R-SWA) attend to every token of the prompt and to the last {window} "
+            f"generated tokens (config['sliding_window']), the query itself among them: the window drops old "
+            f"generated tokens only, so a query sees keys at every distance, as read here (no window); one pass over a "
+            f"sequence without a cache is plain causal attention")
+
+
+def window_notes(config: Mapping[str, Any], found: Mapping[str, Any], model_type: str | None = None,
+                 plan: Sequence[str] = ()) -> list[str]:
+    """What a reader should know about where the window applies (a model-wide window; ``plan``: the
+    layer type of each layer, as read)."""
+    if REFERENCE_SLIDING in plan:
+        return [reference_note(config, found)]
     if (TWO_SIDED.get(model_type or "") or {}).get("every_layer"):
         window = sliding_window(config, found)
         return [] if window is None else [

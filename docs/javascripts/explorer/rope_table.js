@@ -7,7 +7,8 @@
   const P = global.posencPython;
   const { valueError, typeError, repr, get, has } = P;
 
-  const ATTENTION_LAYER_TYPES = ["full_attention", "sliding_attention", "chunked_attention", "indexed_attention"];
+  const ATTENTION_LAYER_TYPES = ["full_attention", "sliding_attention", "chunked_attention", "indexed_attention",
+    "reference_sliding_attention"];
   const NOT_ATTENTION_LAYER_TYPES = ["linear_attention", "mamba", "conv", "mlp", "moe"];
 
   // ---- the table (posenc/configs/_table.py) ------------------------------------------------------
@@ -193,21 +194,36 @@
     if (kind !== "sliding_attention" && !P.truthy(get(rule || {}, "every_layer")) && !P.truthy(get(found, "window_all_layers"))) {
       return [null, "before"];
     }
-    const half = typeof modelType === "string" ? get(global.posencRopeData.halved, modelType) : null;
-    const window = kind === "sliding_attention" && half !== null && get(config, "sliding_window") === null
-      ? halved(config, half) : slidingWindow(config, found);
+    const fill = typeof modelType === "string" ? get(global.posencRopeData.filled, modelType) : null;
+    const window = kind === "sliding_attention" && fill !== null && get(config, "sliding_window") === null
+      ? filled(config, fill) : slidingWindow(config, found);
     return [window, rule !== null && window !== null ? "both" : "before"];
   }
 
-  /** ModernBERT's window: half of local_attention (rounded down). */
-  function halved(config, rule) {
+  /** The window a FILLED class sets (ModernBERT's, Dots3's): config[key] // divisor, or the class's default. */
+  function filled(config, rule) {
     const value = has(config, rule.key) ? get(config, rule.key) : rule.default; // null: no window transformers could use
     if (!P.isInt(value)) throw typeError(`config[${repr(rule.key)}] must be an integer, got ${P.typeName(value)} ${P.reprCut(value, 40)}`);
-    if (P.less(value, 2) || P.less(MAX_WINDOW, value)) {
-      throw valueError(`config[${repr(rule.key)}] must be an integer >= 2 (a local window of ${rule.key} // 2 tokens on ` +
-        `each side of a query), got ${repr(value)}`);
+    if (P.less(value, rule.divisor) || P.less(MAX_WINDOW, value)) {
+      throw valueError(`config[${repr(rule.key)}] must be an integer >= ${rule.divisor} (${rule.means}), got ${repr(value)}`);
     }
-    return Number(P.big(value) / 2n);
+    return Number(P.big(value) / BigInt(rule.divisor));
+  }
+
+  // posenc/configs/_windows.py REFERENCE_SLIDING: Unlimited-OCR's R-SWA layers see the whole prompt and the
+  // last sliding_window generated tokens (modeling_unlimited_ocr.py:1679-1722)
+  const REFERENCE_SLIDING = "reference_sliding_attention";
+
+  function referenceNote(config, found) {
+    const window = windowSize("config['sliding_window']", givenOrDefault(config, found, "sliding_window"));
+    if (window === null) {
+      throw valueError("config['sliding_window'] is null, which this model type's reference_sliding_attention layers " +
+        "cannot run without (transformers' config class refuses it): give the window");
+    }
+    return `${REFERENCE_SLIDING} layers (R-SWA) attend to every token of the prompt and to the last ${repr(window)} ` +
+      "generated tokens (config['sliding_window']), the query itself among them: the window drops old generated tokens " +
+      "only, so a query sees keys at every distance, as read here (no window); one pass over a sequence without a cache " +
+      "is plain causal attention";
   }
 
   // posenc/configs/_windows.py NOPE_LAYERS_SLIDE: SmolLM3 names its NoPE layers sliding once the window is on
@@ -223,7 +239,8 @@
     return flags.map((rotates) => (window && !rotates ? "sliding_attention" : "full_attention"));
   }
 
-  function windowNotes(config, found, modelType) {
+  function windowNotes(config, found, modelType, layerTypes = []) {
+    if (layerTypes.includes(REFERENCE_SLIDING)) return [referenceNote(config, found)];
     if (P.truthy(get(twoSided(modelType) || {}, "every_layer"))) {
       const both = slidingWindow(config, found);
       return both === null ? [] : [`config['sliding_window'] (${repr(both)}) limits every attention layer on both sides ` +
