@@ -166,3 +166,43 @@ def test_gpt_oss_yarn_and_window_are_openais() -> None:
         zero = torch.tensor(0)
         seen = [k for k in range(q + 1) if bool(allowed(zero, zero, torch.tensor(q), torch.tensor(k)))]
         assert seen == list(range(max(0, q - window + 1), q + 1))  # OpenAI's mask keeps q - k < W
+
+
+@pytest.mark.parametrize(("zoo", "pattern", "local", "global_", "global_factor"), [
+    # google-deepmind/gemma@7691fd4 gemma/gm/nn/_gemma.py: Gemma 3 27B (:286-310) repeats 5 local layers and
+    # a global one (:39-46), bases 10,000 and 1,000,000, positions divided by 8 on global layers only
+    # (_transformer.py:141-146, math/_positional_embeddings.py:64-66)
+    ("gemma-3-27b-it", 6, 10_000.0, 1_000_000.0, 8.0),
+    # Gemma 2 9B (_gemma.py:78-98): local and global layers alternate, local first, one base, window 4096
+    ("gemma-2-9b", 2, 10_000.0, 10_000.0, 1.0),
+])
+def test_gemma_layers_bases_and_window_are_googles(zoo: str, pattern: int, local: float, global_: float,
+                                                    global_factor: float) -> None:
+    """Gemma's own code: the window keeps keys with q - k < W (_modules.py:38-52; the causal mask does the
+    rest), and apply_rope rotates the two halves of the head (math/_positional_embeddings.py:71-74)."""
+    from transformers.masking_utils import sliding_window_causal_mask_function
+
+    config = json.loads((ZOO / f"{zoo}.json").read_text())
+    config = {k: v for k, v in config.items() if not k.startswith("_")}
+    text = rope_live.transformers_config(config)
+    layers = text.num_hidden_layers
+    assert text.layer_types == ["full_attention" if (i + 1) % pattern == 0 else "sliding_attention"
+                                for i in range(layers)]
+    reference = rope_live.Reference(text)
+    d = text.head_dim
+    for name, base, factor in (("sliding_attention", local, 1.0), ("full_attention", global_, global_factor)):
+        google = base ** (-torch.arange(0, d, 2, dtype=torch.float64) / d) / factor
+        assert torch.allclose(reference.inv_freq(reference.layer_type(name)).double(), google, rtol=1e-6), name
+    q = torch.randn(1, 1, 3, d, dtype=torch.float64)
+    rotated, _ = reference.rotate(q, q.clone(), torch.arange(3), reference.layer_type("sliding_attention"))
+    half = d // 2  # the two halves turn together: feature i pairs with i + d/2
+    angle = 2 * local ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
+    first, second = q[0, 0, 2, :half], q[0, 0, 2, half:]
+    expected = torch.cat((first * angle.cos() - second * angle.sin(), second * angle.cos() + first * angle.sin()))
+    assert torch.allclose(rotated[0, 0, 2], expected, atol=1e-6)
+    window = text.sliding_window
+    allowed = sliding_window_causal_mask_function(window)
+    zero = torch.tensor(0)
+    for q_idx in (window - 1, window, 2 * window + 3):
+        seen = [k for k in range(q_idx + 1) if bool(allowed(zero, zero, torch.tensor(q_idx), torch.tensor(k)))]
+        assert seen == list(range(max(0, q_idx - window + 1), q_idx + 1))
