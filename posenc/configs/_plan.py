@@ -1,0 +1,92 @@
+"""Which kind of layer each layer of a model is, and whether its index lets it rotate.
+
+The layer plan `posenc.configs._reader.read_config` reads before anything per layer: the config's
+``layer_types`` (as its class rewrites them), or the types its class derives from other keys (Qwen2's
+``max_window_layers``, Llama 4's NoPE flags, SmolLM3's sliding NoPE layers, a fixed pattern), and each
+layer's NoPE flag (``no_rope_layers``, or the class's rule for it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from posenc._checks import check_int
+from posenc.configs import _table as table
+from posenc.configs import _windows as windows
+from posenc.configs._schema import ModelTypeEntry
+
+
+def layer_plan(config: Mapping[str, Any], found: ModelTypeEntry, model_type: str | None,
+                params: Mapping[str | None, Any]) -> tuple[list[str], list[bool]]:
+    """The layer type of each layer and whether its index lets it rotate (Llama 4's and SmolLM3's
+    ``no_rope_layers``); empty lists when the config gives no layer count."""
+    layers = table.get(found, config, "num_hidden_layers")
+    layers = check_int("config['num_hidden_layers']", layers, minimum=1, maximum=2**20) if layers is not None else 0
+    types = table.get(found, config, "layer_types")
+    if types is not None:
+        if not isinstance(types, (list, tuple)) or not all(isinstance(t, str) for t in types):
+            raise TypeError(f"config['layer_types'] must be a list of strings, got {types!r:.80}")
+        types = table.given_list(found, model_type, "layer_types", list(types))  # Gemma 4 forces the last one
+    elif found.get("layer_types_computed"):
+        types = []  # the config class computes them from other keys, which posenc does not read
+    elif layers and found.get("window_layers"):  # Qwen2: the layers from max_window_layers on, once the window is on
+        types = windows.window_types(config, found, layers) or []
+    elif layers and found.get("layer_types_from") and config.get(found["layer_types_from"]["key"]):
+        types = _types_from_flags(config, found["layer_types_from"], layers)  # Llama 4: from no_rope_layers
+    elif layers and ("layer_pattern" in found or found.get("layer_pattern_unknown")):
+        types = table.pattern(found["layer_pattern"], config, layers) if "layer_pattern" in found else None
+        if types is None and model_type in windows.NOPE_LAYERS_SLIDE:  # SmolLM3 with its window on
+            types = windows.nope_sliding_types(config, model_type, _nope_flags(config, found, model_type, layers))
+        if types is None:
+            types = _unknown_pattern(found, model_type, params)
+    else:
+        kinds = [k for k in params if k is not None] or ["full_attention"]
+        types = [kinds[0]] * layers if len(kinds) == 1 else []
+    flags = [True] * len(types)
+    if "no_rope_layers" in found.get("rope_condition", ()):
+        flags = _nope_flags(config, found, model_type, len(types)) or flags
+    return types, flags
+
+
+def _nope_flags(config: Mapping[str, Any], found: ModelTypeEntry, model_type: str | None,
+                count: int) -> list[bool] | None:
+    """Whether each of ``count`` layers rotates, from ``no_rope_layers`` or the class's rule for it
+    (SmolLM3: every ``no_rope_layer_interval``-th layer NoPE); None where neither gives flags."""
+    given = config.get("no_rope_layers")
+    if given is None and "nope_pattern" in found and count:
+        given = table.pattern(found["nope_pattern"], config, count)
+        if given is None:
+            raise ValueError(f"config needs 'no_rope_layers' for model type {model_type!r}: its config class "
+                             f"fills them from keys this config sets, by a rule posenc does not derive")
+    elif isinstance(given, (list, tuple)):
+        given = table.given_list(found, model_type, "no_rope_layers", list(given))
+    if given is None:
+        return None
+    if not isinstance(given, (list, tuple)) or len(given) != count:
+        raise ValueError(f"config['no_rope_layers'] must be a list of {count} flags (1: the layer "
+                         f"rotates, 0: NoPE), got {given!r:.80}")
+    return [bool(flag) for flag in given]
+
+
+def _types_from_flags(config: Mapping[str, Any], spec: Mapping[str, Any], layers: int) -> list[str]:
+    """The kind of each layer where the config class names it from the given NoPE flags (Llama 4:
+    a layer that rotates is chunked attention, a NoPE layer full attention)."""
+    key = spec["key"]
+    flags = config[key]
+    if not isinstance(flags, (list, tuple)) or len(flags) != layers:
+        raise ValueError(f"config[{key!r}] must be a list of {layers} flags (1: the layer rotates, 0: NoPE), "
+                         f"got {flags!r:.80}")
+    return [spec["kinds"]["1" if flag else "0"] for flag in flags]
+
+
+def _unknown_pattern(found: ModelTypeEntry, model_type: str | None, params: Mapping[str | None, Any]) -> list[str]:
+    """No layer types for a config whose class fills them by a rule posenc does not follow: an error
+    where the layer type decides the RoPE (one set per layer type, or only some kinds rotate)."""
+    # no_rope_layers: NoPE flags belong to layers whose order is unknown here, so no reading could
+    # place them (SmolLM3's rule is followed before this: windows.nope_sliding_types)
+    if any(k is not None for k in params) or {"sliding_only", "sliding_or_no_window", "no_rope_layers"} & set(
+            found.get("rope_condition", ())):
+        raise ValueError(f"config needs 'layer_types' for model type {model_type!r}: its config class fills them "
+                         f"by a rule posenc does not derive (for this config), and its layers differ in RoPE by type")
+    return []
