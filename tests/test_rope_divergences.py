@@ -206,3 +206,28 @@ def test_gemma_layers_bases_and_window_are_googles(zoo: str, pattern: int, local
     for q_idx in (window - 1, window, 2 * window + 3):
         seen = [k for k in range(q_idx + 1) if bool(allowed(zero, zero, torch.tensor(q_idx), torch.tensor(k)))]
         assert seen == list(range(max(0, q_idx - window + 1), q_idx + 1))
+
+
+@pytest.mark.parametrize("last", [4095, 4096])  # short factors through position 4095, long from 4096 on
+def test_phi3_longrope_switch_and_scale_are_microsofts(last: int) -> None:
+    """Microsoft's remote code for Phi-3 (modeling_phi3.py, Phi3LongRoPEScaledRotaryEmbedding), read in the
+    copy vendored by ign-msati/tt-metal@c0ad2d3 models/experimental/phi3_mini_may_ver_5/reference/rope.py
+    (Microsoft's own file on the Hub was not opened): long factors once max(position_ids) + 1 exceeds
+    original_max_position_embeddings, else short; inv_freq 1 / (factor_i * base ** (2i / d)); cos and sin
+    times sqrt(1 + ln(max / original) / ln(original))."""
+    config = json.loads((ZOO / "phi-3.5-mini-instruct.json").read_text())
+    config = {k: v for k, v in config.items() if not k.startswith("_")}
+    text = rope_live.transformers_config(config)
+    d = config["hidden_size"] // config["num_attention_heads"]
+    original, longest = config["original_max_position_embeddings"], config["max_position_embeddings"]
+    chosen = config["rope_scaling"]["long_factor" if last + 1 > original else "short_factor"]
+    inv = 1 / (torch.tensor(chosen, dtype=torch.float64) * config["rope_theta"] ** (torch.arange(0, d, 2) / d))
+    scale = math.sqrt(1 + math.log(longest / original) / math.log(original))
+    positions = torch.tensor([[0, 1, 1000, last]])
+    reference = rope_live.Reference(text)
+    cos, _ = reference.rotary(torch.zeros(1, 4, 8, dtype=torch.float64), positions)
+    angles = positions[0, :, None].double() * inv[None, :]
+    microsoft = torch.cat((angles, angles), dim=-1).cos() * scale
+    assert torch.allclose(cos[0].double(), microsoft, atol=2e-3)  # float32 angles up to 4096 rad
+    assert not torch.allclose(torch.tensor(config["rope_scaling"]["long_factor"]),
+                              torch.tensor(config["rope_scaling"]["short_factor"]))  # the switch matters
