@@ -30,8 +30,8 @@ from tests.rope_windows_live import CASES as _WINDOWS  # noqa: E402
 
 WINDOW_CASES = list(_WINDOWS.values())
 
-MODULES = ["pyvalues.js", "json_values.js", "rope_scaling.js", "rope_table.js", "rope_layer.js", "rope_params.js",
-           "rope_config.js", "rope_engines.js", "formulas.js"]
+MODULES = ["pyvalues.js", "json_values.js", "rope_scaling.js", "rope_table.js", "rope_layer.js", "rope_sites.js",
+           "rope_params.js", "rope_config.js", "rope_engines.js", "formulas.js"]
 RUNNER = """
 const fs = require("fs");
 globalThis.window = globalThis;
@@ -272,7 +272,7 @@ def test_the_sweeps_configs_read_alike(tmp_path: Path) -> None:
 
 
 SITES_READING = """(cases) => cases.map(([text, layout]) => {
-  const C = window.posencRopeConfig, L = window.posencRopeLayer;
+  const C = window.posencRopeConfig, L = window.posencRopeSites;
   try {
     const config = window.posencJSON.parseJSON(text);
     return {ok: true, value: L.rotarySites(config, C.readConfig(config, layout))};
@@ -282,7 +282,7 @@ SITES_READING = """(cases) => cases.map(([text, layout]) => {
 
 @needs_node
 def test_rotary_sites_read_alike(tmp_path: Path) -> None:
-    """The inspector's line per rotary site (rope_layer.js rotarySites) against posenc.configs.sites.rotary_sites:
+    """The inspector's line per rotary site (rope_sites.js rotarySites) against posenc.configs.sites.rotary_sites:
     every model type with a rule, DeepSeek-V4's kinds of layer, a model with one site, and bad widths."""
     import dataclasses
 

@@ -2,10 +2,10 @@
 // posenc/configs/_table.py and posenc/configs/_params.py (same rules, same order of checks; each error of the same class, about the same key).
 // What differs between model types comes from posenc/configs/model_types.json, which the site serves
 // unchanged (hooks/rope_data.py writes it into assets/posenc/rope-data.js): nothing is retyped here.
-// The port is three files, loaded in this order: rope_table.js (the table), rope_layer.js (one
-// kind of layer: widths, scaling, temperature, layout) and this one (reading a config: its text
-// part, and the RoPE parameters of each layer type as transformers' config classes complete them),
-// which gathers all three into window.posencRopeParams.
+// The port is four files, loaded in this order: rope_table.js (the table), rope_layer.js (one
+// kind of layer: widths, scaling, temperature, layout), rope_sites.js (rotary sites, DeepSeek-V4) and
+// this one (reading a config: its text part, and the RoPE parameters of each layer type as
+// transformers' config classes complete them), which gathers all four into window.posencRopeParams.
 (function (global) {
   "use strict";
   const P = global.posencPython;
@@ -265,6 +265,6 @@
 
 
   global.posencRopeParams = Object.freeze({
-    ...T, ...L, MAX_NESTING, asMapping, tooDeep, textPart, parameters,
+    ...T, ...L, ...global.posencRopeSites, MAX_NESTING, asMapping, tooDeep, textPart, parameters,
   });
 })(typeof window !== "undefined" ? window : globalThis);
