@@ -231,3 +231,34 @@ def test_phi3_longrope_switch_and_scale_are_microsofts(last: int) -> None:
     assert torch.allclose(cos[0].double(), microsoft, atol=2e-3)  # float32 angles up to 4096 rad
     assert not torch.allclose(torch.tensor(config["rope_scaling"]["long_factor"]),
                               torch.tensor(config["rope_scaling"]["short_factor"]))  # the switch matters
+
+
+@pytest.mark.parametrize(("zoo", "head", "turned", "pairs"), [
+    # kingoflolz/mesh-transformer-jax@f8315e3: GPT-J turns the first pe_rotary_dims = 64 features of each
+    # 256-wide head (configs/6B_roto_256.json:8; mesh_transformer/layers.py:245, 262-266), base 10,000, in
+    # adjacent pairs (rotate_every_two, :128-148)
+    ("gpt-j-6b", 256, 64, "adjacent"),
+    # EleutherAI/gpt-neox@ea7aefd8: the first rotary_pct of each head (megatron/model/transformer.py:383-397,
+    # 824-832), base rotary_emb_base, the two halves of that part paired (positional_embeddings.py:103-115)
+    ("pythia-1.4b-deduped", 128, 32, "halves"),
+])
+def test_gptj_and_neox_partial_rotation_is_the_authors(zoo: str, head: int, turned: int, pairs: str) -> None:
+    config = json.loads((ZOO / f"{zoo}.json").read_text())
+    text = rope_live.transformers_config({k: v for k, v in config.items() if not k.startswith("_")})
+    reference = rope_live.Reference(text)
+    inv = 10_000.0 ** (-torch.arange(0, turned, 2, dtype=torch.float64) / turned)
+    assert text.hidden_size // text.num_attention_heads == head
+    assert torch.allclose(reference.inv_freq(None).double(), inv, rtol=1e-6)  # only `turned` features turn
+    # the turned part alone: GPTJAttention slices it off before the call (modeling_gptj.py:198-201), and
+    # GPT-NeoX's apply_rotary_pos_emb passes the rest through itself (modeling_gpt_neox.py:129-138)
+    q = torch.randn(1, 1, 4, turned, dtype=torch.float64)
+    rotated, _ = reference.rotate(q, q.clone(), torch.arange(4), None)
+    angle = 3 * inv
+    x = q[0, 0, 3, :turned]
+    if pairs == "adjacent":
+        a, b = x[0::2], x[1::2]
+        expected = torch.stack((a * angle.cos() - b * angle.sin(), b * angle.cos() + a * angle.sin()), -1).flatten()
+    else:
+        a, b = x[: turned // 2], x[turned // 2:]
+        expected = torch.cat((a * angle.cos() - b * angle.sin(), b * angle.cos() + a * angle.sin()))
+    assert torch.allclose(rotated[0, 0, 3], expected, atol=1e-6)
