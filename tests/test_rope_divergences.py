@@ -83,10 +83,16 @@ def _deepseek_authors_yarn(theta: float, dim: int, factor: float, original: int,
 @pytest.mark.parametrize(("zoo", "authors_mscale"), [
     ("deepseek-v3", 1.0),  # ModelArgs.mscale default (model.py:86); config_671B.json sets none
     ("deepseek-v2-lite", 0.707),  # inference/configs/config_16B.json: "mscale": 0.707
+    # Kimi K2 "reuses the DeepSeekV3CausalLM architecture" (MoonshotAI/Kimi-K2@c6157be
+    # docs/deploy_guidance.md:195), with its own base 50,000, factor 32 and beta_fast = beta_slow = 1
+    ("kimi-k2-instruct", 1.0),
 ])
 def test_deepseek_yarn_is_the_authors(zoo: str, authors_mscale: float) -> None:
     config = json.loads((ZOO / f"{zoo}.json").read_text())
     config = {k: v for k, v in config.items() if not k.startswith("_")}
+    if config["model_type"] == "kimi_k2":  # no transformers type; its Kimi K2.5 wrapper builds a kimi_k2 text
+        # config as deepseek_v3 (kimi_k25/configuration_kimi_k25.py:85-86), and so does posenc
+        config["model_type"] = "deepseek_v3"
     text = rope_live.transformers_config(config)
     scaling = config["rope_scaling"]
     authors = _deepseek_authors_yarn(float(config["rope_theta"]), config["qk_rope_head_dim"], scaling["factor"],
@@ -94,6 +100,7 @@ def test_deepseek_yarn_is_the_authors(zoo: str, authors_mscale: float) -> None:
                                      scaling["beta_slow"])
     reference = rope_live.Reference(text)
     plain = float(config["rope_theta"]) ** (-torch.arange(0, 64, 2, dtype=torch.float64) / 64)
+    assert config["qk_rope_head_dim"] == 64
     assert not torch.allclose(authors, plain)  # YaRN moves the slow pairs: the comparison is not vacuous
     assert torch.allclose(reference.inv_freq(None).double(), authors, rtol=1e-6, atol=0)
     assert reference.attention_scaling(None) == pytest.approx(1.0)  # neither side scales cos and sin
