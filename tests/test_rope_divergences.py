@@ -73,8 +73,8 @@ def _deepseek_authors_yarn(theta: float, dim: int, factor: float, original: int,
     def corr(rotations: float) -> float:  # the dimension whose wavelength fits `rotations` times
         return dim * math.log(original / (rotations * 2 * math.pi)) / (2 * math.log(theta))
 
-    low, high = max(math.floor(corr(beta_fast)), 0), min(math.ceil(corr(beta_slow)), dim - 1)
-    high = high + 0.001 if low == high else high
+    low, top = max(math.floor(corr(beta_fast)), 0), min(math.ceil(corr(beta_slow)), dim - 1)
+    high = top + 0.001 if low == top else float(top)  # the authors' guard against an empty ramp
     ramp = ((torch.arange(dim // 2, dtype=torch.float64) - low) / (high - low)).clamp(0, 1)
     freqs = theta ** (-torch.arange(0, dim, 2, dtype=torch.float64) / dim)
     return freqs / factor * ramp + freqs * (1 - ramp)
