@@ -48,6 +48,10 @@ DIVERGENCES: tuple[Divergence, ...] = (
             "'Rotary Position Embedding (RoPE) applied to half of the attention head dimension with a base "
             "frequency of 10,000,000'; read through the search tool's copy of README.md at revision e1640d7a; "
             "the published config.json with rotary_dim 64 was not opened here)"),
+            ("the same sentence in the authors' repository: github.com/MiniMax-AI/MiniMax-01 @57cf223 "
+             "MiniMax-Text-01-Model-Card.md:65 and README.md:72; its docs/transformers_deployment_guide.md:38 and "
+             "inference/minimax-text-01.py:51, 77-82 load the model with trust_remote_code=True, i.e. with the "
+             "authors' own modeling code from the Hub, not transformers' minimax type"),
             ("transformers 5.23.0 models/minimax/configuration_minimax.py (no rotary_dim or "
             "partial_rotary_factor field) and models/minimax/modeling_minimax.py:329-351 "
             "(apply_rotary_pos_emb over the whole head_dim)"),
