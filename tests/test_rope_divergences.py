@@ -4,6 +4,10 @@ For each entry of `posenc.configs._divergences.DIVERGENCES`: a config that sets 
 pinned transformers, whose rotary module and rotation function are run (``tests/rope_live.py``);
 what they do must be what the entry says transformers does, posenc's reading must agree with it,
 and `read_config` must name both sides in a note.
+
+The leads checked and found NOT to be divergences are pinned here too: the authors' formula, read at
+its source (repository@commit:path:lines in each test) and written again in float64, against what the
+pinned transformers runs on the zoo's config, so that a change on either side fails a test.
 """
 
 from __future__ import annotations

@@ -4,7 +4,9 @@ posenc reads a config as the pinned ``transformers`` runs it (`posenc.configs.re
 and says so where that departs from the model as published: each entry names the model type, the
 config key, what the model card or the authors' code does, what transformers does, and the
 evidence (a URL and section, a file and line). `read_config` adds a note naming both sides to a
-config that sets the key; ``tests/test_rope_divergences.py`` shows transformers' side live.
+config that sets the key; ``tests/test_rope_divergences.py`` shows transformers' side live, and pins
+the leads checked and found equal (DeepSeek-V3, V2-Lite and Kimi K2's YaRN and softmax scale, Llama 4,
+gpt-oss, Gemma 2 and 3, Phi-3's LongRoPE, GPT-J, GPT-NeoX) against the authors' code.
 """
 
 from __future__ import annotations
