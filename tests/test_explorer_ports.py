@@ -201,6 +201,12 @@ FOUND = [
                     {"num_hidden_layers": 2, "layer_types": ["full_attention", "reference_sliding_attention"]},
                     {"num_hidden_layers": 1, "layer_types": ["full_attention"]})),
     _case({"model_type": "unlimited_ocr", "text_config": {**SMALL, "model_type": "unlimited_ocr_text", "sliding_window": 64}}),
+    # ZAYA's hybrid and hybrid_sliding layers, read as the attention they run (posenc.configs._windows.LAYER_KINDS)
+    *(_case({"model_type": "zaya", "num_hidden_layers": 3, **extra})
+      for extra in ({}, {"layer_types": ["hybrid", "hybrid_sliding", "hybrid"], "sliding_window": 5},
+                    {"layer_types": ["hybrid_sliding"] * 3}, {"layer_types": ["hybrid", "hybrid_sliding", "hybrid"],
+                                                              "sliding_window": 0},
+                    {"layer_types": ["hybrid", "sliding_attention", "hybrid"], "sliding_window": 5})),
 ]
 
 

@@ -299,3 +299,30 @@ def test_unlimited_ocr_reference_sliding_layers_as_transformers_runs_them() -> N
                                             sliding_window=None)
     with pytest.raises(ValueError, match=r"config\['sliding_window'\] is null"):
         read_config({**live.to_dict(), "sliding_window": None})
+
+
+def test_zaya_hybrid_layers_are_read_as_the_attention_they_run() -> None:
+    """ZAYA's own layer types (posenc.configs._windows.LAYER_KINDS): 'hybrid' layers are causal attention,
+    'hybrid_sliding' ones sliding-window attention, both rotated; run live: the rotation of each kind
+    against its rotary module and rotation function (the layout the table now derives), the window its
+    attention takes (ZayaAttention.sliding_window) and the sliding causal mask's band."""
+    from transformers.masking_utils import create_sliding_window_causal_mask
+    from transformers.models.zaya.modeling_zaya import ZayaAttention
+
+    from tests import rope_live
+
+    live = transformers.ZayaConfig(num_hidden_layers=4, hidden_size=64, num_attention_heads=4, num_key_value_heads=2,
+                                   head_dim=16, sliding_window=5,
+                                   layer_types=["hybrid", "hybrid_sliding", "hybrid", "hybrid_sliding"])
+    rope = read_config(live.to_dict())
+    assert {name: (layer.rotates, layer.window, layer.layers) for name, layer in rope.layers.items()} == {
+        "hybrid": (True, None, (0, 2)), "hybrid_sliding": (True, 5, (1, 3))}
+    assert not any("does not classify" in note for note in rope.notes)
+    assert [ZayaAttention(live, i).sliding_window for i in range(4)] == [None, 5, None, 5]
+    rope_live.check_config(live, torch.tensor([0, 1, 5, 100, 5000]))
+    live._attn_implementation = "eager"
+    mask = create_sliding_window_causal_mask(config=live, inputs_embeds=torch.zeros(1, 20, 8), attention_mask=None,
+                                             past_key_values=None, position_ids=torch.arange(20)[None])
+    assert isinstance(mask, torch.Tensor)
+    q, k = torch.arange(20)[:, None], torch.arange(20)[None, :]
+    assert torch.equal(_band(mask), (k <= q) & (k > q - 5))

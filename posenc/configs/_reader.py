@@ -277,7 +277,7 @@ def read_config(config: Mapping[str, Any], *, layout: str | None = None) -> Conf
     result: dict[str, LayerRope] = {}
     for name, indices in kinds.items():
         layer_type = name.removesuffix(":nope")
-        rotates, note = _rotates(text, found, layer_type)
+        rotates, note = _rotates(text, found, windows.layer_kind(model_type, layer_type))
         if name.endswith(":nope") or (indices and not flags[indices[0]]):
             rotates, note = False, "no RoPE at these layers (config['no_rope_layers'])"
         if rotates and layer_type not in params and None not in params:

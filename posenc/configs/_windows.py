@@ -43,6 +43,18 @@ TWO_SIDED: dict[str, dict[str, Any]] = {
 }
 
 
+# Model types whose modeling code gives its softmax-attention layers names of its own: each name -> the
+# kind it runs as. ZAYA's "hybrid" layers are causal attention beside its CCA projection, its
+# "hybrid_sliding" ones sliding-window attention: the masks (modeling_zaya.py:740-741), the window
+# given to the latter only (:374) and the rotation at both (:402). The table generator probes them so.
+LAYER_KINDS: dict[str, dict[str, str]] = {"zaya": {"hybrid": "full_attention", "hybrid_sliding": "sliding_attention"}}
+
+
+def layer_kind(model_type: str | None, layer_type: str) -> str:
+    """The kind of layer ``layer_type`` runs as (itself, unless `LAYER_KINDS` names it for the model type)."""
+    return (LAYER_KINDS.get(model_type or "") or {}).get(layer_type, layer_type)
+
+
 def _given(config: Mapping[str, Any], found: Mapping[str, Any], key: str) -> Any:
     """``config[key]`` as the config gives it (an explicit null stays None), else the class default."""
     if key in config:
@@ -144,7 +156,7 @@ def layer_window(config: Mapping[str, Any], found: Mapping[str, Any], layer_type
                  model_type: str | None = None) -> tuple[int | None, str]:
     """The window (or chunk) the layers of ``layer_type`` attend within (None for the whole context),
     and its sides: ``"before"`` (causal) or ``"both"`` (`TWO_SIDED`: W positions each way)."""
-    kind = layer_type.removesuffix(":nope")
+    kind = layer_kind(model_type, layer_type.removesuffix(":nope"))
     two_sided = TWO_SIDED.get(model_type or "") or {}
     if kind in table.NOT_ATTENTION_LAYER_TYPES:
         return None, "before"

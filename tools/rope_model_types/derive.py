@@ -101,6 +101,7 @@ CONDITIONS = {
 }
 # Layer types whose layers are softmax attention, and those that are not attention: the reader's own.
 from posenc.configs._table import ATTENTION_LAYER_TYPES, NOT_ATTENTION_LAYER_TYPES
+from posenc.configs._windows import LAYER_KINDS
 
 
 def _quiet() -> None:
@@ -200,7 +201,10 @@ def derive(model_type: str, config_name: str) -> dict[str, Any] | None:
     layer_types = [t for t in getattr(text, "layer_types", None) or [] if isinstance(t, str)]
     candidates = list(params) if _nested(params) else layer_types
     # a layer type that rotates (Beam's full_attention parameters are None: NoPE, nothing to probe)
-    probe_type = next((t for t in ATTENTION_LAYER_TYPES if t in candidates and params.get(t, {}) is not None), None)
+    kinds = LAYER_KINDS.get(model_type, {})  # layer types its code runs as another kind (ZAYA's "hybrid")
+    named = {kinds.get(t, t): t for t in candidates}
+    probe_type = next((named[k] for k in ATTENTION_LAYER_TYPES if k in named and params.get(named[k], {}) is not None),
+                      None)
     functions = _rotation_functions(module)
     used = _called_in_attention(source)
     functions = {name: f for name, f in functions.items() if name in used} or functions
@@ -276,7 +280,7 @@ def derive(model_type: str, config_name: str) -> dict[str, Any] | None:
         entry["query_temperature"] = "llama_4_scaling_beta"
     if "attn_temperature_tuning" in source:
         entry["query_temperature"] = "llama4_nope_tuning"
-    unknown = sorted(set(layer_types) - set(ATTENTION_LAYER_TYPES) - set(NOT_ATTENTION_LAYER_TYPES))
+    unknown = sorted({kinds.get(t, t) for t in layer_types} - set(ATTENTION_LAYER_TYPES) - set(NOT_ATTENTION_LAYER_TYPES))
     if unknown:
         notes.append(f"layer types posenc does not classify: {', '.join(unknown)}")
     if model_type in READ_ELSEWHERE:  # a reader of its own: the generic probes' notes would contradict it

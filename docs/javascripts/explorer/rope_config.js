@@ -220,7 +220,7 @@
     const layers = {};
     for (const [name, indices] of kinds) {
       const layerType = strip(name);
-      let [rotates, note] = rotatesOf(text, found, layerType);
+      let [rotates, note] = rotatesOf(text, found, R.layerKind(modelType, layerType));
       if (name.endsWith(":nope") || (indices.length && !flags[indices[0]])) {
         [rotates, note] = [false, "no RoPE at these layers (config['no_rope_layers'])"];
       }

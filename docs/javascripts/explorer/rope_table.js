@@ -183,9 +183,15 @@
   /** The encoders whose windows reach both ways (posenc.configs._windows.TWO_SIDED, served as data). */
   const twoSided = (modelType) => (typeof modelType === "string" ? get(global.posencRopeData.two_sided, modelType) : null);
 
+  /** posenc/configs/_windows.py layer_kind: the kind a layer type runs as (LAYER_KINDS, served as data). */
+  function layerKind(modelType, layerType) {
+    const kinds = typeof modelType === "string" ? get(global.posencRopeData.layer_kinds, modelType) : null;
+    return kinds !== null && has(kinds, layerType) ? kinds[layerType] : layerType;
+  }
+
   /** [window, sides]: the window or chunk of these layers (null: the whole context), "before" or "both". */
   function windowOf(config, found, layerType, modelType) {
-    const kind = layerType.endsWith(":nope") ? layerType.slice(0, -5) : layerType;
+    const kind = layerKind(modelType, layerType.endsWith(":nope") ? layerType.slice(0, -5) : layerType);
     const rule = twoSided(modelType);
     if (NOT_ATTENTION_LAYER_TYPES.includes(kind)) return [null, "before"];
     if (kind === "chunked_attention") {
@@ -264,6 +270,6 @@
 
   global.posencRopeTable = Object.freeze({
     ATTENTION_LAYER_TYPES, NOT_ATTENTION_LAYER_TYPES, modelTypes, lookup, entry, textModelType, layoutOf, tableGet, field,
-    defaultTheta, everyK, differs, pattern, givenList, windowTypes, windowOf, windowNotes, nopeSlidingTypes,
+    defaultTheta, everyK, differs, pattern, givenList, windowTypes, windowOf, windowNotes, nopeSlidingTypes, layerKind,
   });
 })(typeof window !== "undefined" ? window : globalThis);
