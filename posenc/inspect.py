@@ -7,7 +7,9 @@ compares with the trained and the declared context, how many pairs complete a tu
 a line per rotary site for a layer that rotates at more than one (`posenc.configs.sites.rotary_sites`),
 and the warnings a practitioner needs; with ``--engines``, the name each inference engine gives the
 layout (`posenc.engines.layout_flags`) and a warning for each engine known to compute the config
-otherwise (`posenc.engines.engine_warnings`). ``-`` as the file reads standard input. Bad input (a
+otherwise (`posenc.engines.engine_warnings`). A vision or video encoder's config gets the reading of
+`posenc.configs.vision.read_vision_config` in words (after the text reading, for a multimodal parent).
+``-`` as the file reads standard input. Bad input (a
 missing file, text that is not JSON, JSON that is not an object, an unknown key, an impossible
 value) gets one line on stderr that names the problem, and exit status 2.
 """
@@ -22,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
 from posenc._checks import check_int
+from posenc._inspect_vision import describe_vision, is_encoder, reads_vision
 from posenc.configs import ConfigRope, LayerRope, query_temperature, read_config
 from posenc.configs import _table as _rope_table
 from posenc.configs._params import _too_deep
@@ -186,7 +189,13 @@ def describe(config: Mapping[str, Any], layer_type: str | None = None, length: i
         length = check_int("length", length, minimum=1, maximum=_MAX_LENGTH)
     if not isinstance(engines, bool):
         raise TypeError(f"engines must be True or False, got {type(engines).__name__} {engines!r:.40}")
-    rope = read_config(config)
+    try:
+        rope = read_config(config)
+    except ValueError as refused:  # an encoder, or a parent whose language model is not read
+        if layer_type is not None or not reads_vision(config):
+            raise
+        head = [] if is_encoder(config) else [f"language model not read: {refused}"]
+        return "\n".join(head + describe_vision(config))
     layers = rope.layers
     if layer_type is not None:
         if not isinstance(layer_type, str) or layer_type not in layers:
@@ -201,7 +210,8 @@ def describe(config: Mapping[str, Any], layer_type: str | None = None, length: i
     if found:
         lines.append("warnings:")
         lines += [f"- {warning}" for warning in found]
-    return "\n".join(lines + (_engine_lines(rope) if engines else []))
+    vision = describe_vision(config) if layer_type is None and reads_vision(config) else []
+    return "\n".join(lines + (_engine_lines(rope) if engines else []) + vision)
 
 
 class _Parser(argparse.ArgumentParser):
