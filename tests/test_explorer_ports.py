@@ -207,6 +207,8 @@ FOUND = [
                     {"layer_types": ["hybrid_sliding"] * 3}, {"layer_types": ["hybrid", "hybrid_sliding", "hybrid"],
                                                               "sliding_window": 0},
                     {"layer_types": ["hybrid", "sliding_attention", "hybrid"], "sliding_window": 5})),
+    *(_case({"model_type": "falcon_h1", "num_hidden_layers": 2, **extra})
+      for extra in ({}, {"layers_block_type": ["hybrid", "hybrid"]}, {"layers_block_type": ["hybrid", "mamba"]})),
 ]
 
 

@@ -326,3 +326,18 @@ def test_zaya_hybrid_layers_are_read_as_the_attention_they_run() -> None:
     assert isinstance(mask, torch.Tensor)
     q, k = torch.arange(20)[:, None], torch.arange(20)[None, :]
     assert torch.equal(_band(mask), (k <= q) & (k > q - 5))
+
+
+def test_falcon_h1_hybrid_layers_rotate() -> None:
+    """Falcon-H1's layers are all 'hybrid' (a Mamba mixer and attention in one block; LAYER_KINDS): read as
+    rotating attention, with no note that posenc does not classify them; the rotation checked live against
+    its rotary module and apply_rotary_pos_emb. (Its layers_block_type is computed: a dict that gives it is
+    refused by the class, a property without a setter.)"""
+    from tests import rope_live
+
+    live = transformers.FalconH1Config(num_hidden_layers=3, hidden_size=64, num_attention_heads=4, num_key_value_heads=2)
+    assert live.layers_block_type == ["hybrid"] * 3
+    rope = read_config(live.to_dict())
+    assert all(layer.rotates and layer.window is None for layer in rope.layers.values())
+    assert not any("does not classify" in note for note in rope.notes)
+    rope_live.check_config(live.to_dict(), torch.tensor([0, 1, 5, 100, 5000]))

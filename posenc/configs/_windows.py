@@ -46,8 +46,12 @@ TWO_SIDED: dict[str, dict[str, Any]] = {
 # Model types whose modeling code gives its softmax-attention layers names of its own: each name -> the
 # kind it runs as. ZAYA's "hybrid" layers are causal attention beside its CCA projection, its
 # "hybrid_sliding" ones sliding-window attention: the masks (modeling_zaya.py:740-741), the window
-# given to the latter only (:374) and the rotation at both (:402). The table generator probes them so.
-LAYER_KINDS: dict[str, dict[str, str]] = {"zaya": {"hybrid": "full_attention", "hybrid_sliding": "sliding_attention"}}
+# given to the latter only (:374) and the rotation at both (:402). Falcon-H1's layers are all "hybrid"
+# (configuration_falcon_h1.py:133-134): attention, rotated (modeling_falcon_h1.py:212), beside a Mamba
+# mixer in the same block (:873-875). Zamba2's "hybrid" layers are not here: their shared attention
+# rotates only with use_mem_rope (modeling_zamba2.py:305). The table generator probes them so.
+LAYER_KINDS: dict[str, dict[str, str]] = {"zaya": {"hybrid": "full_attention", "hybrid_sliding": "sliding_attention"},
+                                         "falcon_h1": {"hybrid": "full_attention"}}
 
 
 def layer_kind(model_type: str | None, layer_type: str) -> str:
