@@ -341,3 +341,25 @@ def test_falcon_h1_hybrid_layers_rotate() -> None:
     assert all(layer.rotates and layer.window is None for layer in rope.layers.values())
     assert not any("does not classify" in note for note in rope.notes)
     rope_live.check_config(live.to_dict(), torch.tensor([0, 1, 5, 100, 5000]))
+
+
+@pytest.mark.xfail(strict=True, reason="T5Gemma2's encoder windows reach both ways, unevenly: (W + 1) // 2 - 1 tokens "
+                   "before a query and W // 2 after (its own sliding_window_mask_function, modeling_t5gemma2.py:708-724, "
+                   "used by T5Gemma2TextEncoder at :795-798); LayerRope cannot say so yet (window_sides 'both' is "
+                   "|q - k| <= W), and read_config reads a causal window of W")
+def test_t5gemma2_encoder_window_as_its_mask() -> None:
+    from transformers.masking_utils import create_bidirectional_mask
+    from transformers.models.t5gemma2.modeling_t5gemma2 import sliding_window_mask_function
+
+    text = transformers.T5Gemma2EncoderConfig(text_config={
+        "num_hidden_layers": 2, "sliding_window": 4, "hidden_size": 64, "num_attention_heads": 4,
+        "num_key_value_heads": 2, "head_dim": 16}).text_config
+    text._attn_implementation = "eager"
+    mask = create_bidirectional_mask(config=text, inputs_embeds=torch.zeros(1, 12, 8), attention_mask=None,
+                                     and_mask_function=sliding_window_mask_function(text.sliding_window, is_causal=False))
+    assert isinstance(mask, torch.Tensor)
+    q, k = torch.arange(12)[:, None], torch.arange(12)[None, :]
+    assert torch.equal(_band(mask), (k - q >= -1) & (k - q <= 2))  # the mask as it is: 1 before, 2 after, for W = 4
+    layer = read_config(text.to_dict()).layers["sliding_attention"]
+    seen = (q - k).abs() <= layer.window if layer.window_sides == "both" else (k <= q) & (k > q - layer.window)
+    assert torch.equal(_band(mask), seen)

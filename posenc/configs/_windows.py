@@ -32,7 +32,9 @@ MAX_WINDOW = 2**53
 # the mask and runs it for each model type here. Three others build it and are not here: T5Gemma (its encoder's
 # windows are two-sided, its decoder's causal, and read_config does not read the two stacks apart)
 # and the two Gemma 4 assistants (the mask there covers the target model's cached keys, flipped to
-# look back: modeling_gemma4_assistant.py:226-244).
+# look back: modeling_gemma4_assistant.py:226-244). T5Gemma2's encoder masks with a function of its own,
+# two-sided and uneven ((W + 1) // 2 - 1 tokens before, W // 2 after: modeling_t5gemma2.py:708-724), which
+# LayerRope cannot say yet: read as a causal window (a strict xfail in tests/test_rope_sites_windows.py).
 TWO_SIDED: dict[str, dict[str, Any]] = {
     "modernbert": {"where": "modeling_modernbert.py:450"},
     "embedding_gemma2_text": {"where": "modeling_embedding_gemma2.py:541"},
