@@ -281,7 +281,6 @@ DEFAULTS_DIFFER = {
 }
 UNKNOWN_LAYERS = {
     "zamba2": "its 'hybrid' layers (mamba plus a shared attention block) are a layer type posenc does not classify",
-    "unlimited_ocr_text": "its 'reference_sliding_attention' layers are a layer type posenc does not classify",
 }
 READABLE = sorted(k for k, v in _table().items() if v.get("layout") and v.get("rope", True))
 UNDERIVED = sorted(k for k, v in _table().items() if "layout" in v and v["layout"] is None and not v.get("read_by"))

@@ -162,7 +162,7 @@
       : result.rope.max_position_embeddings !== null ? Number(result.rope.max_position_embeddings) - 1 : null;
     rows.push(["Temperature", temperatureWords(layer.temperature, position)], ["Window", windowWords(name, layer)]);
     // A window that reaches both ways (LayerRope.window_sides), and a line per rotary site of a layer that
-    // rotates at more than one (posenc-inspect's "site" lines; the rules: rope_layer.js rotarySites)
+    // rotates at more than one (posenc-inspect's "site" lines; the rules: rope_sites.js rotarySites)
     if (layer.window !== null && layer.window_sides === "both") rows[rows.length - 1][1] = `${num(layer.window)} tokens on each side of the query`;
     let sites = [];
     try { sites = layer.rotates ? R.rotarySites(result.config, result.rope)[name] || [] : []; } catch (error) { rows.push(["Sites", `not read: ${error.message}`]); }
