@@ -47,15 +47,23 @@
       `each input's own (the configured image gives ${list(r.grid)})`;
   }
 
+  // A video patch (a tubelet) spans frames too: "2 frames × 14 × 14 pixels", not "2 × 14 × 14 pixels"
+  function patchWords(size) {
+    if (size.length !== 3) return `${list(size)} pixels`;
+    return `${num(size[0])} frame${+size[0] === 1 ? "" : "s"} \u00d7 ${list(size.slice(1))} pixels`;
+  }
+
+  const axisList = (axes) => (axes.length < 2 ? axes.join("") : `${axes.slice(0, -1).join(", ")} and ${axes[axes.length - 1]}`);
+
   function rows(r) {
     const out = [
-      ["Axes", r.axes.map((axis, i) => `${axis} ${r.sections[i]} pairs`).join(", ") +
+      ["Axes", r.axes.map((axis, i) => `${axis}: ${r.sections[i]} pairs`).join(", ") +
         (r.axis_pairs === "alternating" ? " (alternating pair by pair in the head)" : " (in this order in the head)")],
       ["Rotated width", `${num(r.rotary_dim)} of ${num(r.head_dim)} features, ${num(r.num_heads)} heads`],
-      ["Base", num(r.base) + (r.angle_scale !== 1 ? "; every angle \u00d7 2\u03c0" : "")],
+      ["Base", num(r.base) + (r.angle_scale !== 1 ? "; every angle multiplied by 2\u03c0" : "")],
       ["Layout", LAYOUTS[r.layout] + (r.pairing === "vjepa2" ? "; each third's table tiled, so a pair's two features turn by different rungs" : "")],
       ["Coordinates", COORDINATES[r.coordinates] + (r.coordinate_scale !== 1 ? `, \u00d7 ${fmt(r.coordinate_scale, 4)}` : "")],
-      ["Patch", `${list(r.patch_size)} ${r.axes.includes("frame") ? "(frames, pixels, pixels)" : "pixels"}`],
+      ["Patch", patchWords(r.patch_size)],
       ["Grid", gridWords(r)],
       ["Unrotated tokens", r.unrotated],
     ];
@@ -103,7 +111,7 @@
 
   /** The readout's sentence for a vision reading. */
   function readout(r) {
-    return `vision encoder ${r.model_type}: ${r.axes.length}-D RoPE over ${r.axes.join(", ")}, ${num(r.rotary_dim)} of ` +
+    return `vision encoder ${r.model_type}: ${r.axes.length}-D RoPE over ${axisList(r.axes)}, ${num(r.rotary_dim)} of ` +
       `${num(r.head_dim)} features rotate, base ${num(r.base)}, ` +
       (r.layout === "half_per_axis" ? "half pairs within each axis's block" : `${r.layout} pairs`);
   }
