@@ -59,7 +59,8 @@
     const out = [
       ["Axes", r.axes.map((axis, i) => `${axis}: ${r.sections[i]} pairs`).join(", ") +
         (r.axis_pairs === "alternating" ? " (alternating pair by pair in the head)" : " (in this order in the head)")],
-      ["Rotated width", `${num(r.rotary_dim)} of ${num(r.head_dim)} features, ${num(r.num_heads)} heads`],
+      ["Rotated width", `${num(r.rotary_dim)} of ${num(r.head_dim)} features, ${num(r.num_heads)} head` +
+        (+r.num_heads === 1 ? "" : "s")],
       ["Base", num(r.base) + (r.angle_scale !== 1 ? "; every angle multiplied by 2\u03c0" : "")],
       ["Layout", LAYOUTS[r.layout] + (r.pairing === "vjepa2" ? "; each third's table tiled, so a pair's two features turn by different rungs" : "")],
       ["Coordinates", COORDINATES[r.coordinates] + (r.coordinate_scale !== 1 ? `, \u00d7 ${fmt(r.coordinate_scale, 4)}` : "")],
