@@ -62,6 +62,9 @@ def _settings(rope: VisionRope) -> list[tuple[str, str]]:
         if rope.pairing == "vjepa2" else ""
     scaled = f", x {rope.coordinate_scale:.4g}" if rope.coordinate_scale != 1 else ""
     patch = "(frames, pixels, pixels)" if len(rope.patch_size) == 3 else "pixels"
+    patch = f"{' x '.join(map(_num, rope.patch_size))} {patch}"
+    if tuple(rope.patch_size) == (1, 1):  # a memory attention's (SAM 2/3, EdgeTAM): a feature-map grid
+        patch = "one feature-map cell (the grid counts cells of a feature map, not pixels)"
     rows = [
         ("axes", ", ".join(f"{axis} {n} pairs" for axis, n in zip(rope.axes, rope.sections)) + order),
         ("rotated width", f"{_num(rope.rotary_dim)} of {_num(rope.head_dim)} features, "
@@ -69,7 +72,7 @@ def _settings(rope: VisionRope) -> list[tuple[str, str]]:
         ("base", _num(rope.base) + ("; every angle x 2 pi" if rope.angle_scale != 1 else "")),
         ("layout", LAYOUTS[rope.layout] + tiled),
         ("coordinates", COORDINATES[rope.coordinates] + scaled),
-        ("patch", f"{' x '.join(map(_num, rope.patch_size))} {patch}"),
+        ("patch", patch),
         ("grid", _grid(rope)),
         ("unrotated tokens", rope.unrotated),
     ]

@@ -59,10 +59,20 @@ def _temperature_words(layer: LayerRope, length: int | None) -> str | None:
             f"(Llama 4's temperature tuning of NoPE layers){where}")
 
 
-def _layer_lines(name: str, layer: LayerRope, rope: ConfigRope, length: int | None) -> list[str]:
+def _head_width(layer: LayerRope, sites: Sequence[Any]) -> int | None:
+    """The query-key head's width where the rotary part is a slice of a wider head (latent attention,
+    DeepSeek-V4: the attention site's ``head_dim``), else the layer's own ``dim``."""
+    attention = next((site for site in sites if site.name == "attention"), None)
+    return attention.head_dim if attention and layer.dim is not None and attention.head_dim > layer.dim else layer.dim
+
+
+def _layer_lines(name: str, layer: LayerRope, rope: ConfigRope, length: int | None,
+                 sites: Sequence[Any] = ()) -> list[str]:
     count = f" ({len(layer.layers)} layers)" if layer.layers else ""
     sides = " on each side" if layer.window_sides == "both" else ""  # an encoder's two-sided window
-    window = f", attends within {layer.window:,} tokens{sides}" if layer.window else ""
+    # DeepSeek-V4's compressed layers: the window bounds the uncompressed keys only
+    what = "uncompressed keys (compressed keys reach further)" if any(s.name == "compressor" for s in sites) else "tokens"
+    window = f", attends within {layer.window:,} {what}{sides}" if layer.window else ""
     if not layer.rotates:
         what = "does not rotate (NoPE)" if layer.rotates is False else "is a layer type posenc does not know"
         lines = [f"{name}{count}: {what}{window}" + (f"; {layer.note}" if layer.note else "")]
@@ -70,7 +80,7 @@ def _layer_lines(name: str, layer: LayerRope, rope: ConfigRope, length: int | No
         return lines + ([f"  {temperature}"] if temperature else [])
     scaling = "no scaling" if layer.scaling is None else "scaling " + ", ".join(
         f"{k} {v}" for k, v in layer.scaling.items() if not isinstance(v, list))
-    lines = [(f"{name}{count}: rotates {layer.rotary_dim} of {layer.dim} features in {layer.layout} pairs, "
+    lines = [(f"{name}{count}: rotates {layer.rotary_dim} of {_head_width(layer, sites)} features in {layer.layout} pairs, "
               f"base {layer.base:g}, {scaling}{window}"),
              f"  attention factor on cos and sin: {layer.attention_factor:.4f}"]
     if layer.softmax_scale != 1.0:
@@ -205,7 +215,7 @@ def describe(config: Mapping[str, Any], layer_type: str | None = None, length: i
     lines = [f"model type {rope.model_type}: {kinds}" + (", attention sinks" if rope.sinks else "")]
     sites = _sites(config)
     for name, layer in layers.items():
-        lines += _layer_lines(name, layer, rope, length) + _site_lines(sites.get(name, ()))
+        lines += _layer_lines(name, layer, rope, length, sites.get(name, ())) + _site_lines(sites.get(name, ()))
     found = warnings_for(rope, length, config)
     if found:
         lines.append("warnings:")

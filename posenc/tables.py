@@ -265,10 +265,18 @@ def _outside_cell(rope: Any) -> str:
     return "; ".join(dict.fromkeys(found)) or "-"
 
 
+def _head_width(layer: Any, sites: dict[str, Any]) -> int:
+    """The query-key head's width: the attention site's, where the rotary part is a slice of a wider head."""
+    widths = [site.head_dim for site in sites.get(layer.layer_type, ()) if site.name == "attention"]
+    return max([layer.dim, *widths])
+
+
 def zoo_table() -> Table:
     """One checkpoint per family of the zoo (``posenc/zoo``), each cell computed by
     `posenc.configs.read_config` from the published config: which layers rotate, the layout,
-    the base, the rotated part of the head, the scaling rule, the context (trained -> declared),
+    the base, the rotated part of the query-key head (of the whole head where the rotary part is a
+    slice of its own: latent attention's ``qk_rope_head_dim`` of ``qk_nope_head_dim + qk_rope_head_dim``,
+    from `posenc.configs.sites.rotary_sites`), the scaling rule, the context (trained -> declared),
     and what acts outside the rotation.
 
     Examples:
@@ -279,6 +287,7 @@ def zoo_table() -> Table:
         ['52 sliding, 10 full', 'half', '10k (sliding), 1M (full)', '128/128']
     """
     from posenc.configs import read_config
+    from posenc.configs.sites import rotary_sites
 
     header = ["model", "layers", "layout", "base", "rotated", "scaling", "context", "outside RoPE"]
     rows = []
@@ -295,6 +304,7 @@ def zoo_table() -> Table:
         except ValueError:  # the layout of a model type transformers lacks: posenc does not guess it
             rows.append([name, "-", "not in transformers", "-", "-", "-", "-", "-"])
             continue
+        sites = rotary_sites(config)
         original, longest = rope.original_max_position_embeddings, rope.max_position_embeddings
         factors = [layer.scaling.get("factor", 1.0) for layer in rope.layers.values() if layer.scaling]
         if original and factors:  # the length the rule stretches to, when the config declares less
@@ -304,7 +314,7 @@ def zoo_table() -> Table:
             context = f"{_short_number(original)} → {context}"
         rows.append([name, _layers_cell(rope), _per_kind(rope, lambda layer: layer.layout),
                      _per_kind(rope, lambda layer: _short_number(layer.base)),
-                     _per_kind(rope, lambda layer: f"{layer.rotary_dim}/{layer.dim}"),
+                     _per_kind(rope, lambda layer, sites=sites: f"{layer.rotary_dim}/{_head_width(layer, sites)}"),
                      _per_kind(rope, _scaling_cell), context, _outside_cell(rope)])
     return header, rows
 # --8<-- [end:zoo]

@@ -14,7 +14,7 @@ keys. Some layers rotate at more than one place, each with its own width, layout
   indexer's queries and keys as well, and the attention output turns back by the query's angle.
 
 `rotary_sites` lists the sites of every kind of layer as `RotarySite` records. Which model types
-have which sites is data (`_RULES`, each rule citing transformers' code); the tests run each site
+have which sites is data (a table in this module, each rule citing transformers' code); the tests run each site
 of the pinned transformers and compare what it does with posenc's rotation. DeepSeek-V4's rope
 parameters are keyed by rope kind (``main``, ``compress``), not by layer type, so its reading is
 built here (`read_deepseek_v4`) rather than from the model-type table.
@@ -48,8 +48,11 @@ class RotarySite:
         head_dim: the width of each vector this site turns part of.
         width: how many of those features turn.
         features: ``"first"`` or ``"last"``: where the turned features sit in the vector.
-        layout, base, scaling, attention_factor: as `posenc.rope.apply_rope` takes them (on the turned
+        layout: ``"half"`` or ``"interleaved"``, as `posenc.rope.apply_rope` takes it (on the turned
             features only).
+        base: the base of the frequency ladder, as `posenc.rope.apply_rope` takes it.
+        scaling: the scaling rule, as `posenc.rope.apply_rope` takes it (None: none).
+        attention_factor: the factor on cos and sin, as `posenc.rope.apply_rope` takes it.
         positions: ``"token"`` (each token's own position) or ``"window start"`` (a compressed entry
             turns by the position of the first token of the window it summarises).
         inverse: True where the site turns by minus the angle (undoes a rotation).
@@ -142,8 +145,10 @@ def rotary_sites(config: Mapping[str, Any], *, layout: str | None = None) -> dic
 
     Examples:
         >>> sites = rotary_sites({"model_type": "deepseek_v32", "num_hidden_layers": 2})
-        >>> [(s.name, s.head_dim, s.width, s.features, s.layout) for s in sites["indexed_attention"]]
-        [('attention', 192, 64, 'last', 'interleaved'), ('indexer', 128, 64, 'first', 'half')]
+        >>> for s in sites["indexed_attention"]:
+        ...     print(s.name, s.head_dim, s.width, s.features, s.layout)
+        attention 192 64 last interleaved
+        indexer 128 64 first half
     """
     config = _as_mapping(config)
     model_type, text = _text_part(config)
@@ -291,14 +296,18 @@ def read_deepseek_v4(config: Mapping[str, Any], *, layout: str | None = None) ->
         layout: None or ``"interleaved"`` (the only layout of this model type).
 
     Examples:
-        >>> rope = read_deepseek_v4({"model_type": "deepseek_v4", "num_hidden_layers": 4,
-        ...                          "layer_types": ["sliding_attention", "compressed_sparse_attention",
-        ...                                          "heavily_compressed_attention", "sliding_attention"],
-        ...                          "rope_scaling": {"type": "yarn", "factor": 16,
-        ...                                           "original_max_position_embeddings": 65536}})
-        >>> [(k, l.base, l.scaling and l.scaling["type"], l.layers) for k, l in rope.layers.items()]
-        [('sliding_attention', 10000.0, None, (0, 3)), ('compressed_sparse_attention', 160000.0, 'yarn', (1,)), \
-('heavily_compressed_attention', 160000.0, 'yarn', (2,))]
+        >>> kinds = ["sliding_attention", "compressed_sparse_attention",
+        ...          "heavily_compressed_attention", "sliding_attention"]
+        >>> yarn = {"type": "yarn", "factor": 16,
+        ...         "original_max_position_embeddings": 65536}
+        >>> rope = read_deepseek_v4({"model_type": "deepseek_v4", "layer_types": kinds,
+        ...                          "num_hidden_layers": 4, "rope_scaling": yarn})
+        >>> for kind, layer in rope.layers.items():
+        ...     rule = layer.scaling and layer.scaling["type"]
+        ...     print(kind, layer.base, rule, layer.layers)
+        sliding_attention 10000.0 None (0, 3)
+        compressed_sparse_attention 160000.0 yarn (1,)
+        heavily_compressed_attention 160000.0 yarn (2,)
     """
     config = _as_mapping(config)
     _, config = _text_part(config)

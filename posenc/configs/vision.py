@@ -44,7 +44,8 @@ class VisionRope:
     Attributes:
         model_type: the (sub-)config's model type.
         axes: the axes in the order their pairs come in the head (``"frame"``, ``"row"``, ``"column"``).
-        head_dim: features per head; num_heads: heads.
+        head_dim: features per head.
+        num_heads: heads.
         sections: pairs of the head each axis owns, in the order of ``axes`` (sums to rotary_dim / 2).
         rotary_dim: features rotated; the rest of the head passes unchanged.
         base: the base of the frequency ladder (``rope_theta``).
@@ -56,7 +57,9 @@ class VisionRope:
             features of a pair turn by different rungs (V-JEPA 2's released models; not a rotation).
         coordinates: what a patch's coordinate is: ``"patch_centre"`` (centre of the cell scaled to
             [-1, 1] per axis), ``"index"`` (row and column from 0), ``"index_from_one"`` (from 1).
-        patch_size: (height, width) of a patch in pixels (frames per tubelet first for video).
+        patch_size: (height, width) of a patch in pixels (frames per tubelet first for video);
+            (1, 1) for a memory attention (SAM 2, SAM 3, EdgeTAM), whose grid is the image
+            encoder's feature map: one cell.
         grid: the grid the config fixes, or None where the input's grid is used.
         grid_rule: ``"any"`` (any grid), ``"configured"`` (only ``grid``, frames free),
             ``"merge_blocks"`` (rows and columns multiples of ``spatial_merge_size``).
@@ -223,7 +226,8 @@ def read_vision_config(config: Mapping[str, Any] | Any) -> VisionRope:
             names the key and its value.
 
     Examples:
-        >>> r = read_vision_config({"model_type": "dinov3_vit", "hidden_size": 384, "num_attention_heads": 6})
+        >>> r = read_vision_config({"model_type": "dinov3_vit", "hidden_size": 384,
+        ...                         "num_attention_heads": 6})
         >>> r.axes, r.sections, r.base, r.layout, r.coordinates, r.grid
         (('row', 'column'), (16, 16), 100.0, 'half', 'patch_centre', (14, 14))
     """
