@@ -153,12 +153,16 @@ def apply_rope_nd(x: Tensor, positions: Tensor, *, sections: Sequence[int], base
 
 
 # --8<-- [start:apply]
-def _rotate_nd(x: Tensor, positions: Tensor, owner: Tensor, sections: tuple[int, ...], *, frequencies: str,
-               base: float, layout: str) -> Tensor:
-    """Turn pair j of ``x [..., seq, dim]`` by the coordinate of its axis ``owner[j]`` times its theta."""
+def _rotate_nd(x: Tensor, positions: Tensor, owner: Tensor,
+               sections: tuple[int, ...], *, frequencies: str, base: float,
+               layout: str) -> Tensor:
+    """Turn pair j of ``x [..., seq, dim]`` by the coordinate of its axis
+    ``owner[j]`` times its theta."""
     pos = positions.to(torch.float64)  # [..., seq, n_axes]
-    theta = _pair_frequencies(owner, sections, frequencies, base).to(pos.device)  # [dim/2]
-    angles = pos[..., owner.to(pos.device)] * theta  # [..., seq, dim/2]: coordinate of the pair's axis
+    theta = _pair_frequencies(owner, sections, frequencies, base)
+    theta = theta.to(pos.device)  # [dim/2]
+    # [..., seq, dim/2]: the coordinate of each pair's axis, times its theta
+    angles = pos[..., owner.to(pos.device)] * theta
     return apply_table(x, angles.cos(), angles.sin(), layout)
 # --8<-- [end:apply]
 
@@ -284,19 +288,24 @@ def mrope_positions(segments: Sequence[int | tuple[int, int, int]], *, spatial_m
 
 
 # --8<-- [start:mrope-positions]
-def _mrope_ids(segments: Sequence[int | tuple[int, int, int]], merge: int, steps: Sequence[float]) -> Tensor:
-    """The ``[3, seq]`` (time, height, width) ids of text runs (ints) and grids ``(t, h, w)``, the
-    temporal id of frame i ``floor(i * step)`` after the grid's start."""
+def _mrope_ids(segments: Sequence[int | tuple[int, int, int]], merge: int,
+               steps: Sequence[float]) -> Tensor:
+    """The ``[3, seq]`` (time, height, width) ids of text runs (ints) and
+    grids ``(t, h, w)``, the temporal id of frame i ``floor(i * step)``
+    after the grid's start."""
     blocks, start, step = [], 0, iter(steps)
     for segment in segments:
-        if isinstance(segment, int):  # text: one id, repeated on the three axes
+        if isinstance(segment, int):  # text: one id, repeated on 3 axes
             blocks.append((start + torch.arange(segment)).expand(3, -1))
             start += segment
         else:  # a grid: its (time, row, column) offset by the current start
             t, h, w = segment[0], segment[1] // merge, segment[2] // merge
-            ids = grid_positions(t, h, w).T  # [3, t*h*w]: (frame, row, column)
-            frame_ids = torch.floor(torch.arange(t, dtype=torch.float64) * next(step)).long()  # time-aligned
-            blocks.append(start + torch.stack((frame_ids[ids[0]], ids[1], ids[2])))
+            ids = grid_positions(t, h, w).T  # [3, t*h*w]: (frame, row, col)
+            frames = torch.arange(t, dtype=torch.float64)
+            # time-aligned: frame i at floor(i * step)
+            frame_ids = torch.floor(frames * next(step)).long()
+            blocks.append(
+                start + torch.stack((frame_ids[ids[0]], ids[1], ids[2])))
             start += max(h, w)
     return torch.cat(blocks, dim=1)
 # --8<-- [end:mrope-positions]

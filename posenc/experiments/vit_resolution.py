@@ -56,7 +56,8 @@ class Config:
 
     name: str
     methods: tuple[str, ...]
-    seeds: tuple[int, ...]  # one model per (method, seed); the data split is the same for all
+    # one model per (method, seed); the data split is the same for all
+    seeds: tuple[int, ...]
     train_size: int  # pixels per side when training (the digits' own 8)
     eval_sizes: tuple[int, ...]  # pixels per side of the upsampled test images
     patch_size: int
@@ -65,23 +66,27 @@ class Config:
     num_layers: int
     batch_size: int
     epochs: int
-    learning_rate: float  # AdamW, linear warm-up for one epoch, then cosine decay to zero
+    # AdamW, linear warm-up for one epoch, then cosine decay to zero
+    learning_rate: float
     weight_decay: float
     test_fraction: float  # held out, stratified by class, split seed 0
-    max_train: int | None  # None: every training digit (the tiny config uses a few)
+    # None: every training digit (the tiny config uses a few)
+    max_train: int | None
 
     def as_dict(self) -> dict[str, Any]:
         return json.loads(json.dumps(asdict(self)))
 
 
 CONFIGS = {
-    "full": Config(name="full", methods=METHODS, seeds=(0, 1, 2, 3, 4), train_size=8,
-                   eval_sizes=(8, 12, 16), patch_size=2, dim=32, num_heads=2, num_layers=2,
-                   batch_size=64, epochs=40, learning_rate=3e-3, weight_decay=0.05, test_fraction=0.25,
-                   max_train=None),
-    "tiny": Config(name="tiny", methods=METHODS, seeds=(0,), train_size=8, eval_sizes=(8, 12),
-                   patch_size=2, dim=16, num_heads=2, num_layers=1, batch_size=32, epochs=1,
-                   learning_rate=3e-3, weight_decay=0.05, test_fraction=0.25, max_train=96),
+    "full": Config(name="full", methods=METHODS, seeds=(0, 1, 2, 3, 4),
+                   train_size=8, eval_sizes=(8, 12, 16), patch_size=2,
+                   dim=32, num_heads=2, num_layers=2, batch_size=64,
+                   epochs=40, learning_rate=3e-3, weight_decay=0.05,
+                   test_fraction=0.25, max_train=None),
+    "tiny": Config(name="tiny", methods=METHODS, seeds=(0,), train_size=8,
+                   eval_sizes=(8, 12), patch_size=2, dim=16, num_heads=2,
+                   num_layers=1, batch_size=32, epochs=1, learning_rate=3e-3,
+                   weight_decay=0.05, test_fraction=0.25, max_train=96),
 }
 # --8<-- [end:config]
 
