@@ -213,7 +213,8 @@ def large_table() -> Table:
 
 # --8<-- [start:zoo]
 def _short_number(value: float) -> str:
-    """10000 -> '10k', 1000000 -> '1M'; lengths in binary units: 131072 -> '128k', 10485760 -> '10M'."""
+    """10000 -> '10k', 1000000 -> '1M'; lengths in binary units:
+    131072 -> '128k', 10485760 -> '10M'."""
     for unit, suffix in ((1e6, "M"), (2**20, "M"), (1e3, "k"), (2**10, "k")):
         if value >= unit and value % unit == 0:
             return f"{value / unit:g}{suffix}"
@@ -221,12 +222,15 @@ def _short_number(value: float) -> str:
 
 
 def _per_kind(rope: Any, cell: Any) -> str:
-    """One value if every rotating kind of layer agrees, else 'value (kind)' for each."""
-    rotating = {name: layer for name, layer in rope.layers.items() if layer.rotates}
+    """One value if every rotating kind of layer agrees, else
+    'value (kind)' for each."""
+    rotating = {name: layer for name, layer in rope.layers.items()
+                if layer.rotates}
     values = {name: cell(layer) for name, layer in rotating.items()}
     if len(set(values.values())) == 1:
         return next(iter(values.values()))
-    return ", ".join(f"{value} ({name.split('_')[0]})" for name, value in values.items())
+    return ", ".join(f"{value} ({name.split('_')[0]})"
+                     for name, value in values.items())
 
 
 def _scaling_cell(layer: Any) -> str:
@@ -235,7 +239,8 @@ def _scaling_cell(layer: Any) -> str:
         return "-"
     factor = scaling.get("factor")
     if factor is None and scaling["type"] == "longrope":
-        factor = scaling["max_position_embeddings"] / scaling["original_max_position_embeddings"]
+        factor = (scaling["max_position_embeddings"]
+                  / scaling["original_max_position_embeddings"])
     return scaling["type"] + (f" ×{factor:g}" if factor else "")
 
 
@@ -243,9 +248,11 @@ def _layers_cell(rope: Any) -> str:
     parts = []
     for name, layer in rope.layers.items():
         kind = name.removesuffix(":nope").replace("_attention", "")
-        kind = "sliding" if kind == "full" and layer.window else kind  # Mistral: one window for every layer
+        # Mistral: one window for every layer
+        kind = "sliding" if kind == "full" and layer.window else kind
         count = f"{len(layer.layers)} " if layer.layers else ""
-        what = "" if layer.rotates else " no attention" if kind == "linear" else " NoPE"
+        what = ("" if layer.rotates
+                else " no attention" if kind == "linear" else " NoPE")
         parts.append(f"{count}{kind}{what}")
     return ", ".join(parts)
 
@@ -255,9 +262,11 @@ def _outside_cell(rope: Any) -> str:
     for layer in rope.layers.values():
         t = layer.temperature
         if t and t["rule"] == "llama_4_scaling_beta":
-            found.append(f"q × (1 + {t['beta']:g} ln(1 + ⌊p/{_short_number(t['length'])}⌋))")
+            found.append(f"q × (1 + {t['beta']:g} ln(1 + "
+                         f"⌊p/{_short_number(t['length'])}⌋))")
         elif t:
-            found.append(f"NoPE q × (1 + {t['attn_scale']:g} ln(1 + ⌊(p+1)/{_short_number(t['floor_scale'])}⌋))")
+            found.append(f"NoPE q × (1 + {t['attn_scale']:g} ln(1 + "
+                         f"⌊(p+1)/{_short_number(t['floor_scale'])}⌋))")
         if layer.softmax_scale != 1.0:
             found.append(f"softmax scale ×{layer.softmax_scale:.2f}")
     if rope.sinks:
@@ -266,18 +275,22 @@ def _outside_cell(rope: Any) -> str:
 
 
 def _head_width(layer: Any, sites: dict[str, Any]) -> int:
-    """The query-key head's width: the attention site's, where the rotary part is a slice of a wider head."""
-    widths = [site.head_dim for site in sites.get(layer.layer_type, ()) if site.name == "attention"]
+    """The query-key head's width: the attention site's, where the rotary
+    part is a slice of a wider head."""
+    widths = [site.head_dim for site in sites.get(layer.layer_type, ())
+              if site.name == "attention"]
     return max([layer.dim, *widths])
 
 
 def zoo_table() -> Table:
-    """One checkpoint per family of the zoo (``posenc/zoo``), each cell computed by
-    `posenc.configs.read_config` from the published config: which layers rotate, the layout,
-    the base, the rotated part of the query-key head (of the whole head where the rotary part is a
-    slice of its own: latent attention's ``qk_rope_head_dim`` of ``qk_nope_head_dim + qk_rope_head_dim``,
-    from `posenc.configs.sites.rotary_sites`), the scaling rule, the context (trained -> declared),
-    and what acts outside the rotation.
+    """One checkpoint per family of the zoo (``posenc/zoo``), each cell
+    computed by `posenc.configs.read_config` from the published config:
+    which layers rotate, the layout, the base, the rotated part of the
+    query-key head (of the whole head where the rotary part is a slice of
+    its own: latent attention's ``qk_rope_head_dim`` of
+    ``qk_nope_head_dim + qk_rope_head_dim``, from
+    `posenc.configs.sites.rotary_sites`), the scaling rule, the context
+    (trained -> declared), and what acts outside the rotation.
 
     Examples:
         >>> header, rows = zoo_table()
@@ -289,33 +302,45 @@ def zoo_table() -> Table:
     from posenc.configs import read_config
     from posenc.configs.sites import rotary_sites
 
-    header = ["model", "layers", "layout", "base", "rotated", "scaling", "context", "outside RoPE"]
+    header = ["model", "layers", "layout", "base", "rotated", "scaling",
+              "context", "outside RoPE"]
     rows = []
-    for path in sorted((Path(__file__).resolve().parent / "zoo").glob("*.json")):
+    for path in sorted((Path(__file__).resolve().parent
+                        / "zoo").glob("*.json")):
         entry = json.loads(path.read_text())
         if not entry.get("_table_row"):
             continue
         config = {k: v for k, v in entry.items() if not k.startswith("_")}
         name = f"[{entry['_family']}: {entry['_name']}]({entry['_source']})"
-        if "_read_as" in entry:  # a model type transformers lacks, run with the code its card names
+        # a model type transformers lacks, run with the code its card names
+        if "_read_as" in entry:
             config["model_type"] = entry["_read_as"]
         try:
             rope = read_config(config)
-        except ValueError:  # the layout of a model type transformers lacks: posenc does not guess it
-            rows.append([name, "-", "not in transformers", "-", "-", "-", "-", "-"])
+        except ValueError:
+            # the layout of a model type transformers lacks: posenc does
+            # not guess it
+            rows.append([name, "-", "not in transformers",
+                         "-", "-", "-", "-", "-"])
             continue
         sites = rotary_sites(config)
-        original, longest = rope.original_max_position_embeddings, rope.max_position_embeddings
-        factors = [layer.scaling.get("factor", 1.0) for layer in rope.layers.values() if layer.scaling]
-        if original and factors:  # the length the rule stretches to, when the config declares less
+        original, longest = (rope.original_max_position_embeddings,
+                             rope.max_position_embeddings)
+        factors = [layer.scaling.get("factor", 1.0)
+                   for layer in rope.layers.values() if layer.scaling]
+        # the length the rule stretches to, when the config declares less
+        if original and factors:
             longest = max(longest or 0, int(original * max(factors)))
         context = "-" if longest is None else _short_number(longest)
         if original and longest and original != longest:
             context = f"{_short_number(original)} → {context}"
-        rows.append([name, _layers_cell(rope), _per_kind(rope, lambda layer: layer.layout),
-                     _per_kind(rope, lambda layer: _short_number(layer.base)),
-                     _per_kind(rope, lambda layer, sites=sites: f"{layer.rotary_dim}/{_head_width(layer, sites)}"),
-                     _per_kind(rope, _scaling_cell), context, _outside_cell(rope)])
+        rows.append([
+            name, _layers_cell(rope),
+            _per_kind(rope, lambda layer: layer.layout),
+            _per_kind(rope, lambda layer: _short_number(layer.base)),
+            _per_kind(rope, lambda layer, sites=sites:
+                      f"{layer.rotary_dim}/{_head_width(layer, sites)}"),
+            _per_kind(rope, _scaling_cell), context, _outside_cell(rope)])
     return header, rows
 # --8<-- [end:zoo]
 
