@@ -285,17 +285,23 @@ def _attend(q: Tensor, k: Tensor, v: Tensor, *, logits: Tensor | None = None, bi
 
 
 # --8<-- [start:softmax]
-def _softmax_attend(logits: Tensor, v: Tensor, sinks: Tensor | None, dtype: torch.dtype,
+def _softmax_attend(logits: Tensor, v: Tensor, sinks: Tensor | None,
+                    dtype: torch.dtype,
                     out_dtype: torch.dtype) -> tuple[Tensor, Tensor]:
-    """softmax over the keys (and the sink of each head, whose weight is dropped), then the values."""
-    if sinks is not None:  # gpt-oss: one more logit per head, in the denominator only
-        sink = sinks.to(device=logits.device, dtype=dtype).view(-1, 1, 1).expand(*logits.shape[:-1], 1)
-        weights = torch.softmax(torch.cat((logits, sink), dim=-1), dim=-1)[..., :-1]  # [..., q_len, k_len]
+    """softmax over the keys (and the sink of each head, whose weight is
+    dropped), then the values."""
+    if sinks is not None:  # gpt-oss: one more logit per head, denominator only
+        sink = sinks.to(device=logits.device, dtype=dtype).view(-1, 1, 1)
+        sink = sink.expand(*logits.shape[:-1], 1)
+        weights = torch.softmax(torch.cat((logits, sink), dim=-1), dim=-1)
+        weights = weights[..., :-1]  # [..., q_len, k_len]
     else:
-        # A query with no visible key (or no key at all): softmax over all -inf would be NaN;
-        # define it as zeros, as torch's own scaled_dot_product_attention does.
+        # A query with no visible key (or no key at all): softmax over all
+        # -inf would be NaN; define it as zeros, as torch's own
+        # scaled_dot_product_attention does.
         blind = (logits == float("-inf")).all(dim=-1, keepdim=True)
-        weights = torch.softmax(logits.masked_fill(blind, 0.0), dim=-1).masked_fill(blind, 0.0)
+        weights = torch.softmax(logits.masked_fill(blind, 0.0), dim=-1)
+        weights = weights.masked_fill(blind, 0.0)
     return (weights @ v.to(dtype)).to(v.dtype), weights.to(out_dtype)
 # --8<-- [end:softmax]
 

@@ -253,15 +253,23 @@ class LatentAttention(nn.Module):
         return self._attend(x.shape, q_nope, q_rope, latent, rope_key, mask, absorb)
 
     # --8<-- [start:project]
-    def _project(self, x: Tensor, positions: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
-        """Queries (two parts, per head), the latent and the shared key part, both rotated parts turned."""
+    def _project(self, x: Tensor,
+                 positions: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        """Queries (two parts, per head), the latent and the shared key
+        part, both rotated parts turned."""
         batch, seq, _ = x.shape
-        q = self.q_proj(x).view(batch, seq, self.num_heads, self.qk_head_dim).transpose(1, 2)  # [b, H, s, d_qk]
-        q_nope, q_rope = q.split([self.qk_nope_head_dim, self.qk_rope_head_dim], dim=-1)
-        latent, rope_key = self.kv_a_proj(x).split([self.kv_lora_rank, self.qk_rope_head_dim], dim=-1)
-        latent = self.kv_a_norm(latent)  # [b, s, r]: cached as it is, never rotated
-        q_rope = self.rotary.rotate_queries(q_rope, positions)  # [b, H, s, d_rope]
-        rope_key = self.rotary.rotate_keys(rope_key, positions)  # [b, s, d_rope]: one key part for every head
+        q = self.q_proj(x).view(batch, seq, self.num_heads, self.qk_head_dim)
+        q = q.transpose(1, 2)  # [b, H, s, d_qk]
+        q_nope, q_rope = q.split(
+            [self.qk_nope_head_dim, self.qk_rope_head_dim], dim=-1)
+        latent, rope_key = self.kv_a_proj(x).split(
+            [self.kv_lora_rank, self.qk_rope_head_dim], dim=-1)
+        # [b, s, r]: cached as it is, never rotated
+        latent = self.kv_a_norm(latent)
+        # [b, H, s, d_rope]
+        q_rope = self.rotary.rotate_queries(q_rope, positions)
+        # [b, s, d_rope]: one key part for every head
+        rope_key = self.rotary.rotate_keys(rope_key, positions)
         return q_nope, q_rope, latent, rope_key
     # --8<-- [end:project]
 
@@ -349,13 +357,17 @@ def latent_key_logits(q: Tensor, latent: Tensor, w_uk: Tensor, *, q_positions: T
 
 
 # --8<-- [start:absorb]
-def _latent_logits(q: Tensor, latent: Tensor, w_uk: Tensor, rotary: RotaryEmbedding | None, k_pos: Tensor | None,
+def _latent_logits(q: Tensor, latent: Tensor, w_uk: Tensor,
+                   rotary: RotaryEmbedding | None, k_pos: Tensor | None,
                    absorb: bool) -> Tensor:
-    """q (already rotated, if at all) against the keys ``W_uk c``: expanded (and rotated), or absorbed."""
+    """q (already rotated, if at all) against the keys ``W_uk c``: expanded
+    (and rotated), or absorbed."""
     if absorb:  # one vector per query, whatever the key's position: W_ukᵀ q
-        return torch.einsum("...hsd,hdr->...hsr", q, w_uk) @ latent.unsqueeze(-3).transpose(-2, -1)
+        absorbed = torch.einsum("...hsd,hdr->...hsr", q, w_uk)
+        return absorbed @ latent.unsqueeze(-3).transpose(-2, -1)
     keys = torch.einsum("...kr,hdr->...hkd", latent, w_uk)  # [..., H, k_len, d]
     if rotary is not None and k_pos is not None:
-        keys = rotary.rotate_keys(keys, k_pos)  # R_n W_uk c: the rotation sits between W_uk and q
+        # R_n W_uk c: the rotation sits between W_uk and q
+        keys = rotary.rotate_keys(keys, k_pos)
     return q @ keys.transpose(-2, -1)
 # --8<-- [end:absorb]

@@ -59,9 +59,12 @@ def _check_positions(positions: object) -> Tensor:
 
 
 # --8<-- [start:temperature]
-def _temperature(positions: Tensor, beta: float, length: int, offset: int) -> Tensor:
-    """1 + beta * log(1 + floor((p + offset) / length)), float64, for integer positions."""
-    steps = torch.div(positions + offset, length, rounding_mode="floor")  # exact integer floor
+def _temperature(positions: Tensor, beta: float, length: int,
+                 offset: int) -> Tensor:
+    """1 + beta * log(1 + floor((p + offset) / length)), float64, for
+    integer positions."""
+    # an exact integer floor
+    steps = torch.div(positions + offset, length, rounding_mode="floor")
     return 1.0 + beta * torch.log1p(steps.to(torch.float64))
 # --8<-- [end:temperature]
 
