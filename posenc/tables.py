@@ -135,18 +135,22 @@ def scaling_table() -> Table:
 
 # --8<-- [start:study]
 def perplexity_table() -> Table:
-    """Perplexity of every method at each evaluation length: mean over seeds (min–max)."""
+    """Perplexity of every method at each evaluation length: mean over
+    seeds (min–max)."""
     results = load_results()
     header = ["method"] + [f"ppl@{n}" for n in results["eval_lengths"]]
-    return header, [[method] + [_spread(entry, "perplexity", i) for i in range(len(results["eval_lengths"]))]
+    return header, [[method] + [_spread(entry, "perplexity", i)
+                                for i in range(len(results["eval_lengths"]))]
                     for method, entry in results["methods"].items()]
 
 
 def retrieval_table() -> Table:
-    """MQAR accuracy of every method at each length: mean over seeds (min–max)."""
+    """MQAR accuracy of every method at each length: mean over seeds
+    (min–max)."""
     results = retrieval.load_results()
     header = ["method"] + [f"recall@{n}" for n in results["eval_lengths"]]
-    return header, [[method] + [_spread(entry, "accuracy", i) for i in range(len(results["eval_lengths"]))]
+    return header, [[method] + [_spread(entry, "accuracy", i)
+                                for i in range(len(results["eval_lengths"]))]
                     for method, entry in results["methods"].items()]
 
 
@@ -154,10 +158,12 @@ def _extension_table(task: str) -> Table:
     results = context_extension.load_results()
     entry, lengths = results["tasks"][task], results["eval_lengths"]
     metric = entry["metric"]
-    header = ["rule"] + [f"no training @{n}" for n in lengths] + [f"fine-tuned @{n}" for n in lengths]
+    header = (["rule"] + [f"no training @{n}" for n in lengths]
+              + [f"fine-tuned @{n}" for n in lengths])
     rows = []
     for rule in entry["no_training"]:
-        cells = [_spread(entry["no_training"][rule], metric, i) for i in range(len(lengths))]
+        cells = [_spread(entry["no_training"][rule], metric, i)
+                 for i in range(len(lengths))]
         tuned = entry["fine_tuned"].get(rule)
         cells += ["not fine-tuned"] * len(lengths) if tuned is None else \
             [_spread(tuned, metric, i) for i in range(len(lengths))]
@@ -166,46 +172,61 @@ def _extension_table(task: str) -> Table:
 
 
 def extension_perplexity_table() -> Table:
-    """The RoPE language models with each scaling rule: perplexity without training (s = l/L) and
-    after the short fine-tune at 2L (s = 2), mean over seeds (min–max)."""
+    """The RoPE language models with each scaling rule: perplexity without
+    training (s = l/L) and after the short fine-tune at 2L (s = 2), mean
+    over seeds (min–max)."""
     return _extension_table("lm")
 
 
 def extension_accuracy_table() -> Table:
-    """The RoPE MQAR models with each scaling rule: accuracy without training and after the
-    short fine-tune, mean over seeds (min–max)."""
+    """The RoPE MQAR models with each scaling rule: accuracy without
+    training and after the short fine-tune, mean over seeds (min–max)."""
     return _extension_table("retrieval")
 
 
 def windows_table() -> Table:
-    """Perplexity at 8L of every method with full attention, a window of L keys, and 4 sinks plus
-    a window (keys at their original positions): mean over seeds (min–max)."""
+    """Perplexity at 8L of every method with full attention, a window of L
+    keys, and 4 sinks plus a window (keys at their original positions):
+    mean over seeds (min–max)."""
     results = inference_windows.load_results()
     labels = list(next(iter(results["methods"].values())))
-    return ["method", *labels], [[method] + [_spread(entry[label], "perplexity", 0) for label in labels]
-                                 for method, entry in results["methods"].items()]
+    return ["method", *labels], [
+        [method] + [_spread(entry[label], "perplexity", 0)
+                    for label in labels]
+        for method, entry in results["methods"].items()]
 
 
 def large_table() -> Table:
-    """The larger configuration (GPU, one seed): perplexity at L and 8L; the windows study's
-    perplexity at 8L (on its own 8 windows of text) with full attention and with a window of L
-    keys; MQAR accuracy at L and 8L."""
+    """The larger configuration (GPU, one seed): perplexity at L and 8L;
+    the windows study's perplexity at 8L (on its own 8 windows of text)
+    with full attention and with a window of L keys; MQAR accuracy at L
+    and 8L."""
     lm = load_results(large_path(RESULTS_PATH))
     recall = retrieval.load_results(large_path(retrieval.RESULTS_PATH))
-    windows = inference_windows.load_results(large_path(inference_windows.RESULTS_PATH))
+    windows = inference_windows.load_results(
+        large_path(inference_windows.RESULTS_PATH))
     lengths = lm["eval_lengths"]
-    full_label, window_label = "full attention", f"window {lm['config']['train_length']}"
-    header = ["method", f"ppl@{lengths[0]}", f"ppl@{lengths[-1]}", "8 texts: full", "8 texts: window",
+    full_label, window_label = ("full attention",
+                                f"window {lm['config']['train_length']}")
+    header = ["method", f"ppl@{lengths[0]}", f"ppl@{lengths[-1]}",
+              "8 texts: full", "8 texts: window",
               f"recall@{lengths[0]}", f"recall@{lengths[-1]}"]
     rows = []
     for method, entry in lm["methods"].items():
-        window, scores = windows["methods"].get(method), recall["methods"][method]
-        cells: list[tuple[dict[str, Any], str, int] | None] = [(entry, "perplexity", 0), (entry, "perplexity", -1)]
-        cells += [(window[label], "perplexity", 0) for label in (full_label, window_label)] if window else [None, None]
+        window, scores = (windows["methods"].get(method),
+                          recall["methods"][method])
+        cells: list[tuple[dict[str, Any], str, int] | None] = [
+            (entry, "perplexity", 0), (entry, "perplexity", -1)]
+        cells += [(window[label], "perplexity", 0)
+                  for label in (full_label, window_label)
+                  ] if window else [None, None]
         cells += [(scores, "accuracy", 0), (scores, "accuracy", -1)]
-        row = [method] + ["-" if c is None else _spread(*c, one_seed=True) for c in cells]
-        if method == "rope-randomized":  # the GPU run scored it on 0 .. n-1, not on random positions:
-            row[1] = row[5] = "n/a"      # the same thing at 8L (the only subset), not at L
+        row = [method] + ["-" if c is None else _spread(*c, one_seed=True)
+                          for c in cells]
+        # the GPU run scored rope-randomized on 0 .. n-1, not on random
+        # positions: the same thing at 8L (the only subset), not at L
+        if method == "rope-randomized":
+            row[1] = row[5] = "n/a"
         rows.append(row)
     return header, rows
 # --8<-- [end:study]

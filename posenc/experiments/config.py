@@ -47,7 +47,8 @@ class Config:
     name: str
     methods: tuple[str, ...]
     seeds: tuple[int, ...]  # one model per method and seed
-    train_length: int  # L: tokens per training window (and rows of the learned table)
+    # L: tokens per training window (and rows of the learned table)
+    train_length: int
     eval_multiples: tuple[int, ...]  # evaluate at m * L for each m
     dim: int
     num_heads: int
@@ -55,19 +56,25 @@ class Config:
     batch_size: int
     steps: int  # language-modelling training steps
     learning_rate: float
-    warmup_steps: int  # linear warm-up, then cosine decay to min_lr_ratio * learning_rate
+    # linear warm-up, then cosine decay to min_lr_ratio * learning_rate
+    warmup_steps: int
     min_lr_ratio: float
     weight_decay: float
     grad_clip: float
-    randomized_multiple: int  # rope-randomized draws positions from 0 .. randomized_multiple * L - 1
-    #                           (4 times the longest length scored, as the authors' 2048 for tests up to 500)
+    # rope-randomized draws positions from 0 .. randomized_multiple * L - 1
+    # (4 times the longest length scored, as the authors' 2048 for tests
+    # up to 500)
+    randomized_multiple: int
     validation_fraction: float
     max_eval_characters: int | None  # None: all of the validation text
-    position_bucket: int  # width of the position buckets of the loss-by-position curve
+    # width of the position buckets of the loss-by-position curve
+    position_bucket: int
     # retrieval (multi-query associative recall)
     retrieval_steps: int
-    retrieval_pairs: int  # key-value pairs at the start of every sequence, at every length
-    retrieval_queries: int  # queries per sequence, at random positions after the pairs
+    # key-value pairs at the start of every sequence, at every length
+    retrieval_pairs: int
+    # queries per sequence, at random positions after the pairs
+    retrieval_queries: int
     retrieval_symbols: int  # distinct keys, and distinct values
     retrieval_eval_sequences: int  # test sequences per length
     # context extension: a short fine-tune at finetune_multiple * L
@@ -80,37 +87,46 @@ class Config:
         return [m * self.train_length for m in self.eval_multiples]
 
     def as_dict(self) -> dict[str, Any]:
-        return json.loads(json.dumps(asdict(self)))  # tuples become lists, as in the JSON file
+        # tuples become lists, as in the JSON file
+        return json.loads(json.dumps(asdict(self)))
 
 
-#: The committed CPU run: three seeds of every method. The others change only what their comments say.
+#: The committed CPU run: three seeds of every method. The others change
+#: only what their comments say.
 FULL = Config(
-    name="full", methods=STUDIED_METHODS, seeds=(0, 1, 2), train_length=64, eval_multiples=(1, 2, 4, 8),
-    dim=64, num_heads=4, num_layers=2, batch_size=32, steps=1200, learning_rate=2e-3,
-    warmup_steps=100, min_lr_ratio=0.1, weight_decay=0.01, grad_clip=1.0, randomized_multiple=32,
-    validation_fraction=0.1, max_eval_characters=16384, position_bucket=16,
-    retrieval_steps=1000, retrieval_pairs=8, retrieval_queries=8, retrieval_symbols=16,
-    retrieval_eval_sequences=128, finetune_steps=60, finetune_learning_rate=5e-4, finetune_multiple=2,
+    name="full", methods=STUDIED_METHODS, seeds=(0, 1, 2), train_length=64,
+    eval_multiples=(1, 2, 4, 8), dim=64, num_heads=4, num_layers=2,
+    batch_size=32, steps=1200, learning_rate=2e-3, warmup_steps=100,
+    min_lr_ratio=0.1, weight_decay=0.01, grad_clip=1.0,
+    randomized_multiple=32, validation_fraction=0.1,
+    max_eval_characters=16384, position_bucket=16,
+    retrieval_steps=1000, retrieval_pairs=8, retrieval_queries=8,
+    retrieval_symbols=16, retrieval_eval_sequences=128, finetune_steps=60,
+    finetune_learning_rate=5e-4, finetune_multiple=2,
 )
 
 CONFIGS = {
     "full": FULL,
-    # The larger run, for a GPU: the full protocol with a longer context and a wider, deeper model.
+    # The larger run, for a GPU: the full protocol with a longer context
+    # and a wider, deeper model.
     "large": replace(
         FULL, name="large",
         seeds=(0,),  # one seed: the GPU time of the first run
         train_length=256,  # 4x the context: L = 256 ... 8L = 2048
-        dim=128, num_layers=3,  # a wider and deeper model (still 4 heads, head width 32)
+        # a wider and deeper model (still 4 heads, head width 32)
+        dim=128, num_layers=3,
         batch_size=16,  # half the windows per step, each four times longer
         steps=1000,
-        randomized_multiple=8,  # positions up to 8 x 256 = 2048, the longest length scored
+        # positions up to 8 x 256 = 2048, the longest length scored
+        randomized_multiple=8,
         max_eval_characters=32768,  # four windows of 8L
         position_bucket=64,  # the same 32 buckets at the longest length
         retrieval_steps=1200,
-        retrieval_queries=16,  # twice the queries in a four times longer window
+        retrieval_queries=16,  # twice the queries in a 4 times longer window
         finetune_steps=50,
     ),
-    # The end-to-end test: every study in a few seconds; the numbers mean nothing.
+    # The end-to-end test: every study in a few seconds; the numbers mean
+    # nothing.
     "tiny": replace(
         FULL, name="tiny",
         seeds=(0, 1),  # two seeds, so that the spread over seeds is exercised
@@ -120,8 +136,8 @@ CONFIGS = {
         randomized_multiple=8,
         max_eval_characters=512,
         position_bucket=8,
-        retrieval_steps=12, retrieval_pairs=3, retrieval_queries=3, retrieval_symbols=8,
-        retrieval_eval_sequences=8,
+        retrieval_steps=12, retrieval_pairs=3, retrieval_queries=3,
+        retrieval_symbols=8, retrieval_eval_sequences=8,
         finetune_steps=4, finetune_learning_rate=1e-3,
     ),
 }
