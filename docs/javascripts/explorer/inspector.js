@@ -22,37 +22,8 @@
   const MAX_FILE_BYTES = 4 << 20;
   let counter = 0;
 
-  // ---- what each finding means, and where the chapter explains it ----------------------------------
-  const link = (page, anchor) => `../${page}/#${anchor}`;
-  const MEANINGS = [
-    [/^static YaRN/, "Short inputs are rotated with the stretched frequencies too, so their slow pairs no longer turn as they did before the extension.",
-      link("context-extension", "yarn")],
-    [/the base .* is too small/, "Past one turn of the slowest pair, positions far apart get the same angles: rotation alone cannot tell them apart.",
-      link("rope-today", "the-base-is-a-design-choice")],
-    [/^--length/, "The config declares fewer positions: past them the model runs outside the context it was trained or extended for.",
-      link("context-extension", "why-rope-models-do-not-simply-work-past-their-training-length")],
-    [/depend on the sequence length/, "Keys cached at one length were rotated with other frequencies than the queries that read them later.",
-      link("inference", "dynamic-ntk")],
-    [/^the config has no/, "The layout is the config class's default; weights converted for the other pairing give wrong results without an error.",
-      link("pitfalls", "rope-layout-mismatch")],
-    [/^M-RoPE/, "Text positions are the same on all three axes, so text rotates as ordinary RoPE.",
-      link("positions-2d", "m-rope-text-and-images-in-one-position-space")],
-    [/./, "transformers' code for this model type does something posenc does not read from the config; check the model's attention code.",
-      link("rope-today", "reading-a-models-config")],
-  ];
-  const FACTS = {
-    nope: ["These layers get no positions from RoPE: order reaches them only through the other layers and the causal mask.",
-      link("rope-today", "layer-patterns-nope-local-and-global")],
-    unknown: ["posenc does not know what this kind of layer does with positions.", link("rope-today", "layer-patterns-nope-local-and-global")],
-    window: ["These layers attend only to the most recent tokens, so their context is the window, not the whole input.",
-      link("inference", "windows-and-sinks")],
-    partial: ["Only part of each head rotates; the other features carry no position.", link("rope-today", "partial-rotary-only-some-features-turn")],
-    proportional: ["p-RoPE: the slowest pairs do not turn at all.", link("rope-today", "p-rope-the-slowest-pairs-do-not-turn-at-all")],
-    attention: ["cos and sin are multiplied by this factor, so the attention logits by its square.", link("rope-today", "yarns-attention-factor-in-full")],
-    softmax: ["DeepSeek's attention also multiplies the softmax scale 1/sqrt(d) by this factor.", link("rope-today", "yarns-attention-factor-in-full")],
-    temperature: ["The queries are scaled after the rotation by a factor that grows with the position.", link("glossary", "query-temperature")],
-    sinks: ["Each head has a learned sink logit that can take attention away from every token.", link("inference", "windows-and-sinks")],
-  };
+  // what each finding means and where the chapter explains it, windows and widths: inspector_words.js
+  const { MEANINGS, FACTS, windowWords, windowFact, headWidth, warningNodes, link } = window.posencInspectorWords;
 
   // ---- reading ------------------------------------------------------------------------------
   function parseLength(text) {
@@ -118,12 +89,7 @@
     return `${P.formatGeneral(t.attn_scale)} ln(1 + floor((p + 1) / ${num(t.floor_scale)})) + 1 (Llama 4's temperature tuning of NoPE layers)${at}`;
   }
 
-  function windowWords(name, layer) {
-    if (layer.window === null) return "none: every earlier token";
-    return name.startsWith("chunked") ? `chunks of ${num(layer.window)} tokens` : `the last ${num(layer.window)} tokens`;
-  }
-
-  const within = (label, n) => (label === "window" ? `window of ${num(n)}` : label === "chosen length" ?
+  const within = (label, n, keys) => (label === "window" ? `window of ${num(n)}${keys}` : label === "chosen length" ?
     `chosen length ${num(n)}` : `${label} context`);
 
   // ---- drawing --------------------------------------------------------------------------------
@@ -151,21 +117,22 @@
     section.append(heading);
     const rows = [["Rotates", layer.rotates ? "yes" : layer.rotates === false ? `no (NoPE)${layer.note ? `; ${layer.note}` : ""}` : `unknown; ${layer.note}`]];
     const data = result.layers[name];
+    let sites = [], unread = null;
+    try { sites = layer.rotates ? R.rotarySites(result.config, result.rope)[name] || [] : []; } catch (error) { unread = error.message; }
+    const head = headWidth(layer, sites); // the query-key head's width where the rotary part is a slice of it
     if (layer.rotates) {
       rows.push(["Layout", layer.layout === "half" ? "half: features i and i + d/2 form a pair" : "interleaved: features 2i and 2i + 1 form a pair"],
-        ["Rotated width", `${num(layer.rotary_dim)} of ${num(layer.dim)} features (${count(data.theta.length, "pair")})`],
+        ["Rotated width", `${num(layer.rotary_dim)} of ${num(head)} features (${count(data.theta.length, "pair")})` +
+          (Number(head) !== Number(layer.dim) ? ", a slice of each query-key head" : "")],
         ["Base", base(layer.base)], ["Scaling", scalingWords(layer.scaling)],
         ["Attention factor", `${data.attention_factor.toFixed(4)} on cos and sin`]);
       if (layer.softmax_scale !== 1) rows.push(["Softmax scale", `\u00d7${layer.softmax_scale.toFixed(4)} on 1/sqrt(head_dim)`]);
     }
     const position = result.length !== null ? Number(result.length) - 1
       : result.rope.max_position_embeddings !== null ? Number(result.rope.max_position_embeddings) - 1 : null;
-    rows.push(["Temperature", temperatureWords(layer.temperature, position)], ["Window", windowWords(name, layer)]);
-    // A window that reaches both ways (LayerRope.window_sides), and a line per rotary site of a layer that
-    // rotates at more than one (posenc-inspect's "site" lines; the rules: rope_sites.js rotarySites)
-    if (layer.window !== null && layer.window_sides === "both") rows[rows.length - 1][1] = `${num(layer.window)} tokens on each side of the query`;
-    let sites = [];
-    try { sites = layer.rotates ? R.rotarySites(result.config, result.rope)[name] || [] : []; } catch (error) { rows.push(["Sites", `not read: ${error.message}`]); }
+    rows.push(["Temperature", temperatureWords(layer.temperature, position)], ["Window", windowWords(name, layer, result.rope, sites)]);
+    if (unread !== null) rows.push(["Sites", `not read: ${unread}`]);
+    // a line per rotary site of a layer that rotates at more than one (posenc-inspect's "site" lines; rope_sites.js)
     for (const s of sites.length > 1 ? sites : []) {
       rows.push([`Site: ${s.name}`, `turns the ${s.features} ${num(s.width)} of ${num(s.head_dim)} features in ${s.layout} pairs` +
         (s.positions === "window start" ? ", at the position of its window's first token" : "") + (s.inverse ? ", turned back (minus the angle)" : "")]);
@@ -180,10 +147,11 @@
       chart(box, holder, name, layer, data, result);
       const finite = data.wavelengths.filter(Number.isFinite);
       const lines = contexts(result, layer);
+      const compressed = sites.some((s) => s.name === "compressor") ? " uncompressed keys" : ""; // DeepSeek-V4
       const slowest = finite.length ? Math.max(...finite) : null;
       const words = slowest === null ? "No pair turns." : `Slowest pair: one turn per ${fmt(slowest, 3)} positions` +
         (lines.length ? ` (${lines.map(([l, n]) => `${fmt(slowest / n, 3)}\u00d7 the ${l} ${num(n)}`).join(", ")}). ` : ". ") +
-        lines.map(([l, n]) => `Pairs completing a turn within the ${within(l, n)}: ${finite.filter((w) => w <= n).length} of ${finite.length}.`).join(" ");
+        lines.map(([l, n]) => `Pairs completing a turn within the ${within(l, n, compressed)}: ${finite.filter((w) => w <= n).length} of ${finite.length}.`).join(" ");
       section.append(el("p", "posenc-inspector__caption", minus(words)));
     }
   }
@@ -193,7 +161,7 @@
     for (const warning of result.warnings) {
       const item = el("li", "posenc-inspector__warning");
       const [, meaning, href] = MEANINGS.find(([pattern]) => pattern.test(warning));
-      item.append(el("strong", null, "Warning: "), el("span", "posenc-inspector__posenc", warning), el("br"),
+      item.append(el("strong", null, "Warning: "), ...warningNodes(el, warning), el("br"),
         document.createTextNode(`What this means: ${meaning} `));
       const a = el("a", null, "Read more");
       a.href = href;
@@ -201,6 +169,9 @@
       item.append(a);
       list.append(item);
     }
+    let all = {};
+    try { all = R.rotarySites(result.config, result.rope); } catch (error) { /* said in the layer's table */ }
+    const sitesOf = (name) => all[name] || [];
     const facts = new Map(); // one line per fact, naming every kind of layer it holds for
     const fact = (what, detail, name) => {
       const key = `${detail}\u0000${FACTS[what][1]}`;
@@ -210,11 +181,13 @@
     for (const [name, layer] of Object.entries(result.rope.layers)) {
       if (layer.rotates === false) fact("nope", "no rotation", name);
       if (layer.rotates === null) fact("unknown", "unknown layer type", name);
-      if (layer.window !== null) fact("window", `window of ${num(layer.window)} tokens`, name);
+      if (layer.window !== null) fact(...windowFact(layer, sitesOf(name)), name);
       if (layer.temperature) fact("temperature", "query temperature", name);
       if (!layer.rotates) continue;
       if (layer.scaling && layer.scaling.type === "proportional") fact("proportional", "p-RoPE", name);
-      else if (!P.equal(layer.rotary_dim, layer.dim)) fact("partial", `${num(layer.rotary_dim)} of ${num(layer.dim)} features rotate`, name);
+      else if (Number(layer.rotary_dim) !== Number(headWidth(layer, sitesOf(name)))) {
+        fact("partial", `${num(layer.rotary_dim)} of ${num(headWidth(layer, sitesOf(name)))} features rotate`, name);
+      }
       if (layer.attention_factor !== 1) fact("attention", `attention factor ${layer.attention_factor.toFixed(4)}`, name);
       if (layer.softmax_scale !== 1) fact("softmax", `softmax scale \u00d7${layer.softmax_scale.toFixed(4)}`, name);
     }
@@ -235,7 +208,7 @@
     }
     for (const warning of warnings) {
       const item = el("li", "posenc-inspector__warning");
-      item.append(el("strong", null, "Engine warning: "), el("span", "posenc-inspector__posenc", warning.text), el("br"));
+      item.append(el("strong", null, "Engine warning: "), ...warningNodes(el, warning.text), el("br"));
       const a = el("a", null, "Read more");
       a.href = link(warning.page.replace(/\.md$/, ""), warning.section);
       a.setAttribute("aria-label", `Read more about: ${warning.text.slice(0, 60)}`);
@@ -318,8 +291,10 @@
         if (!r.rope) return void (box.readout.textContent = minus(`Read ${state.shown}: ${VI.readout(r.vision)}.` +
           (r.textError ? " Its language model is not read." : "")));
         const kinds = Object.keys(r.rope.layers).length;
+        let all = {};
+        try { all = R.rotarySites(r.config, r.rope); } catch (error) { /* said in the layer's table */ }
         const layers = Object.entries(r.rope.layers).map(([n, l]) => `${n} ${l.rotates ? `rotates ${num(l.rotary_dim)} of ` +
-          `${num(l.dim)} features, base ${base(l.base)}` : "does not rotate"}`);
+          `${num(headWidth(l, all[n] || []))} features, base ${base(l.base)}` : "does not rotate"}`);
         box.readout.textContent = minus(`Read ${state.shown}: model type ${r.rope.model_type}, ` +
           `${kinds === 1 ? "one kind of layer" : `${kinds} kinds of layer`}${r.rope.sinks ? ", attention sinks" : ""}` +
           (r.rope.max_position_embeddings !== null ? `; declared context ${num(r.rope.max_position_embeddings)}` : "") +
@@ -344,10 +319,10 @@
       if (!r) return;
       if (!r.rope) return VI.render(el, results, r);
       for (const [name, layer] of Object.entries(r.rope.layers)) layerSection(box, results, name, layer, r);
-      VI.render(el, results, r);
-      const found = findings(r);
+      const found = findings(r); // about the language model: before the vision encoder's section
       if (found.children.length) results.append(el("h3", null, "Findings"), found);
       results.append(el("h3", null, "In other engines"), enginesList(r.engines));
+      VI.render(el, results, r);
     }
 
     let pending = null;

@@ -47,8 +47,10 @@
       `each input's own (the configured image gives ${list(r.grid)})`;
   }
 
-  // A video patch (a tubelet) spans frames too: "2 frames × 14 × 14 pixels", not "2 × 14 × 14 pixels"
+  // A video patch (a tubelet) spans frames too: "2 frames × 14 × 14 pixels", not "2 × 14 × 14 pixels";
+  // a 1 × 1 patch is a memory attention's (SAM 2, SAM 3, EdgeTAM), whose grid is a feature map's cells
   function patchWords(size) {
+    if (size.length === 2 && size.every((n) => +n === 1)) return "one feature-map cell (the grid counts cells of a feature map, not pixels)";
     if (size.length !== 3) return `${list(size)} pixels`;
     return `${num(size[0])} frame${+size[0] === 1 ? "" : "s"} \u00d7 ${list(size.slice(1))} pixels`;
   }

@@ -1,0 +1,83 @@
+// The config inspector's words that depend on what a layer is (inspector.js draws them): what each
+// warning means and where the chapters explain it, the facts listed under "Findings", the window of a
+// kind of layer (causal, two-sided, or over uncompressed keys only), the rotated width against the
+// query-key head's width, and a warning's text with its config keys set as code. Loaded before inspector.js.
+(function () {
+  "use strict";
+  const { num } = window.posencInspectorChart; // inspector_chart.js
+  const link = (page, anchor) => `../${page}/#${anchor}`;
+
+  const MEANINGS = [
+    [/^static YaRN/, "Short inputs are rotated with the stretched frequencies too, so their slow pairs no longer turn as they did before the extension.",
+      link("context-extension", "yarn")],
+    [/the base .* is too small/, "Past one turn of the slowest pair, positions far apart get the same angles: rotation alone cannot tell them apart.",
+      link("rope-today", "the-base-is-a-design-choice")],
+    [/^--length/, "The config declares fewer positions: past them the model runs outside the context it was trained or extended for.",
+      link("context-extension", "why-rope-models-do-not-simply-work-past-their-training-length")],
+    [/depend on the sequence length/, "Keys cached at one length were rotated with other frequencies than the queries that read them later.",
+      link("inference", "dynamic-ntk")],
+    [/^the config has no/, "The layout is the config class's default; weights converted for the other pairing give wrong results without an error.",
+      link("pitfalls", "rope-layout-mismatch")],
+    [/^M-RoPE/, "Text positions are the same on all three axes, so text rotates as ordinary RoPE.",
+      link("positions-2d", "m-rope-text-and-images-in-one-position-space")],
+    [/^more than one rotary site|also rotates q and k in/, "Each layer rotates at several places (each with its own width, layout " +
+      "or positions), all by the angles shown here; the Site rows of each kind of layer list them.", link("architectures", "rotary-sites")],
+    [/limits the uncompressed keys/, "The window bounds only the keys kept as they are; the compressed layers also read compressed " +
+      "entries of the whole past, so their reach is not the window.", link("architectures", "rotary-sites")],
+    [/./, "transformers' code for this model type does something posenc does not read from the config; check the model's attention code.",
+      link("rope-today", "reading-a-models-config")],
+  ];
+  const FACTS = {
+    nope: ["These layers get no positions from RoPE: order reaches them only through the other layers and the causal mask.",
+      link("rope-today", "layer-patterns-nope-local-and-global")],
+    unknown: ["posenc does not know what this kind of layer does with positions.", link("rope-today", "layer-patterns-nope-local-and-global")],
+    window: ["These layers attend only to the most recent tokens, so their context is the window, not the whole input.",
+      link("inference", "windows-and-sinks")],
+    window_both: ["These layers attend only to the tokens within the window on each side of the query, not to the whole input.",
+      link("architectures", "modernbert")],
+    window_compressed: ["The window limits only these layers' uncompressed keys; their compressed keys summarise the whole past.",
+      link("architectures", "rotary-sites")],
+    partial: ["Only part of each head rotates; the other features carry no position.", link("rope-today", "partial-rotary-only-some-features-turn")],
+    proportional: ["p-RoPE: the slowest pairs do not turn at all.", link("rope-today", "p-rope-the-slowest-pairs-do-not-turn-at-all")],
+    attention: ["cos and sin are multiplied by this factor, so the attention logits by its square.", link("rope-today", "yarns-attention-factor-in-full")],
+    softmax: ["DeepSeek's attention also multiplies the softmax scale 1/sqrt(d) by this factor.", link("rope-today", "yarns-attention-factor-in-full")],
+    temperature: ["The queries are scaled after the rotation by a factor that grows with the position.", link("glossary", "query-temperature")],
+    sinks: ["Each head has a learned sink logit that can take attention away from every token.", link("inference", "windows-and-sinks")],
+  };
+
+  /** Whether the model's attention reaches both ways (an encoder of posenc.configs._windows.TWO_SIDED). */
+  const twoSided = (rope) => Object.prototype.hasOwnProperty.call(window.posencRopeData.two_sided || {}, rope.model_type) ||
+    Object.values(rope.layers).some((layer) => layer.window_sides === "both");
+  /** Whether a kind of layer also attends to compressed keys (a DeepSeek-V4 "compressor" site). */
+  const compressed = (sites) => sites.some((s) => s.name === "compressor");
+
+  function windowWords(name, layer, rope, sites) {
+    if (layer.window === null) return twoSided(rope) ? "none: every token, before and after" : "none: every earlier token";
+    if (layer.window_sides === "both") return `${num(layer.window)} tokens on each side of the query`;
+    if (name.startsWith("chunked")) return `chunks of ${num(layer.window)} tokens`;
+    return compressed(sites) ? `the last ${num(layer.window)} uncompressed keys (compressed keys reach further)` :
+      `the last ${num(layer.window)} tokens`;
+  }
+
+  /** The fact of a windowed kind of layer: [key of FACTS, detail]. */
+  function windowFact(layer, sites) {
+    if (layer.window_sides === "both") return ["window_both", `${num(layer.window)} tokens on each side of the query`];
+    if (compressed(sites)) return ["window_compressed", `window of ${num(layer.window)} uncompressed keys`];
+    return ["window", `window of ${num(layer.window)} tokens`];
+  }
+
+  /** The query-key head's width where the rotary part is a slice of a wider head (latent attention,
+   * DeepSeek-V4: the attention site's head_dim), else the layer's own dim. */
+  const headWidth = (layer, sites) => {
+    const attention = sites.find((s) => s.name === "attention");
+    return attention && Number(attention.head_dim) > Number(layer.dim) ? attention.head_dim : layer.dim;
+  };
+
+  /** A warning's text as nodes: config keys, dotted names and --length in code, the rest as text. */
+  const CODE = /(config(?:\[[^\]]+\])+|'[A-Za-z_][\w.]*'|\bposenc(?:\.\w+)+|--length|\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b)/g;
+  function warningNodes(el, text) { // split with one capture group: the odd parts are the matches
+    return text.split(CODE).flatMap((part, i) => (part ? [i % 2 ? el("code", null, part) : document.createTextNode(part)] : []));
+  }
+
+  window.posencInspectorWords = Object.freeze({ MEANINGS, FACTS, windowWords, windowFact, headWidth, warningNodes, link });
+})();
