@@ -99,7 +99,8 @@ class KerpleBias(nn.Module):
     # --8<-- [start:kernel]
     def _bias(self, q_pos: Tensor, k_pos: Tensor) -> Tensor:
         # -r1 * kernel(|i - j|) per head: [(batch,) heads, q, k]
-        self.project_()  # r1, r2 back into the allowed set, as the authors' code does
+        # r1, r2 back into the allowed set, as the authors' code does
+        self.project_()
         distance = distances(q_pos, k_pos).to(device=self.r1.device)
         distance = distance[..., None, :, :]  # [(batch,) 1, q, k]
         dtype = self.r1.dtype

@@ -56,8 +56,11 @@ def randomized_positions(
 
 
 # --8<-- [start:randomized]
-def _sorted_subset(seq_len: int, max_len: int, generator: torch.Generator | None) -> Tensor:
-    """seq_len distinct positions of 0 .. max_len - 1, drawn uniformly, in increasing order."""
+def _sorted_subset(
+    seq_len: int, max_len: int, generator: torch.Generator | None
+) -> Tensor:
+    """seq_len distinct positions of 0 .. max_len - 1, drawn uniformly, in
+    increasing order."""
     if max_len <= _PERMUTATION_LIMIT:
         chosen = torch.randperm(max_len, generator=generator)[:seq_len]
     else:  # Floyd's algorithm: seq_len draws, no table of max_len entries
