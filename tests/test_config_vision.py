@@ -1,11 +1,6 @@
 """Tests of posenc.configs.vision: each reading against transformers' own modules (tiny random
 configs, no weights), on patch grids that are not square where the model allows, and the configs
-transformers would not run refused by key and value.
-
-Tolerances: transformers builds its tables in float32 (its inverse frequencies, coordinates and
-products), posenc in float64; on these grids the angles stay below about 20 radians, so cos and
-sin agree to 2e-6 (float32 rounding of an angle of 20 is 1e-6), and rotated float32 queries to
-1e-5.
+transformers would not run refused by key and value. Tolerances: tests/vision_live.py.
 """
 
 from __future__ import annotations
@@ -17,13 +12,7 @@ import pytest
 import torch
 
 from posenc.configs.vision import _DEFAULTS, VISION_MODEL_TYPES, read_vision_config
-
-TABLE = dict(rtol=0, atol=2e-6)
-ROTATED = dict(rtol=0, atol=1e-5)
-
-
-def _close(ours: np.ndarray, theirs: torch.Tensor, **tol) -> None:
-    torch.testing.assert_close(torch.from_numpy(np.ascontiguousarray(ours)), theirs.detach().double(), **tol)
+from tests.vision_live import ROTATED, TABLE, check_tower_rotation, close
 
 
 def _modeling(model: str):
@@ -50,12 +39,12 @@ def test_dinov3_style_live(model_type):
     rope = rope_cls(config).eval()
     cos, sin = rope(torch.zeros(1, 3, 24, 40))  # a 3 x 5 grid, not the configured 4 x 4
     angles = reading.angles((3, 5))
-    _close(np.cos(angles), cos, **TABLE)
-    _close(np.sin(angles), sin, **TABLE)
+    close(np.cos(angles), cos, **TABLE)
+    close(np.sin(angles), sin, **TABLE)
     torch.manual_seed(0)
     q = torch.randn(1, 2, 3 + 15, 16)  # class and two register tokens first
     theirs, _ = m.apply_rotary_pos_emb(q, q, cos, sin)
-    _close(reading.rotate(q[:, :, 3:].double().numpy(), (3, 5)), theirs[:, :, 3:], **ROTATED)
+    close(reading.rotate(q[:, :, 3:].double().numpy(), (3, 5)), theirs[:, :, 3:], **ROTATED)
     torch.testing.assert_close(theirs[:, :, :3], q[:, :, :3])  # the prefix is left alone, as the reading says
     assert "first 3 tokens" in reading.unrotated
 
@@ -79,10 +68,10 @@ def test_vjepa2_live():
         theirs = attention.apply_rotary_embeddings(qk, ids)
         if hidden == 40:
             np.testing.assert_array_equal(reading.positions(), torch.stack(ids, -1).double().numpy())
-            _close(reading.rotate(qk.double().numpy()), theirs, **ROTATED)
+            close(reading.rotate(qk.double().numpy()), theirs, **ROTATED)
         else:
             pred = read_vision_config({**config.to_dict(), "hidden_size": 28, "num_attention_heads": 2})
-            _close(pred.rotate(qk.double().numpy()), theirs, **ROTATED)
+            close(pred.rotate(qk.double().numpy()), theirs, **ROTATED)
     assert "predictor" in reading.notes[-1] and "28" not in reading.notes[-1].split("features")[0][-4:]
 
 
@@ -101,10 +90,10 @@ def test_pixtral_live():
     np.testing.assert_array_equal(reading.positions((3, 5)), pos.double().numpy())
     q = torch.randn(1, 4, 15, 16)
     cos, sin = m.PixtralVisionRotaryEmbedding(config)(q, pos)
-    _close(np.cos(reading.angles((3, 5))), cos, **TABLE)
-    _close(np.sin(reading.angles((3, 5))), sin, **TABLE)
+    close(np.cos(reading.angles((3, 5))), cos, **TABLE)
+    close(np.sin(reading.angles((3, 5))), sin, **TABLE)
     theirs, _ = m.apply_rotary_pos_emb(q, q, cos, sin, unsqueeze_dim=0)
-    _close(reading.rotate(q.double().numpy(), (3, 5)), theirs, **ROTATED)
+    close(reading.rotate(q.double().numpy(), (3, 5)), theirs, **ROTATED)
     # Mistral 3 is read through its vision sub-config
     parent = Mistral3Config(vision_config=config.to_dict()).to_dict()
     assert read_vision_config(parent) == reading
@@ -122,13 +111,13 @@ def test_llama4_vision_live():
     assert reading.axes == ("column", "row") and reading.layout == "interleaved" and reading.grid == (5, 5)
     freqs = m.Llama4VisionRotaryEmbedding(config)(torch.zeros(1))[:, 0]  # [26 tokens, 8 pairs], complex
     pairs = reading.angles()[:, ::2]  # interleaved: one angle per pair, on both of its features
-    _close(np.cos(pairs), freqs.real[:-1], **TABLE)
-    _close(np.sin(pairs), freqs.imag[:-1], **TABLE)
+    close(np.cos(pairs), freqs.real[:-1], **TABLE)
+    close(np.sin(pairs), freqs.imag[:-1], **TABLE)
     assert torch.equal(freqs[-1], torch.ones(8, dtype=freqs.dtype))  # the class token, last: angle 0
     torch.manual_seed(2)
     q = torch.randn(1, 26, 2, 16)
     theirs, _ = m.vision_apply_rotary_emb(q, q, m.Llama4VisionRotaryEmbedding(config)(torch.zeros(1)))
-    _close(reading.rotate(q[:, :-1].transpose(1, 2).double().numpy()), theirs[:, :-1].transpose(1, 2), **ROTATED)
+    close(reading.rotate(q[:, :-1].transpose(1, 2).double().numpy()), theirs[:, :-1].transpose(1, 2), **ROTATED)
     assert read_vision_config(Llama4Config(vision_config=config.to_dict())) == reading
 
 
@@ -169,13 +158,7 @@ def test_qwen_style_tower_live(model_type, package, config_name, rotary_name, pa
     ids = get_vision_position_ids(grid_thw, 2)
     np.testing.assert_array_equal(reading.positions((2, 4, 6)), ids.double().numpy())
     rope = getattr(m, rotary_name)(config)
-    cos, sin = rope(torch.zeros(1), ids)
-    _close(np.cos(reading.angles((2, 4, 6))), cos, **TABLE)
-    _close(np.sin(reading.angles((2, 4, 6))), sin, **TABLE)
-    torch.manual_seed(3)
-    q = torch.randn(48, 3, 16)  # [tokens, heads, head_dim], as the tower holds them
-    theirs, _ = m.apply_rotary_pos_emb_vision(q, q, cos, sin)
-    _close(reading.rotate(q.transpose(0, 1).double().numpy(), (2, 4, 6)), theirs.transpose(0, 1), **ROTATED)
+    check_tower_rotation(reading, rope, m.apply_rotary_pos_emb_vision, ids, seed=3)
     assert type(config).__name__ == config_name
     if parent_name is not None:  # the omni models nest it deeper (thinker_config); read from the encoder's own
         parent = getattr(transformers, parent_name)(vision_config=config.to_dict())
@@ -204,12 +187,12 @@ def test_sam_video_memory_attention_live(package, config_name):
     np.testing.assert_array_equal(reading.positions(), ids.double().numpy())
     rotary_cls = next(v for k, v in vars(m).items() if k.endswith("VisionRotaryEmbedding"))
     cos, sin = rotary_cls(config)(torch.zeros(1), ids)
-    _close(np.cos(reading.angles()), cos[0], **TABLE)
-    _close(np.sin(reading.angles()), sin[0], **TABLE)
+    close(np.cos(reading.angles()), cos[0], **TABLE)
+    close(np.sin(reading.angles()), sin[0], **TABLE)
     torch.manual_seed(4)
     q = torch.randn(1, 2, grid[0] * grid[1], 16)
     theirs, _ = m.apply_rotary_pos_emb_2d(q, q, cos, sin)
-    _close(reading.rotate(q.double().numpy()), theirs, **ROTATED)
+    close(reading.rotate(q.double().numpy()), theirs, **ROTATED)
 
 
 # ---------------------------------------------------------------- the class defaults the reader falls back on
@@ -310,11 +293,11 @@ def test_sam3_vit_live():
         layer = m.Sam3ViTLayer(config, window_size=window)
         np.testing.assert_allclose(ours.positions(), layer.position_ids.double().numpy(), rtol=0, atol=1e-6)
         cos, sin = layer.rotary_emb(torch.zeros(1), layer.position_ids)
-        _close(np.cos(ours.angles()), cos[0], **TABLE)
-        _close(np.sin(ours.angles()), sin[0], **TABLE)
+        close(np.cos(ours.angles()), cos[0], **TABLE)
+        close(np.sin(ours.angles()), sin[0], **TABLE)
         q = torch.randn(1, 2, ours.grid[0] * ours.grid[1], 16)
         theirs, _ = m.apply_rotary_pos_emb_2d(q, q, cos, sin)
-        _close(ours.rotate(q.double().numpy()), theirs, **ROTATED)
+        close(ours.rotate(q.double().numpy()), theirs, **ROTATED)
     # SAM 3, its tracker and its video model hold this ViT a few sub-configs down
     vision = {"model_type": "sam3_vision_model", "backbone_config": config.to_dict()}
     for parent in (transformers.Sam3Config(vision_config=vision), transformers.Sam3TrackerConfig(vision_config=vision),

@@ -4,7 +4,7 @@ For each tower: its vision model built tiny from its config class (one layer), t
 model builds its ids with (its own ``spatial_merge_size`` attribute, which some set to 1 whatever the
 config says), those ids on two frames of a 4 x 6 grid compared with ``positions``, the model's own
 rotary module's cos and sin with ``angles``, and its ``apply_rotary_pos_emb_vision`` with ``rotate``;
-then the parent config read through its vision_config. Tolerances as tests/test_config_vision.py.
+then the parent config read through its vision_config. Tolerances: tests/vision_live.py.
 """
 
 from __future__ import annotations
@@ -19,15 +19,10 @@ import torch
 
 from posenc.configs._vision_towers import IDS_ROW_MAJOR, TOWER_PARENTS
 from posenc.configs.vision import read_vision_config
+from tests.vision_live import ROTATED, TABLE, check_tower_rotation, close
 
 pytestmark = pytest.mark.slow
 
-TABLE = dict(rtol=0, atol=2e-6)
-ROTATED = dict(rtol=0, atol=1e-5)
-
-
-def _close(ours: np.ndarray, theirs: torch.Tensor, **tol) -> None:
-    torch.testing.assert_close(torch.from_numpy(np.ascontiguousarray(ours)), theirs.detach().double(), **tol)
 
 
 def _vision_model(package: str, config):
@@ -80,13 +75,7 @@ def test_tower_live(parent, tower):
     order = [("row", "column").index(axis) for axis in reading.axes]  # the ids are (row, column)
     np.testing.assert_array_equal(reading.positions((2, 4, 6)), ids[:, order].double().numpy())
     rotary = next(m for m in model.modules() if type(m).__name__.endswith("VisionRotaryEmbedding"))
-    cos, sin = rotary(torch.zeros(1), ids)
-    _close(np.cos(reading.angles((2, 4, 6))), cos, **TABLE)
-    _close(np.sin(reading.angles((2, 4, 6))), sin, **TABLE)
-    torch.manual_seed(7)
-    q = torch.randn(48, 3, 16)  # [tokens, heads, head_dim], as the tower holds them
-    theirs, _ = module.apply_rotary_pos_emb_vision(q, q, cos, sin)
-    _close(reading.rotate(q.transpose(0, 1).double().numpy(), (2, 4, 6)), theirs.transpose(0, 1), **ROTATED)
+    check_tower_rotation(reading, rotary, module.apply_rotary_pos_emb_vision, ids, seed=7)
     parent_config = CONFIG_MAPPING[parent](vision_config=config.to_dict())
     assert type(parent_config.vision_config) is type(config)  # a fixed class, as _FIXED_CHILDREN says
     assert read_vision_config(parent_config.to_dict()) == reading
@@ -126,12 +115,12 @@ def test_minimax_m3_vl_tower_live():
     ids = get_vision_position_ids(torch.tensor([[2, 4, 6]]), 2, include_temporal=True)
     np.testing.assert_array_equal(reading.positions((2, 4, 6)), ids.double().numpy())
     cos, sin = model.rotary_emb(torch.zeros(1), ids)
-    _close(np.cos(reading.angles((2, 4, 6))), cos, **TABLE)
-    _close(np.sin(reading.angles((2, 4, 6))), sin, **TABLE)
+    close(np.cos(reading.angles((2, 4, 6))), cos, **TABLE)
+    close(np.sin(reading.angles((2, 4, 6))), sin, **TABLE)
     torch.manual_seed(8)
     q = torch.randn(48, 3, 16)
     theirs, _ = module.apply_rotary_pos_emb_vision(q, q, cos, sin)
-    _close(reading.rotate(q.transpose(0, 1).double().numpy(), (2, 4, 6)), theirs.transpose(0, 1), **ROTATED)
+    close(reading.rotate(q.transpose(0, 1).double().numpy(), (2, 4, 6)), theirs.transpose(0, 1), **ROTATED)
     torch.testing.assert_close(theirs[..., 12:], q[..., 12:])  # the last 4 features pass, as the notes say
     assert read_vision_config(MiniMaxM3VLConfig(vision_config=config.to_dict()).to_dict()) == reading
 
@@ -153,15 +142,15 @@ def test_mlcd_live(model_type):
     with torch.no_grad():
         model(torch.randn(1, 3, 12, 20))  # 3 x 5 patches of 4 pixels
     cos, sin = seen["position_embeddings"]
-    _close(np.cos(reading.angles((3, 5))), cos[1:], **TABLE)
-    _close(np.sin(reading.angles((3, 5))), sin[1:], **TABLE)
+    close(np.cos(reading.angles((3, 5))), cos[1:], **TABLE)
+    close(np.sin(reading.angles((3, 5))), sin[1:], **TABLE)
     learned = torch.cat([model.class_pos_emb, model.class_pos_emb], -1)[0]
     torch.testing.assert_close(cos[0], learned.cos())  # the class token: learned angles, as `unrotated` says
     torch.manual_seed(9)
     q = torch.randn(16, 3, 16)
     module = importlib.import_module("transformers.models.mlcd.modeling_mlcd")
     theirs, _ = module.apply_rotary_pos_emb_vision(q, q, cos, sin)
-    _close(reading.rotate(q[1:].transpose(0, 1).double().numpy(), (3, 5)), theirs[1:].transpose(0, 1), **ROTATED)
+    close(reading.rotate(q[1:].transpose(0, 1).double().numpy(), (3, 5)), theirs[1:].transpose(0, 1), **ROTATED)
 
 
 def test_gemma4_vision_live():
@@ -179,12 +168,12 @@ def test_gemma4_vision_live():
     ids = torch.stack(torch.meshgrid(torch.arange(cols), torch.arange(rows), indexing="xy"), dim=-1).reshape(-1, 2)
     np.testing.assert_array_equal(reading.positions((rows, cols)), ids.double().numpy())
     cos, sin = m.Gemma4VisionRotaryEmbedding(config)(torch.zeros(1), ids[None])
-    _close(np.cos(reading.angles((rows, cols))), cos[0], **TABLE)
-    _close(np.sin(reading.angles((rows, cols))), sin[0], **TABLE)
+    close(np.cos(reading.angles((rows, cols))), cos[0], **TABLE)
+    close(np.sin(reading.angles((rows, cols))), sin[0], **TABLE)
     torch.manual_seed(10)
     q = torch.randn(1, 15, 3, 16)  # [batch, tokens, heads, head_dim], as its attention holds them
     theirs = m.apply_multidimensional_rope(q, cos, sin, ids[None], unsqueeze_dim=2)
-    _close(reading.rotate(q[0].transpose(0, 1).double().numpy(), (rows, cols)), theirs[0].transpose(0, 1), **ROTATED)
+    close(reading.rotate(q[0].transpose(0, 1).double().numpy(), (rows, cols)), theirs[0].transpose(0, 1), **ROTATED)
     assert read_vision_config(Gemma4Config(vision_config=config.to_dict()).to_dict()) == reading
 
 
@@ -217,17 +206,17 @@ def test_edgetam_video_memory_attention_live():
     np.testing.assert_array_equal(reading.keys.positions(), attention.position_ids_k.double().numpy())
     cos, sin = attention.rotary_emb(torch.zeros(1), attention.position_ids)
     cos_k, sin_k = attention.rotary_emb(torch.zeros(1), attention.position_ids_k)
-    _close(np.cos(reading.angles()), cos[0], **TABLE)
-    _close(np.sin(reading.keys.angles()), sin_k[0], **TABLE)
+    close(np.cos(reading.angles()), cos[0], **TABLE)
+    close(np.sin(reading.keys.angles()), sin_k[0], **TABLE)
     torch.manual_seed(11)
     q = torch.randn(1, 2, 24, 16)
     k = torch.randn(1, 2, 2 * (1 + 6) + 2, 16)  # two memory frames of 1 + 6 tokens, then 2 object pointers
     q_rot, k_rot = m.apply_rotary_pos_emb_2d_cross_attn(q, k, cos, sin, cos_k, sin_k, num_k_exclude_rope=2,
                                                         repeat_freqs_k=2)
-    _close(reading.rotate(q.double().numpy()), q_rot, **ROTATED)
+    close(reading.rotate(q.double().numpy()), q_rot, **ROTATED)
     for frame in range(2):  # each frame's spatial tokens at the key ids; the token before them unturned
         start = frame * 7
-        _close(reading.keys.rotate(k[:, :, start + 1:start + 7].double().numpy()), k_rot[:, :, start + 1:start + 7],
+        close(reading.keys.rotate(k[:, :, start + 1:start + 7].double().numpy()), k_rot[:, :, start + 1:start + 7],
                **ROTATED)
         torch.testing.assert_close(k_rot[:, :, start], k[:, :, start])
     torch.testing.assert_close(k_rot[:, :, -2:], k[:, :, -2:])  # the object pointers
