@@ -37,21 +37,24 @@ def _default_frequencies(dim: int, base: float) -> Tensor:
 
 # --8<-- [start:linear]
 def _linear(s: Scaling, dim: int, base: float, seq_len: int | None) -> Tensor:
-    # Position interpolation: position m is read as m / factor, i.e. every frequency / factor.
+    # Position interpolation: position m is read as m / factor,
+    # i.e. every frequency / factor.
     return _default_frequencies(dim, base) / s.scale
 # --8<-- [end:linear]
 
 
 # --8<-- [start:ntk]
 def _ntk(s: Scaling, dim: int, base: float, seq_len: int | None) -> Tensor:
-    # NTK-aware: a larger base; the fastest pair keeps theta_0 = 1, the slowest is divided by factor.
+    # NTK-aware: a larger base; the fastest pair keeps theta_0 = 1,
+    # the slowest is divided by factor.
     return _default_frequencies(dim, base * s.scale ** (dim / (dim - 2)))
 # --8<-- [end:ntk]
 
 
 # --8<-- [start:dynamic]
 def _dynamic(s: Scaling, dim: int, base: float, seq_len: int | None) -> Tensor:
-    # Dynamic NTK: unchanged up to the trained length, then an NTK base that grows with seq_len.
+    # Dynamic NTK: unchanged up to the trained length, then an NTK base
+    # that grows with seq_len.
     original, factor = _original(s), s.scale
     length = original if seq_len is None or seq_len <= original else seq_len
     scale = factor * length / original - (factor - 1)
@@ -60,22 +63,32 @@ def _dynamic(s: Scaling, dim: int, base: float, seq_len: int | None) -> Tensor:
 
 
 # --8<-- [start:yarn]
-def _yarn_pair_index(rotations: float, dim: int, base: float, original: int) -> float:
-    # The (fractional) pair index i whose wavelength fits `rotations` times into the trained length.
-    return dim * math.log(original / (rotations * 2 * math.pi)) / (2 * math.log(base))
+def _yarn_pair_index(
+    rotations: float, dim: int, base: float, original: int
+) -> float:
+    # The (fractional) pair index i whose wavelength fits `rotations` times
+    # into the trained length.
+    return (
+        dim * math.log(original / (rotations * 2 * math.pi))
+        / (2 * math.log(base))
+    )
 
 
 def _yarn(s: Scaling, dim: int, base: float, seq_len: int | None) -> Tensor:
     import torch
     theta, original = _default_frequencies(dim, base), _original(s)
-    low = _yarn_pair_index(s.beta_fast or 32.0, dim, base, original)  # pairs below: many turns, kept
-    high = _yarn_pair_index(s.beta_slow or 1.0, dim, base, original)  # pairs above: < 1 turn, interpolated
+    # pairs below low: many turns, kept
+    low = _yarn_pair_index(s.beta_fast or 32.0, dim, base, original)
+    # pairs above high: < 1 turn, interpolated
+    high = _yarn_pair_index(s.beta_slow or 1.0, dim, base, original)
     if s.truncate is not False:
         low, high = math.floor(low), math.ceil(high)
     low, high = max(low, 0), min(high, dim - 1)
-    if low == high:  # beta_fast == beta_slow, or a ramp squeezed to one pair: a step
+    # beta_fast == beta_slow, or a ramp squeezed to one pair: a step
+    if low == high:
         high += 0.001
-    ramp = ((torch.arange(dim // 2, dtype=torch.float64) - low) / (high - low)).clamp(0, 1)
+    pairs = torch.arange(dim // 2, dtype=torch.float64)
+    ramp = ((pairs - low) / (high - low)).clamp(0, 1)
     return theta / s.scale * ramp + theta * (1 - ramp)
 # --8<-- [end:yarn]
 
@@ -86,8 +99,9 @@ def _llama3(s: Scaling, dim: int, base: float, seq_len: int | None) -> Tensor:
     theta, original = _default_frequencies(dim, base), _original(s)
     low, high = s.low_freq_factor or 1.0, s.high_freq_factor or 1.0
     wavelength = 2 * math.pi / theta
-    # smooth = 1 for short wavelengths (kept), 0 for long ones (divided by factor), linear between;
-    # with low == high a step at the wavelength original / low.
+    # smooth = 1 for short wavelengths (kept), 0 for long ones (divided by
+    # factor), linear between; with low == high a step at the wavelength
+    # original / low.
     if high > low:
         smooth = ((original / wavelength - low) / (high - low)).clamp(0, 1)
     else:
@@ -125,15 +139,20 @@ def _original(s: Scaling) -> int:
 
 # --8<-- [start:attention-scaling]
 def _yarn_mscale(factor: float, mscale: float = 1.0) -> float:
-    # YaRN's sqrt(1/t) = 0.1 ln(s) + 1 (Peng et al. 2023, section 3.4); DeepSeek scales the log by mscale.
+    # YaRN's sqrt(1/t) = 0.1 ln(s) + 1 (Peng et al. 2023, section 3.4);
+    # DeepSeek scales the log by mscale.
     return 1.0 if factor <= 1.0 else 0.1 * mscale * math.log(factor) + 1.0
 
 
 def _yarn_attention(s: Scaling) -> float:
     if s.attention_factor is not None:
         return s.attention_factor
-    if s.mscale and s.mscale_all_dim:  # DeepSeek-V2/V3: both given and nonzero
-        return _yarn_mscale(s.scale, s.mscale) / _yarn_mscale(s.scale, s.mscale_all_dim)
+    # DeepSeek-V2/V3: both given and nonzero
+    if s.mscale and s.mscale_all_dim:
+        return (
+            _yarn_mscale(s.scale, s.mscale)
+            / _yarn_mscale(s.scale, s.mscale_all_dim)
+        )
     return _yarn_mscale(s.scale)
 
 

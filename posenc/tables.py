@@ -99,9 +99,10 @@ def extrapolation_table() -> Table:
 
 # --8<-- [start:scaling]
 def scaling_table() -> Table:
-    """How much each scaling rule slows pairs 0, 32 and 63 of a 128-wide head, and its
-    attention factor: base 10000, trained length 4096, factor 4, current length 16384
-    (for dynamic NTK); Llama 3.1 with its own released settings.
+    """How much each scaling rule slows pairs 0, 32 and 63 of a 128-wide head,
+    and its attention factor: base 10000, trained length 4096, factor 4,
+    current length 16384 (for dynamic NTK); Llama 3.1 with its own released
+    settings.
 
     Examples:
         >>> header, rows = scaling_table()
@@ -125,10 +126,13 @@ def scaling_table() -> Table:
     rows = []
     for name, b, scaling in rules:
         old = rope_inverse_frequencies(dim, base=b)
-        new = rope_inverse_frequencies(dim, base=b, scaling=scaling, seq_len=16384)
+        new = rope_inverse_frequencies(
+            dim, base=b, scaling=scaling, seq_len=16384
+        )
         slowdown = (old / new).tolist()
         factor_cell = f"{rope_attention_scaling(scaling):.4f}"
-        rows.append([name, *(f"{slowdown[i]:.3f}" for i in (0, 32, 63)), factor_cell])
+        cells = [f"{slowdown[i]:.3f}" for i in (0, 32, 63)]
+        rows.append([name, *cells, factor_cell])
     return ["method", "pair 0", "pair 32", "pair 63", "attention factor"], rows
 # --8<-- [end:scaling]
 
