@@ -138,6 +138,22 @@ _CODE = re.compile(r"<pre\b.*?</pre>", re.DOTALL)
 _GLUED = re.compile(r"(?<![\w.])\d+\.\d+(?:\.\d+)+(?:–[\d.]+)?")
 
 
+# a number written with thousands separators, "160,000": the separator splits it into "160" and "000"
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+
+
+def join_thousands(text: str) -> str:
+    """Numbers without their thousands separators: ``160,000`` is indexed as one word, ``160000``,
+    not as ``160`` and ``000``. The many short digit words the split makes trip lunr's token set
+    (the nodes of its minimised word graph are keyed by label and child id run together, so nodes
+    with digit edges can collide), which then fails on queries such as ``n`` or ``2``.
+
+    >>> join_thousands("base 160,000 and 8,192 tokens; the pair (1,2); 1,000,000")
+    'base 160000 and 8192 tokens; the pair (1,2); 1000000'
+    """
+    return _THOUSANDS.sub("", text)
+
+
 def drop_code(text: str) -> str:
     """An entry's text without its code listings (``<pre>`` blocks) and without the numbers of
     result tables that the indexer glued together (``0.560.45–0.61``: no word anyone types, and
@@ -168,6 +184,8 @@ def clean_search_index(path: Path) -> int:
                 entry[key] = strip_math(value, dollars=notebook).replace("√", "sqrt")
             if key == "text" and not location.startswith("api/"):  # an API entry's first block is its signature
                 entry[key] = drop_code(entry[key])
+            if key == "text":
+                entry[key] = join_thousands(entry[key])
             changed += entry[key] != value
         if boost_for(location) != 1.0:
             entry["boost"] = boost_for(location)
