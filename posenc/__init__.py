@@ -46,7 +46,7 @@ _EXPORTS: dict[str, str] = {
     "mrope_positions": "posenc.rope_nd",
     "sinusoidal_encoding_2d": "posenc.vision",
     "LearnedPositionalEmbedding2D": "posenc.vision",
-    "TinyViT": "posenc.vision",
+    "TinyViT": "posenc.tiny_vit",
     "patch_center_coordinates": "posenc.rope_images",
     "augment_patch_coordinates": "posenc.rope_images",
     "apply_dinov3_rope": "posenc.rope_images",

@@ -1,4 +1,4 @@
-"""The rotary hooks of `posenc.vision.TinyViT`'s RoPE variants, one per forward call.
+"""The rotary hooks of `posenc.tiny_vit.TinyViT`'s RoPE variants, one per forward call.
 
 * axial RoPE at patch indices, with a test-time change of each axis's speeds on a grid larger
   than the trained one: none, per-axis NTK (`posenc.rope_video.ntk_axis_factor`) or RIFLEx

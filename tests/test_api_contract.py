@@ -477,10 +477,10 @@ EXAMPLES: dict[str, Example] = {
         _lazy("posenc.vision.LearnedPositionalEmbedding2D", 4, 4, 8), height=6, width=6),
     "posenc.vision.LearnedPositionalEmbedding2D.forward": ex(
         _lazy("posenc.vision.LearnedPositionalEmbedding2D", 4, 4, 8), x=_t(2, 16, 8), height=4, width=4),
-    "posenc.vision.TinyViT": ex(image_size=8, patch_size=2, num_classes=10, dim=16, num_heads=2, num_layers=1,
-                                position="rope", channels=1, mlp_ratio=2, rope_base=100.0, rope_rescale=False),
-    "posenc.vision.TinyViT.forward": ex(
-        _lazy("posenc.vision.TinyViT", 8, 2, 10, 16, 2, 1, position="rope"), images=lambda: torch.zeros(2, 1, 8, 8)),
+    "posenc.tiny_vit.TinyViT": ex(image_size=8, patch_size=2, num_classes=10, dim=16, num_heads=2, num_layers=1,
+                                  position="rope", channels=1, mlp_ratio=2, rope_base=100.0, rope_rescale=False),
+    "posenc.tiny_vit.TinyViT.forward": ex(
+        _lazy("posenc.tiny_vit.TinyViT", 8, 2, 10, 16, 2, 1, position="rope"), images=lambda: torch.zeros(2, 1, 8, 8)),
     # engines (issue 37)
     "posenc.engines.layout_flags": ex(layout="half"),
     "posenc.engines.known_disagreements": ex(feature="longrope"),

@@ -1,4 +1,4 @@
-"""Tests of posenc.vision: the 2-D sine-cosine table, the learned 2-D grid, and TinyViT."""
+"""Tests of posenc.vision (the 2-D sine-cosine table, the learned 2-D grid) and posenc.tiny_vit."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from posenc import LearnedPositionalEmbedding2D, TinyViT, sinusoidal_encoding_2d
-from posenc.vision import VIT_POSITIONS
+from posenc.tiny_vit import VIT_POSITIONS
 
 
 def mae_table_loop(height: int, width: int, dim: int, base: float) -> torch.Tensor:

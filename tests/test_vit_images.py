@@ -13,7 +13,7 @@ from posenc._vit_rotary import axial_frequencies, normalised_rotary
 from posenc.experiments import vit_images
 from posenc.rope_images import apply_dinov3_rope, patch_center_coordinates
 from posenc.rope_video import axes_frequencies
-from posenc.vision import TinyViT
+from posenc.tiny_vit import TinyViT
 
 
 def _pair(model_kwargs: dict, seed: int = 0) -> TinyViT:

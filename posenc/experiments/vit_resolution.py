@@ -1,6 +1,6 @@
 """Train a tiny ViT at one resolution, test it at larger ones: which position method copes? Measured.
 
-One `posenc.vision.TinyViT` per position method and seed learns scikit-learn's handwritten digits
+One `posenc.tiny_vit.TinyViT` per position method and seed learns scikit-learn's handwritten digits
 (``sklearn.datasets.load_digits``: 1,797 scans of 8 x 8 pixels, shipped with the package) at
 8 x 8 pixels, a 4 x 4 grid of 2 x 2 patches. The held-out digits are then upsampled (bilinear) to
 larger sizes, so the same patch size gives a larger grid, and each model is scored on them as
@@ -30,7 +30,7 @@ from torch.nn import functional
 
 from posenc._checks import check_choice, check_int
 from posenc.experiments._results import read_json, versions, write_json
-from posenc.vision import TinyViT
+from posenc.tiny_vit import TinyViT
 
 #: The position methods compared: TinyViT's first four, and RoPE with coordinates rescaled to the trained range.
 METHODS = ("none", "learned", "sinusoidal", "rope", "rope-rescaled")
