@@ -192,6 +192,8 @@ IDENTITY = {
     "qwen3-1.7b:non-embedding": (_without_embeddings, 1.4, 0.1),    # card: 1.7B, non-embedding 1.4B
     "mixtral-8x7b-v0.1": (lambda c: _mixtral(c), 46.7, 0.1),         # 46.7B total ...
     "mixtral-8x7b-v0.1:active": (lambda c: _mixtral(c, active=True), 12.9, 0.1),   # ... 12.9B per token
+    # huggingface/smollm README: a 3B model; the file leaves tie_word_embeddings to SmolLM3Config (true)
+    "smollm3-3b": (lambda c: _dense({**c, "tie_word_embeddings": True}), 3, 1),
 }
 
 
