@@ -28,6 +28,7 @@ from posenc._inspect_vision import describe_vision, is_encoder, reads_vision
 from posenc.configs import ConfigRope, LayerRope, query_temperature, read_config
 from posenc.configs import _table as _rope_table
 from posenc.configs._params import _too_deep
+from posenc.configs._windows import reach
 from posenc.engines import ENGINES, engine_warnings, layout_flags
 from posenc.rope_scaling import rope_inverse_frequencies
 
@@ -70,6 +71,9 @@ def _layer_lines(name: str, layer: LayerRope, rope: ConfigRope, length: int | No
                  sites: Sequence[Any] = ()) -> list[str]:
     count = f" ({len(layer.layers)} layers)" if layer.layers else ""
     sides = " on each side" if layer.window_sides == "both" else ""  # an encoder's two-sided window
+    if layer.window and layer.window_sides == "centred":  # T5Gemma2's encoder: uneven sides
+        before, after = reach(layer.window, layer.window_sides)
+        sides = f": {before:,} before the query and {after:,} after"
     # DeepSeek-V4's compressed layers: the window bounds the uncompressed keys only
     what = "uncompressed keys (compressed keys reach further)" if any(s.name == "compressor" for s in sites) else "tokens"
     window = f", attends within {layer.window:,} {what}{sides}" if layer.window else ""

@@ -170,6 +170,11 @@ FOUND = [
                                                            "embedding_gemma2_text")),
     _case({"model_type": "neomme", "num_hidden_layers": 7}, "half"),
     _case({"model_type": "openai_privacy_filter", "sliding_window": None}),
+    # T5Gemma2's encoder: a window centred on the query (posenc.configs._windows.CENTRED); its decoder's is causal
+    *(_case({"model_type": model_type, "num_hidden_layers": 6, **extra})
+      for model_type in ("t5gemma2_text", "t5gemma2_decoder")
+      for extra in ({}, {"sliding_window": 5}, {"sliding_window": 1}, {"sliding_window": None}, {"sliding_window": 0})),
+    _case({"model_type": "t5gemma2_encoder", "text_config": {**SMALL, "model_type": "t5gemma2_text", "sliding_window": 9}}),
     _case({"model_type": "embedding_gemma2", "text_config": {**SMALL, "model_type": "embedding_gemma2_text"}}),
     _case({"model_type": "deepseek_v32", "qk_rope_head_dim": 16, "num_hidden_layers": 2}),  # two rotary sites
     *(_case({"model_type": model_type, "num_hidden_layers": 2}) for model_type in ("axk2", "glm_moe_dsa",

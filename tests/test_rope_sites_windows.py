@@ -18,7 +18,7 @@ import pytest
 import torch
 
 from posenc.configs import read_config
-from posenc.configs._windows import TWO_SIDED
+from posenc.configs._windows import TWO_SIDED, reach
 
 transformers = pytest.importorskip("transformers")
 MODELS = Path(transformers.__file__).parent / "models"
@@ -343,10 +343,6 @@ def test_falcon_h1_hybrid_layers_rotate() -> None:
     rope_live.check_config(live.to_dict(), torch.tensor([0, 1, 5, 100, 5000]))
 
 
-@pytest.mark.xfail(strict=True, reason="T5Gemma2's encoder windows reach both ways, unevenly: (W + 1) // 2 - 1 tokens "
-                   "before a query and W // 2 after (its own sliding_window_mask_function, modeling_t5gemma2.py:708-724, "
-                   "used by T5Gemma2TextEncoder at :795-798); LayerRope cannot say so yet (window_sides 'both' is "
-                   "|q - k| <= W), and read_config reads a causal window of W")
 def test_t5gemma2_encoder_window_as_its_mask() -> None:
     from transformers.masking_utils import create_bidirectional_mask
     from transformers.models.t5gemma2.modeling_t5gemma2 import sliding_window_mask_function
@@ -361,5 +357,47 @@ def test_t5gemma2_encoder_window_as_its_mask() -> None:
     q, k = torch.arange(12)[:, None], torch.arange(12)[None, :]
     assert torch.equal(_band(mask), (k - q >= -1) & (k - q <= 2))  # the mask as it is: 1 before, 2 after, for W = 4
     layer = read_config(text.to_dict()).layers["sliding_attention"]
-    seen = (q - k).abs() <= layer.window if layer.window_sides == "both" else (k <= q) & (k > q - layer.window)
-    assert torch.equal(_band(mask), seen)
+    assert (layer.window, layer.window_sides) == (4, "centred")
+    before, after = reach(layer.window, layer.window_sides)
+    assert torch.equal(_band(mask), (k - q >= -before) & (k - q <= after))
+
+
+@pytest.mark.parametrize("window", [1, 2, 3, 4, 5, 8, 9])
+def test_t5gemma2_encoder_windows_of_every_parity(window: int) -> None:
+    """T5Gemma2's encoder window, odd and even, run live through its own mask function and its
+    encoder config (as a config.json, and as its text part): read_config's reach is the band each
+    query sees; the full layers see every token both ways; the decoder's windows stay causal."""
+    from transformers.masking_utils import create_bidirectional_mask, create_sliding_window_causal_mask
+    from transformers.models.t5gemma2.modeling_t5gemma2 import sliding_window_mask_function
+
+    encoder = transformers.T5Gemma2EncoderConfig(text_config={
+        "num_hidden_layers": 6, "sliding_window": window, "hidden_size": 64, "num_attention_heads": 4,
+        "num_key_value_heads": 2, "head_dim": 16})
+    text = encoder.text_config
+    text._attn_implementation = "eager"
+    mask = create_bidirectional_mask(config=text, inputs_embeds=torch.zeros(1, 20, 8), attention_mask=None,
+                                     and_mask_function=sliding_window_mask_function(window, is_causal=False))
+    q, k = torch.arange(20)[:, None], torch.arange(20)[None, :]
+    for config in (encoder.to_dict(), text.to_dict()):
+        rope = read_config(config)
+        layer = rope.layers["sliding_attention"]
+        before, after = reach(layer.window, layer.window_sides)
+        assert torch.equal(_band(mask), (k - q >= -before) & (k - q <= after)), (window, before, after)
+        assert rope.layers["full_attention"].window is None
+    decoder = transformers.T5Gemma2DecoderConfig(num_hidden_layers=6, sliding_window=window, hidden_size=64,
+                                                 num_attention_heads=4, num_key_value_heads=2, head_dim=16)
+    layer = read_config(decoder.to_dict()).layers["sliding_attention"]
+    assert (layer.window, layer.window_sides) == (window, "before")
+    decoder._attn_implementation = "eager"
+    causal = create_sliding_window_causal_mask(config=decoder, inputs_embeds=torch.zeros(1, 20, 8), attention_mask=None,
+                                               past_key_values=None, position_ids=torch.arange(20)[None])
+    before, after = reach(layer.window, layer.window_sides)
+    assert torch.equal(_band(causal), (k - q >= -before) & (k - q <= after))
+
+
+def test_the_inspector_says_a_centred_window_reaches_unevenly() -> None:
+    from posenc.inspect import describe
+
+    text = transformers.T5Gemma2EncoderConfig(text_config={"num_hidden_layers": 6, "sliding_window": 4096}).text_config
+    lines = [line for line in describe(text.to_dict()).splitlines() if line.startswith("sliding_attention")]
+    assert len(lines) == 1 and lines[0].endswith("attends within 4,096 tokens: 2,047 before the query and 2,048 after")

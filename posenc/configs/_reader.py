@@ -67,10 +67,13 @@ class LayerRope:
             of its own block of C positions up to itself.
         layers: the indices of the layers of this kind (empty when the config gives no count).
         note: anything else a reader of the config should know about these layers.
-        window_sides: how a window of W reaches: ``"before"`` (a causal window, as above) or
+        window_sides: how a window of W reaches: ``"before"`` (a causal window, as above),
             ``"both"`` (an encoder's two-sided window: a query sees the tokens within W positions on
             each side, ``|q - k| <= W``, transformers' bidirectional sliding-window mask; ModernBERT's
-            ``local_attention`` of 128 is a window of 64 each way).
+            ``local_attention`` of 128 is a window of 64 each way) or ``"centred"`` (W tokens in all,
+            the query among them: ``(W - 1) // 2`` before it and ``W // 2`` after, T5Gemma2's encoder;
+            a window of 4 sees 1 token before and 2 after). `posenc.configs._windows.reach` gives the
+            two counts for each.
     """
 
     layer_type: str

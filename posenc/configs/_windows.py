@@ -12,8 +12,9 @@ A window of W tokens: a query attends to itself and the W - 1 tokens before it (
 ``sliding_window_overlay``: ``kv_idx > q_idx - W``); a chunk of C tokens: to the tokens of its own
 block of C positions up to itself. The encoders of `TWO_SIDED` see a window on both sides instead:
 the keys within W positions of the query, before or after (``|q_idx - kv_idx| <= W``, transformers'
-``sliding_window_bidirectional_overlay``, masking_utils.py:137-147); `LayerRope.window_sides` says
-which. Unlimited-OCR's `REFERENCE_SLIDING` layers keep the whole prompt in view and slide over the
+``sliding_window_bidirectional_overlay``, masking_utils.py:137-147); the encoders of `CENTRED` see
+a window of W tokens centred on the query, (W - 1) // 2 before it and W // 2 after; `LayerRope.window_sides`
+says which (`reach` gives the tokens before and after). Unlimited-OCR's `REFERENCE_SLIDING` layers keep the whole prompt in view and slide over the
 generated tokens only: read with no window, and a note.
 """
 
@@ -32,9 +33,7 @@ MAX_WINDOW = 2**53
 # the mask and runs it for each model type here. Three others build it and are not here: T5Gemma (its encoder's
 # windows are two-sided, its decoder's causal, and read_config does not read the two stacks apart)
 # and the two Gemma 4 assistants (the mask there covers the target model's cached keys, flipped to
-# look back: modeling_gemma4_assistant.py:226-244). T5Gemma2's encoder masks with a function of its own,
-# two-sided and uneven ((W + 1) // 2 - 1 tokens before, W // 2 after: modeling_t5gemma2.py:708-724), which
-# LayerRope cannot say yet: read as a causal window (a strict xfail in tests/test_rope_sites_windows.py).
+# look back: modeling_gemma4_assistant.py:226-244). T5Gemma2's encoder masks with a function of its own: `CENTRED`.
 TWO_SIDED: dict[str, dict[str, Any]] = {
     "modernbert": {"where": "modeling_modernbert.py:450"},
     "embedding_gemma2_text": {"where": "modeling_embedding_gemma2.py:541"},
@@ -43,6 +42,26 @@ TWO_SIDED: dict[str, dict[str, Any]] = {
     "ultrabert": {"where": "modeling_ultrabert.py:395"},
     "openai_privacy_filter": {"where": "modeling_openai_privacy_filter.py:467", "every_layer": True},
 }
+
+# Model types (the text model's, as read_config reads them) whose sliding_attention layers see a window of W
+# tokens centred on the query: (W + 1) // 2 up to and including it, so (W - 1) // 2 before it, and W // 2
+# after it. T5Gemma2's encoder (T5Gemma2TextConfig; the decoder's windows are causal) builds this mask with
+# a function of its own, sliding_window_mask_function(W, is_causal=False) (modeling_t5gemma2.py:708-724,
+# called at :795-798).
+CENTRED: dict[str, dict[str, Any]] = {"t5gemma2_text": {"where": "modeling_t5gemma2.py:708"}}
+
+
+def reach(window: int, sides: str) -> tuple[int, int]:
+    """The tokens a query sees before it and after it in a window of ``window`` with ``sides`` (a
+    `LayerRope`'s ``window`` and ``window_sides``; the query itself is seen too).
+
+    Examples:
+        >>> reach(4, "before"), reach(4, "both"), reach(4, "centred"), reach(5, "centred")
+        ((3, 0), (4, 4), (1, 2), (2, 2))
+    """
+    if sides == "centred":
+        return (window - 1) // 2, window // 2
+    return (window, window) if sides == "both" else (window - 1, 0)
 
 
 # Model types whose modeling code gives its softmax-attention layers names of its own: each name -> the
@@ -161,7 +180,8 @@ def window_types(config: Mapping[str, Any], found: Mapping[str, Any], layers: in
 def layer_window(config: Mapping[str, Any], found: Mapping[str, Any], layer_type: str,
                  model_type: str | None = None) -> tuple[int | None, str]:
     """The window (or chunk) the layers of ``layer_type`` attend within (None for the whole context),
-    and its sides: ``"before"`` (causal) or ``"both"`` (`TWO_SIDED`: W positions each way)."""
+    and its sides: ``"before"`` (causal), ``"both"`` (`TWO_SIDED`: W positions each way) or
+    ``"centred"`` (`CENTRED`)."""
     kind = layer_kind(model_type, layer_type.removesuffix(":nope"))
     two_sided = TWO_SIDED.get(model_type or "") or {}
     if kind in table.NOT_ATTENTION_LAYER_TYPES:
@@ -175,7 +195,9 @@ def layer_window(config: Mapping[str, Any], found: Mapping[str, Any], layer_type
         window: int | None = _filled(config, filled)
     else:
         window = sliding_window(config, found)
-    return window, "both" if two_sided and window is not None else "before"
+    if window is None or not (two_sided or model_type in CENTRED):
+        return window, "before"
+    return window, "both" if two_sided else "centred"
 
 
 def _filled(config: Mapping[str, Any], rule: Mapping[str, Any]) -> int:

@@ -1,6 +1,6 @@
 // The config inspector's words that depend on what a layer is (inspector.js draws them): what each
 // warning means and where the chapters explain it, the facts listed under "Findings", the window of a
-// kind of layer (causal, two-sided, or over uncompressed keys only), the rotated width against the
+// kind of layer (causal, two-sided, centred, or over uncompressed keys only), the rotated width against the
 // query-key head's width, and a warning's text with its config keys set as code. Loaded before inspector.js.
 (function () {
   "use strict";
@@ -28,13 +28,16 @@
       link("rope-today", "reading-a-models-config")],
   ];
   const FACTS = {
-    nope: ["These layers get no positions from RoPE: order reaches them only through the other layers and the causal mask.",
+    nope: ["These layers get no positions from RoPE: order reaches them only through the other layers, and through the " +
+      "causal mask where the model's attention is causal.",
       link("rope-today", "layer-patterns-nope-local-and-global")],
     unknown: ["posenc does not know what this kind of layer does with positions.", link("rope-today", "layer-patterns-nope-local-and-global")],
     window: ["These layers attend only to the most recent tokens, so their context is the window, not the whole input.",
       link("inference", "windows-and-sinks")],
     window_both: ["These layers attend only to the tokens within the window on each side of the query, not to the whole input.",
       link("architectures", "modernbert")],
+    window_centred: ["These layers attend only to a window of tokens around the query, not always as many after it as " +
+      "before; the rest of the input is out of their reach.", link("architectures", "modernbert")],
     window_compressed: ["The window limits only these layers' uncompressed keys; their compressed keys summarise the whole past.",
       link("architectures", "rotary-sites")],
     partial: ["Only part of each head rotates; the other features carry no position.", link("rope-today", "partial-rotary-only-some-features-turn")],
@@ -45,15 +48,23 @@
     sinks: ["Each head has a learned sink logit that can take attention away from every token.", link("inference", "windows-and-sinks")],
   };
 
-  /** Whether the model's attention reaches both ways (an encoder of posenc.configs._windows.TWO_SIDED). */
-  const twoSided = (rope) => Object.prototype.hasOwnProperty.call(window.posencRopeData.two_sided || {}, rope.model_type) ||
-    Object.values(rope.layers).some((layer) => layer.window_sides === "both");
+  /** Whether the model's attention reaches both ways (an encoder of posenc.configs._windows.TWO_SIDED or CENTRED). */
+  const own = (data, key) => Object.prototype.hasOwnProperty.call(data || {}, key);
+  const twoSided = (rope) => own(window.posencRopeData.two_sided, rope.model_type) ||
+    own(window.posencRopeData.centred, rope.model_type) ||
+    Object.values(rope.layers).some((layer) => ["both", "centred"].includes(layer.window_sides));
+  /** A centred window's reach (posenc.configs._windows.reach): the tokens before the query and after it. */
+  const centredWords = (w) => {
+    const before = Math.floor((Number(w) - 1) / 2), after = Math.floor(Number(w) / 2);
+    return `${num(before)} token${before === 1 ? "" : "s"} before the query and ${num(after)} after`;
+  };
   /** Whether a kind of layer also attends to compressed keys (a DeepSeek-V4 "compressor" site). */
   const compressed = (sites) => sites.some((s) => s.name === "compressor");
 
   function windowWords(name, layer, rope, sites) {
     if (layer.window === null) return twoSided(rope) ? "none: every token, before and after" : "none: every earlier token";
     if (layer.window_sides === "both") return `${num(layer.window)} tokens on each side of the query`;
+    if (layer.window_sides === "centred") return `${num(layer.window)} tokens: ${centredWords(layer.window)}`;
     if (name.startsWith("chunked")) return `chunks of ${num(layer.window)} tokens`;
     return compressed(sites) ? `the last ${num(layer.window)} uncompressed keys (compressed keys reach further)` :
       `the last ${num(layer.window)} tokens`;
@@ -62,6 +73,7 @@
   /** The fact of a windowed kind of layer: [key of FACTS, detail]. */
   function windowFact(layer, sites) {
     if (layer.window_sides === "both") return ["window_both", `${num(layer.window)} tokens on each side of the query`];
+    if (layer.window_sides === "centred") return ["window_centred", centredWords(layer.window)];
     if (compressed(sites)) return ["window_compressed", `window of ${num(layer.window)} uncompressed keys`];
     return ["window", `window of ${num(layer.window)} tokens`];
   }

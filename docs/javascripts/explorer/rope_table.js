@@ -189,7 +189,10 @@
     return kinds !== null && has(kinds, layerType) ? kinds[layerType] : layerType;
   }
 
-  /** [window, sides]: the window or chunk of these layers (null: the whole context), "before" or "both". */
+  /** The encoders whose windows are centred on the query (posenc.configs._windows.CENTRED: T5Gemma2's). */
+  const centred = (modelType) => typeof modelType === "string" && has(global.posencRopeData.centred, modelType);
+
+  /** [window, sides]: the window or chunk of these layers (null: the whole context), "before", "both" or "centred". */
   function windowOf(config, found, layerType, modelType) {
     const kind = layerKind(modelType, layerType.endsWith(":nope") ? layerType.slice(0, -5) : layerType);
     const rule = twoSided(modelType);
@@ -203,7 +206,8 @@
     const fill = typeof modelType === "string" ? get(global.posencRopeData.filled, modelType) : null;
     const window = kind === "sliding_attention" && fill !== null && get(config, "sliding_window") === null
       ? filled(config, fill) : slidingWindow(config, found);
-    return [window, rule !== null && window !== null ? "both" : "before"];
+    if (window === null || (rule === null && !centred(modelType))) return [window, "before"];
+    return [window, rule !== null ? "both" : "centred"];
   }
 
   /** The window a FILLED class sets (ModernBERT's, Dots3's): config[key] // divisor, or the class's default. */
