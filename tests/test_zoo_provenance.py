@@ -194,6 +194,7 @@ IDENTITY = {
     "mixtral-8x7b-v0.1:active": (lambda c: _mixtral(c, active=True), 12.9, 0.1),   # ... 12.9B per token
     # huggingface/smollm README: a 3B model; the file leaves tie_word_embeddings to SmolLM3Config (true)
     "smollm3-3b": (lambda c: _dense({**c, "tie_word_embeddings": True}), 3, 1),
+    "mistral-7b-v0.1": (lambda c: _dense(c), 7, 1),                  # its card: 7 billion parameters
 }
 
 
