@@ -4,7 +4,9 @@ posenc reads a config as the pinned ``transformers`` runs it (`posenc.configs.re
 and says so where that departs from the model as published: each entry names the model type, the
 config key, what the model card or the authors' code does, what transformers does, and the
 evidence (a URL and section, a file and line). `read_config` adds a note naming both sides to a
-config that sets the key; ``tests/test_rope_divergences.py`` shows transformers' side live, and pins
+config that sets the key (and, for an entry with a value condition, holds the values it names:
+Qwen2's ``max_window_layers`` matters only once ``use_sliding_window`` is true);
+``tests/test_rope_divergences.py`` shows transformers' side live, and pins
 the leads checked and found equal (DeepSeek-V3, V2-Lite and Kimi K2's YaRN and softmax scale, Llama 4,
 gpt-oss, Gemma 2 and 3, Phi-3's LongRoPE, GPT-J, GPT-NeoX) against the authors' code.
 """
@@ -15,7 +17,11 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["DIVERGENCES", "Divergence", "divergence_notes"]
+__all__ = ["DIVERGENCES", "Condition", "Divergence", "divergence_notes"]
+
+# A value condition: a config key and the exact value it must hold (true, false, a string, or None for
+# absent or null). Kept to these JSON values so that the browser's port compares them the same way.
+Condition = tuple[str, bool | str | None]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -28,6 +34,8 @@ class Divergence:
         published: what the model card or the authors' code does with it.
         transformers: what the pinned transformers does with it.
         evidence: locators for both sides (URL and section; repository, file and line).
+        when: the other keys' values under which the departure shows, every one required (1 is not
+            true: the type must match too); empty: wherever the config sets ``key``.
     """
 
     model_type: str
@@ -35,6 +43,7 @@ class Divergence:
     published: str
     transformers: str
     evidence: tuple[str, ...]
+    when: tuple[Condition, ...] = ()
 
 
 DIVERGENCES: tuple[Divergence, ...] = (
@@ -68,8 +77,17 @@ DIVERGENCES: tuple[Divergence, ...] = (
 )
 
 
+def _holds(config: Mapping[str, Any], condition: Condition) -> bool:
+    """config[key] is exactly the value (a missing key reads as None)."""
+    key, value = condition
+    given = config.get(key)
+    return type(given) is type(value) and given == value
+
+
 def divergence_notes(model_type: str | None, config: Mapping[str, Any]) -> list[str]:
-    """The notes `read_config` adds for a config that sets a key of a registered divergence."""
+    """The notes `read_config` adds for a config that sets a key of a registered divergence (and holds
+    the values of its condition)."""
     return [f"config[{entry.key!r}] = {config[entry.key]!r}: transformers departs from the published model "
             f"here. Published: {entry.published}. transformers (what posenc reads): {entry.transformers}"
-            for entry in DIVERGENCES if entry.model_type == model_type and config.get(entry.key) is not None]
+            for entry in DIVERGENCES if entry.model_type == model_type and config.get(entry.key) is not None
+            and all(_holds(config, condition) for condition in entry.when)]

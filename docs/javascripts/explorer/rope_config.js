@@ -139,7 +139,9 @@
   /** posenc.configs._divergences.divergence_notes: transformers' departures from the published model. */
   function divergenceNotes(modelType, config) {
     const register = (global.posencRopeData && global.posencRopeData.divergences) || [];
-    return register.filter((d) => d.model_type === modelType && get(config, d.key) !== null).map((d) =>
+    // `when`: [key, value] pairs that must all hold exactly (true, false, a string, or null for absent)
+    return register.filter((d) => d.model_type === modelType && get(config, d.key) !== null &&
+      (d.when || []).every(([key, value]) => get(config, key) === value)).map((d) =>
       `config[${repr(d.key)}] = ${repr(get(config, d.key))}: transformers departs from the published model here. ` +
       `Published: ${d.published}. transformers (what posenc reads): ${d.transformers}`);
   }
