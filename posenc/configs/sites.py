@@ -84,6 +84,9 @@ class _Rule:
 
 # Multi-head latent attention: q = cat(q_pass, q_rot) and the key's rope part sits after its
 # nope part (modeling_deepseek_v3.py:423, 442, 461; modeling_deepseek_v32.py:399, 416, 430).
+# Where a reader finds each site, in a note: the web page's inspector, posenc-inspect's site lines, the API
+# (rope_sites.js says it word for word)
+_WHERE = "listed site by site by the inspector and by posenc.configs.sites.rotary_sites"
 _MLA = _Rule("attention", "the attention's queries and keys", ("qk_nope_head_dim", "qk_rope_head_dim"), "last")
 _INDEXER = "the indexer's queries and keys"
 _RULES: dict[str, tuple[_Rule, ...]] = {
@@ -177,8 +180,7 @@ def site_notes(model_type: str | None, found: Mapping[str, Any], layout: str) ->
     if len(rules) > 1:
         listed = "; ".join(f"{rule.name}: the {rule.features} qk_rope_head_dim features of each "
                            f"{' + '.join(rule.head)} head, {rule.layout or layout}" for rule in rules)
-        return [(f"more than one rotary site per layer ({listed}), all with the angles read here: see "
-                 "posenc.configs.sites.rotary_sites")]
+        return [(f"more than one rotary site per layer ({listed}), all with the angles read here, {_WHERE}")]
     return [f"transformers' code for this model type also rotates q and k in {site}, in the {site_layout} layout: a "
             f"second rotary site in the layer (the layout read here, {layout}, is the attention's)"
             for site, site_layout in (found.get("rotary_sites") or {}).items() if site_layout != layout]
@@ -276,7 +278,7 @@ def _v4_layer(config: Mapping[str, Any], layer_type: str, params: Mapping[str, A
             f"then turns the attention output back by the query's angle); rope parameters {label!r}")
     if label == "compress":
         note += ("; the layer also attends to compressed entries of the whole past, whose keys turn by the "
-                 "position of their window's first token (see posenc.configs.sites.rotary_sites)")
+                 f"position of their window's first token (a site of its own, {_WHERE})")
     return LayerRope(layer_type, True, width, width, "interleaved", base, scaling, rope_attention_scaling(scaling),
                      None, 1.0, window, layers, note)
 
@@ -330,7 +332,7 @@ def read_deepseek_v4(config: Mapping[str, Any], *, layout: str | None = None) ->
                         maximum=2**53)
     notes = ((f"config['sliding_window'] ({window}) limits the uncompressed keys of every layer: transformers' code "
               f"for this model type builds one sliding-window mask for the whole model"),
-             "more than one rotary site per layer: see posenc.configs.sites.rotary_sites")
+             f"more than one rotary site per layer, {_WHERE}")
     return ConfigRope("deepseek_v4", layers, tuple(types), longest,
                       originals[0] if originals else None, notes, True)
 

@@ -16,6 +16,8 @@
     if (sitesCache === null) sitesCache = global.posencJSON.parseJSON(global.posencRopeData.sites);
     return sitesCache;
   }
+  // where a reader finds each site: the page's inspector, posenc-inspect and the API (sites.py _WHERE, word for word)
+  const WHERE = "listed site by site by the inspector and by posenc.configs.sites.rotary_sites";
   const pyFloat = (x) => (Number.isInteger(x) ? new Number(x) : x); // eslint-disable-line no-new-wrappers
 
   /** site_notes: every site of a layer that rotates at more than one, else the table's second site. */
@@ -24,8 +26,7 @@
     if (rules.length > 1) {
       const listed = rules.map((rule) => `${rule.name}: the ${rule.features} qk_rope_head_dim features of each ` +
         `${rule.head.join(" + ")} head, ${P.truthy(rule.layout) ? rule.layout : layout}`).join("; ");
-      return [`more than one rotary site per layer (${listed}), all with the angles read here: see ` +
-        "posenc.configs.sites.rotary_sites"];
+      return [`more than one rotary site per layer (${listed}), all with the angles read here, ${WHERE}`];
     }
     const found2 = get(found, "rotary_sites") || {};
     return P.keys(found2).filter((site) => found2[site] !== layout).map((site) =>
@@ -112,7 +113,7 @@
       `the attention output back by the query's angle); rope parameters ${repr(label)}`;
     if (label === "compress") {
       note += "; the layer also attends to compressed entries of the whole past, whose keys turn by the position of " +
-        "their window's first token (see posenc.configs.sites.rotary_sites)";
+        `their window's first token (a site of its own, ${WHERE})`;
     }
     return layerRope(layerType, true, { dim: width, rotary_dim: width, layout: "interleaved", base, scaling,
       attention_factor: S.ropeAttentionScaling(scaling), window, layers, note });
@@ -139,7 +140,7 @@
     const longest = P.checkInt("config['max_position_embeddings']", v4(config, "max_position_embeddings"), { minimum: 1, maximum: 2 ** 53 });
     const notes = [`config['sliding_window'] (${P.str(window)}) limits the uncompressed keys of every layer: transformers' ` +
       "code for this model type builds one sliding-window mask for the whole model",
-    "more than one rotary site per layer: see posenc.configs.sites.rotary_sites"];
+    `more than one rotary site per layer, ${WHERE}`];
     return { model_type: "deepseek_v4", layers, pattern: types, max_position_embeddings: longest,
       original_max_position_embeddings: originals.length ? originals[0] : null, notes, sinks: true };
   }
