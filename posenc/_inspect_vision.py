@@ -11,7 +11,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from posenc.configs.vision import ENCODER_MODEL_TYPES, VISION_MODEL_TYPES, VisionRope, read_vision_config
+from posenc.configs.vision import (
+    BY_INPUT_KIND,
+    ENCODER_MODEL_TYPES,
+    INPUT_KINDS,
+    VISION_MODEL_TYPES,
+    VisionRope,
+    read_vision_config,
+)
 
 __all__ = ["is_encoder", "reads_vision", "vision_lines"]
 
@@ -87,7 +94,8 @@ def vision_lines(rope: VisionRope, label: str = "vision encoder") -> list[str]:
     and EdgeTAM's keys as readings of their own."""
     n = len(rope.layers)
     layers = f" ({n} layer{'s' if n != 1 else ''}{': ' + ', '.join(map(str, rope.layers)) if n <= 8 else ''})" if n else ""
-    lines = [f"{label} {rope.model_type}{layers}: {len(rope.axes)}-D RoPE over {', '.join(rope.axes)}"]
+    kind = f", for {rope.input_kind}s" if rope.input_kind else ""  # VideoLLaMA 3: one reading per kind of input
+    lines = [f"{label} {rope.model_type}{layers}{kind}: {len(rope.axes)}-D RoPE over {', '.join(rope.axes)}"]
     lines += [f"  {term}: {value}" for term, value in _settings(rope)]
     lines += [f"  note: {note}" for note in rope.notes]
     if rope.windowed is not None:
@@ -98,5 +106,7 @@ def vision_lines(rope: VisionRope, label: str = "vision encoder") -> list[str]:
 
 
 def describe_vision(config: Mapping[str, Any], label: str = "vision encoder") -> list[str]:
-    """`vision_lines` of ``config``'s reading (a ``ValueError`` / ``TypeError`` names what is wrong)."""
-    return vision_lines(read_vision_config(config), label)
+    """`vision_lines` of ``config``'s reading (a ``ValueError`` / ``TypeError`` names what is wrong);
+    for a model type read per kind of input (`BY_INPUT_KIND`), the reading for images, then for videos."""
+    kinds = INPUT_KINDS if _model_type(config) in BY_INPUT_KIND else (None,)
+    return [line for kind in kinds for line in vision_lines(read_vision_config(config, kind), label)]

@@ -11,8 +11,19 @@ import numpy as np
 import pytest
 import torch
 
-from posenc.configs.vision import _DEFAULTS, VISION_MODEL_TYPES, read_vision_config
+from posenc.configs.vision import (
+    _DEFAULTS,
+    BY_INPUT_KIND,
+    INPUT_KINDS,
+    VISION_MODEL_TYPES,
+    read_vision_config,
+)
 from tests.vision_live import ROTATED, TABLE, check_tower_rotation, close
+
+
+def _kinds(model_type: str) -> tuple[str | None, ...]:
+    """The input kinds to read ``model_type`` with: both where the reading needs one (tests/test_config_vision_inputs.py)."""
+    return INPUT_KINDS if model_type in BY_INPUT_KIND else (None,)
 
 
 def _modeling(model: str):
@@ -215,13 +226,17 @@ def test_defaults_are_transformers_class_defaults(model_type):
         assert (list(theirs) if isinstance(theirs, (list, tuple)) else theirs) == value, key
     # and the reading of an empty config is the reading of the class's own config
     # (MLCD's class says mlcd_vision_model also under its alias mlcd: read under the name given)
-    assert read_vision_config({"model_type": model_type}) == read_vision_config({**config.to_dict(), "model_type": model_type})
+    for kind in _kinds(model_type):
+        assert read_vision_config({"model_type": model_type}, kind) == \
+            read_vision_config({**config.to_dict(), "model_type": model_type}, kind)
 
 
 def test_every_model_type_reads():
     for model_type in VISION_MODEL_TYPES:
-        reading = read_vision_config({"model_type": model_type})
-        assert sum(reading.sections) * 2 == reading.rotary_dim <= reading.head_dim
+        for kind in _kinds(model_type):
+            reading = read_vision_config({"model_type": model_type}, kind)
+            assert sum(reading.sections) * 2 == reading.rotary_dim <= reading.head_dim
+            assert reading.input_kind == kind
 
 
 # ---------------------------------------------------------------- bad input
@@ -341,7 +356,7 @@ def test_read_config_points_encoders_here_and_reads_parents_text(model_type):
         with pytest.raises(ValueError, match="read_vision_config reads it") as refused:
             read_config(config)
         assert "uses no rotary" not in str(refused.value)
-        read_vision_config({"model_type": model_type})  # and it does
+        read_vision_config({"model_type": model_type}, _kinds(model_type)[0])  # and it does
     else:  # the language model: read, or refused by name (GLM-4V's text layout), never "no RoPE"
         try:  # EXAONE 4.5's language model rotates only its sliding-window layers, none with this config: said so
             layers = read_config(config).layers.values()

@@ -1,10 +1,11 @@
 """The browser's port of read_vision_config (docs/javascripts/explorer/rope_vision.js) against posenc.
 
-Each config is read by both: ``dataclasses.asdict(read_vision_config(c))`` and the port's
-``readVisionConfig(c)`` under node, with the tables hooks/rope_data.py ships. Same means: equal
-strings, bools, None and dict key order, numbers to 1e-12 relative (the speeds are powers computed
-by each language's own ``pow``); for a config posenc refuses, the same kind of error
-(``check_inspector.error_kind``: the class and the key the message names).
+Each config is read by both: ``dataclasses.asdict(read_vision_config(c, kind))`` and the port's
+``readVisionConfig(c, kind)`` under node (``kind``: the ``input_kind``, None unless given), with the
+tables hooks/rope_data.py ships. Same means: equal strings, bools, None and dict key order, numbers
+to 1e-12 relative (the speeds are powers computed by each language's own ``pow``); for a config
+posenc refuses, the same kind of error (``check_inspector.error_kind``: the class and the key the
+message names).
 """
 
 from __future__ import annotations
@@ -27,7 +28,13 @@ sys.path.insert(0, str(ROOT / "hooks"))
 
 import rope_data
 
-from posenc.configs.vision import _DEFAULTS, VISION_MODEL_TYPES, read_vision_config
+from posenc.configs.vision import (
+    _DEFAULTS,
+    BY_INPUT_KIND,
+    INPUT_KINDS,
+    VISION_MODEL_TYPES,
+    read_vision_config,
+)
 from tests.site.check_inspector import error_kind
 
 pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="needs node to run the site's JavaScript")
@@ -39,9 +46,9 @@ globalThis.window = globalThis;
 eval(fs.readFileSync(process.argv[1], "utf8"));
 for (const file of JSON.parse(process.argv[2])) eval(fs.readFileSync(file, "utf8"));
 const texts = JSON.parse(fs.readFileSync(0, "utf8"));
-const out = texts.map((text) => {
+const out = texts.map(([text, kind]) => {
   try {
-    return {ok: true, value: window.posencRopeVision.readVisionConfig(window.posencJSON.parseJSON(text))};
+    return {ok: true, value: window.posencRopeVision.readVisionConfig(window.posencJSON.parseJSON(text), kind)};
   } catch (error) {
     if (!(error instanceof window.posencPython.PyError)) throw error;
     return {ok: false, error: `${error.name}: ${error.message}`};
@@ -51,19 +58,21 @@ process.stdout.write(JSON.stringify(out, (k, v) => (typeof v === "bigint" ? Numb
 """
 
 
-def read_in_node(tmp_path: Path, configs: list[Any]) -> list[dict[str, Any]]:
+def read_in_node(tmp_path: Path, configs: list[Any], kinds: list[Any]) -> list[dict[str, Any]]:
     data = tmp_path / "rope-data.js"
     data.write_text(rope_data.rope_data_script())
     files = [str(ROOT / "docs" / "javascripts" / "explorer" / name) for name in MODULES]
     done = subprocess.run(["node", "-e", RUNNER, str(data), json.dumps(files)],
-                          input=json.dumps([json.dumps(c) for c in configs]), capture_output=True, text=True,
+                          input=json.dumps([[json.dumps(c), k] for c, k in zip(configs, kinds)]), capture_output=True,
+                          text=True,
                           timeout=120, check=True)
     return list(json.loads(done.stdout))
 
 
-def posenc_side(config: Any) -> dict[str, Any]:
+def posenc_side(config: Any, kind: Any = None) -> dict[str, Any]:
     try:
-        return {"ok": True, "value": json.loads(json.dumps(dataclasses.asdict(read_vision_config(config))))}
+        reading = read_vision_config(config, kind)
+        return {"ok": True, "value": json.loads(json.dumps(dataclasses.asdict(reading)))}
     except (ValueError, TypeError) as error:
         return {"ok": False, "error": f"{type(error).__name__}: {error}"}
 
@@ -85,11 +94,13 @@ def differences(ours: Any, theirs: Any, path: str = "") -> list[str]:
     return [d for key in theirs for d in differences(ours[key], theirs[key], f"{path}.{key}")]
 
 
-def compare_all(tmp_path: Path, configs: list[Any]) -> tuple[list[str], int]:
-    """The differences, and how many configs posenc refused (each compared by kind)."""
+def compare_all(tmp_path: Path, configs: list[Any], kinds: list[Any] | None = None) -> tuple[list[str], int]:
+    """The differences, and how many configs posenc refused (each compared by kind of error); ``kinds``:
+    each config's input_kind (default: None for all)."""
     problems, refused = [], 0
-    for config, ours in zip(configs, read_in_node(tmp_path, configs)):
-        theirs = posenc_side(config)
+    kinds = [None] * len(configs) if kinds is None else kinds
+    for config, kind, ours in zip(configs, kinds, read_in_node(tmp_path, configs, kinds)):
+        theirs = posenc_side(config, kind)
         if not theirs["ok"]:
             refused += 1
             if ours["ok"] or error_kind(ours["error"]) != error_kind(theirs["error"]):
@@ -166,10 +177,26 @@ BAD = [
 
 
 def test_every_model_type_reads_alike(tmp_path: Path) -> None:
-    configs = [{"model_type": t} for t in VISION_MODEL_TYPES]
-    problems, refused = compare_all(tmp_path, configs)
+    pairs = [(t, k) for t in VISION_MODEL_TYPES for k in (INPUT_KINDS if t in BY_INPUT_KIND else (None,))]
+    problems, refused = compare_all(tmp_path, [{"model_type": t} for t, _ in pairs], [k for _, k in pairs])
     assert not problems, "\n".join(problems[:10])
-    assert refused == 0 and len(configs) == len(VISION_MODEL_TYPES) >= 37
+    assert refused == 0 and len(pairs) == len(VISION_MODEL_TYPES) + len(BY_INPUT_KIND) >= 39
+
+
+def test_the_input_kind_reads_alike(tmp_path: Path) -> None:
+    """VideoLLaMA 3 (tests/test_config_vision_inputs.py): each kind, its parent, and the refusals (no kind, a
+    wrong kind, a head_dim its attention does not use); elsewhere a kind is checked and changes nothing."""
+    tower = {"model_type": "video_llama_3_vision", "hidden_size": 48, "num_attention_heads": 3, "patch_size": 2,
+             "rope_parameters": {"rope_type": "default", "rope_theta": 500.0}}
+    parent = {"model_type": "video_llama_3", "vision_config": {**tower, "model_type": "siglip_vision_model"}}
+    good = [(tower, "image"), (tower, "video"), (parent, "image"), (parent, "video"),
+            ({"model_type": "qwen2_5_vl_vision"}, "video"), ({"model_type": "vjepa2"}, "image")]
+    bad = [(tower, None), (parent, None), (tower, "frames"), (tower, "Image"), (tower, 1),
+           ({**tower, "head_dim": 32}, "image"), ({**tower, "hidden_size": 40}, "video"), ({"model_type": "dinov3_vit"}, "x"),
+           ({**tower, "rope_parameters": {"rope_type": "yarn", "rope_theta": 1.0}}, "video")]
+    problems, refused = compare_all(tmp_path, [c for c, _ in good + bad], [k for _, k in good + bad])
+    assert not problems, "\n".join(problems[:10])
+    assert refused == len(bad)
 
 
 def test_the_live_tests_configs_and_bad_configs_read_alike(tmp_path: Path) -> None:
@@ -192,7 +219,8 @@ def test_each_default_changed_reads_alike(tmp_path: Path) -> None:
             else:
                 others = [[v * 2 for v in value], value[:1], copy.deepcopy(value) + [1], None]
             configs += [{"model_type": model_type, key: other} for other in others]
-    problems, refused = compare_all(tmp_path, configs)
+    kinds = [("image", "video")[i % 2] if c["model_type"] in BY_INPUT_KIND else None for i, c in enumerate(configs)]
+    problems, refused = compare_all(tmp_path, configs, kinds)
     assert not problems, "\n".join(problems[:10])
     assert 0 < refused < len(configs)
 
@@ -232,6 +260,7 @@ def test_random_configs_read_alike(tmp_path: Path) -> None:
         else:
             config = {"model_type": model_type, **inner}
         configs.append(config)
-    problems, refused = compare_all(tmp_path, configs)
+    kinds = [rng.choice([None, *INPUT_KINDS]) if c["model_type"] in BY_INPUT_KIND else None for c in configs]
+    problems, refused = compare_all(tmp_path, configs, kinds)
     assert not problems, "\n".join(problems[:10])
     assert 100 < refused < len(configs) - 100  # both outcomes compared often

@@ -9,7 +9,12 @@ from pathlib import Path
 import pytest
 
 from posenc._inspect_vision import is_encoder, reads_vision
-from posenc.configs.vision import ENCODER_MODEL_TYPES, VISION_MODEL_TYPES, read_vision_config
+from posenc.configs.vision import (
+    BY_INPUT_KIND,
+    ENCODER_MODEL_TYPES,
+    VISION_MODEL_TYPES,
+    read_vision_config,
+)
 from posenc.inspect import describe, main
 
 QWEN25_VL = {"model_type": "qwen2_5_vl", "hidden_size": 3584, "num_attention_heads": 28, "num_hidden_layers": 28,
@@ -45,7 +50,7 @@ def test_every_vision_model_type_is_described(model_type: str) -> None:
     config = {"model_type": model_type}
     assert reads_vision(config) and is_encoder(config) == (model_type in ENCODER_MODEL_TYPES)
     text = describe(config)
-    vision = read_vision_config(config)
+    vision = read_vision_config(config, "image" if model_type in BY_INPUT_KIND else None)
     assert f"vision encoder {vision.model_type}" in text and f"{len(vision.axes)}-D RoPE over" in text
     if model_type in ENCODER_MODEL_TYPES:  # read_config refuses an encoder: the vision reading alone
         assert text.startswith("vision encoder ")
@@ -72,3 +77,17 @@ def test_a_bad_vision_config_is_named_on_the_command_line(tmp_path: Path, capsys
     path.write_text(json.dumps({"model_type": "dinov3_vit", "hidden_size": 384, "num_attention_heads": 5}))
     assert main([str(path)]) == 2
     assert "num_attention_heads" in capsys.readouterr().err
+
+
+def test_videollama_3_is_described_for_images_then_for_videos() -> None:
+    """Its ids depend on the kind of input (tests/test_config_vision_inputs.py): both readings, each labelled."""
+    lines = describe({"model_type": "video_llama_3_vision"}).splitlines()
+    heads = [line for line in lines if line.startswith("vision encoder ")]
+    assert heads == ["vision encoder video_llama_3_vision, for images: 2-D RoPE over row, column",
+                     "vision encoder video_llama_3_vision, for videos: 2-D RoPE over row, column"]
+    image, video = lines[lines.index(heads[0]):lines.index(heads[1])], lines[lines.index(heads[1]):]
+    assert "  grid: each input's own" in image
+    assert "  grid: each input's own (rows and columns multiples of 2); tokens in 2 x 2 blocks, each row by row" in video
+    for kind, part in (("image", image), ("video", video)):
+        reading = read_vision_config({"model_type": "video_llama_3_vision"}, input_kind=kind)
+        assert [line for line in part if line.startswith("  note: ")] == [f"  note: {n}" for n in reading.notes]

@@ -198,6 +198,61 @@ def read_edgetam_video(model_type: str, values: Any, helpers: Any) -> Any:
                "the cross-attention's keys sit on their own grid, memory_attention_rope_k_sizes: see keys"))
 
 
+#: Model types whose reading depends on the kind of input (read_vision_config's ``input_kind``): the merge
+#: size each kind's processor builds the ids with. VideoLLaMA 3: image_processing_video_llama_3.py:98 (and
+#: image_processing_pil_video_llama_3.py:97) set 1, video_processing_video_llama_3.py:106 sets 2; the model
+#: takes them per input (modeling_video_llama_3.py:455-468, image_merge_sizes / video_merge_sizes :652-684).
+BY_INPUT = {"video_llama_3_vision": {"image": 1, "video": 2}}
+#: The kinds of input `posenc.configs.vision.read_vision_config`'s ``input_kind`` names.
+INPUT_KINDS = ("image", "video")
+
+
+def read_video_llama_3(model_type: str, values: Any, helpers: Any) -> Any:
+    """VideoLLaMA 3's vision tower: Qwen2.5-VL's 2-D RoPE, with the merge size of each input.
+
+    video_llama_3/modeling_video_llama_3.py:80-85: rungs base ** -(4k / d), k < d / 4 (d: head_dim, else
+    hidden / heads; the attention splits heads as hidden / heads, :209-211); 99-105: rows then columns,
+    tiled twice; 189-200: rotate_half over the whole head (half layout); 468: ids from
+    vision_utils.get_vision_position_ids with the input's merge size, which no config key holds.
+    """
+    kind = values.get("_input_kind")
+    if kind is None:
+        raise ValueError(f"input_kind is needed for model type {model_type!r}: its ids are built with the merge size "
+                         f"of each input, which the config does not hold (1 for images, 2 for videos, the processors' "
+                         f"defaults); pass input_kind='image' or input_kind='video'")
+    head_dim, heads = helpers.head(model_type, values, "hidden_size", "num_attention_heads", 4,
+                                   "a quarter of the head per axis and feature half")
+    if values.get("head_dim") not in (None, head_dim):  # the rotary module reads head_dim, the attention does not
+        raise ValueError(f"head_dim={values['head_dim']!r} must equal hidden_size / num_attention_heads = {head_dim} "
+                         f"for model type {model_type!r}: its attention splits heads that way "
+                         f"(modeling_video_llama_3.py:81, 211)")
+    base = helpers.base(model_type, values, ("axial", "default"))
+    patch = helpers.size("patch_size", values["patch_size"])  # one Conv2d kernel size (:115-125)
+    merge, where = BY_INPUT[model_type][kind], "video_llama_3/modeling_video_llama_3.py"
+    image, video = BY_INPUT[model_type]["image"], BY_INPUT[model_type]["video"]
+    shrunk = f"each frame's features are shrunk {video} x {video} after the encoder (bilinear, {where}:429-450)"
+    notes: tuple[str, ...]
+    if kind == "image":
+        notes = ((f"the reading for images: the image processor's merge size is {image} "
+                  f"(image_processing_video_llama_3.py:98), so ids count rows and columns from 0, row by row "
+                  f"(vision_utils.py:112-125)"),
+                 (f"for videos the merge size is {video} (video_processing_video_llama_3.py:106): ids and tokens in "
+                  f"{video} x {video} blocks, and {shrunk}; read them with input_kind='video'"))
+    else:
+        notes = ((f"the reading for videos: the video processor's merge size is {video} "
+                  f"(video_processing_video_llama_3.py:106), so ids count rows and columns from 0 in blocks of "
+                  f"{video} x {video} patches (vision_utils.py:112-125)"),
+                 (f"each frame repeats the same 2-D ids and attends only within itself "
+                  f"(vision_utils.py:61-65, 125); {shrunk}"),
+                 f"for images the merge size is {image}: ids row by row; read them with input_kind='image'")
+    speeds = helpers.ladder(base, head_dim // 4, 4 / head_dim)
+    blocks = "merge_blocks" if merge > 1 else "row_major"
+    return helpers.rope(
+        model_type, ("row", "column"), head_dim, heads, (head_dim // 4,) * 2, head_dim, base, (speeds, speeds), 1.0,
+        "half", "rotation", "index", (patch, patch), None, "merge_blocks" if merge > 1 else "any",
+        token_order=blocks, spatial_merge_size=merge, notes=notes, input_kind=kind)
+
+
 # The encoders read by their own readers above: class defaults, parents (fixed sub-config classes), readers.
 OTHER_DEFAULTS: dict[str, dict[str, object]] = {
     # minimax_m3_vl/configuration_minimax_m3_vl.py:158-186 (MiniMaxM3VLVisionConfig)
@@ -211,6 +266,11 @@ OTHER_DEFAULTS["edgetam_video"] = {  # edgetam_video/configuration_edgetam_video
     "memory_attention_hidden_size": 256, "memory_attention_num_attention_heads": 1,
     "memory_attention_downsample_rate": 1, "memory_attention_rope_feat_sizes": [64, 64],
     "memory_attention_rope_k_sizes": [16, 16], "rope_theta": 10000.0}
-OTHER_PARENTS = {"minimax_m3_vl": "minimax_m3_vl_vision", "gemma4": "gemma4_vision"}
+# video_llama_3/configuration_video_llama_3.py:49-60 (VideoLlama3VisionConfig; rope_theta: the default 10000)
+OTHER_DEFAULTS["video_llama_3_vision"] = {"hidden_size": 768, "num_attention_heads": 12, "patch_size": 16,
+                                          "rope_theta": 10000.0}
+# configuration_video_llama_3.py:67-70: vision_config is always VideoLlama3VisionConfig
+OTHER_PARENTS = {"minimax_m3_vl": "minimax_m3_vl_vision", "gemma4": "gemma4_vision",
+                 "video_llama_3": "video_llama_3_vision"}
 OTHER_READERS = {"minimax_m3_vl_vision": read_minimax_m3_vl, "gemma4_vision": read_gemma4_vision,
-                 "edgetam_video": read_edgetam_video}
+                 "edgetam_video": read_edgetam_video, "video_llama_3_vision": read_video_llama_3}

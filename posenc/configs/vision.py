@@ -21,7 +21,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from posenc._checks import MAX_ELEMENTS, MAX_GRID_CELLS, check_int
+from posenc._checks import MAX_ELEMENTS, MAX_GRID_CELLS, check_choice, check_int
 from posenc.configs._vision_data import vision_data  # noqa: F401 - hooks/rope_data.py imports it from here
 from posenc.configs._vision_models import (
     _DEFAULTS,
@@ -32,9 +32,14 @@ from posenc.configs._vision_models import (
     VISION_MODEL_TYPES,
     _family,
 )
-from posenc.configs._vision_towers import ALIASES
+from posenc.configs._vision_towers import ALIASES, BY_INPUT, INPUT_KINDS
 
-__all__ = ["ENCODER_MODEL_TYPES", "VISION_MODEL_TYPES", "VisionRope", "read_vision_config"]
+__all__ = ["BY_INPUT_KIND", "ENCODER_MODEL_TYPES", "INPUT_KINDS", "VISION_MODEL_TYPES", "VisionRope",
+           "read_vision_config"]
+
+#: The model types (encoders and their parents) read only with an ``input_kind``: the model places an
+#: image's patches and a video's differently, and the config does not say which input comes.
+BY_INPUT_KIND = tuple(sorted({*BY_INPUT, *(p for p, (_, child) in _PARENTS.items() if child in BY_INPUT)}))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,6 +80,8 @@ class VisionRope:
             ``"alternating"`` (one pair of each axis in turn, rung by rung: Kimi K2.5's tower).
         keys: the reading of the keys where they sit on another grid than the queries (EdgeTAM's
             cross-attention to its compressed memory), else None.
+        input_kind: the kind of input the reading is for (``"image"`` or ``"video"``) where the model
+            places the two differently (VideoLLaMA 3's merge size), else None.
     """
 
     model_type: str
@@ -102,6 +109,7 @@ class VisionRope:
     notes: tuple[str, ...] = ()
     axis_pairs: str = "blocks"
     keys: VisionRope | None = None
+    input_kind: str | None = None
 
     def positions(self, grid: Sequence[int] | None = None) -> Any:
         """The coordinates of the patch tokens of ``grid``, float64 numpy ``[tokens, len(axes)]``.
@@ -208,19 +216,23 @@ class VisionRope:
 
 # ---------------------------------------------------------------- reading
 
-def read_vision_config(config: Mapping[str, Any] | Any) -> VisionRope:
+def read_vision_config(config: Mapping[str, Any] | Any, input_kind: str | None = None) -> VisionRope:
     """Read how a vision or video encoder rotates its patches, from its config.
 
     Args:
         config: a ``config.json`` as a dict, or a ``transformers`` config object, of one of
             `VISION_MODEL_TYPES`; a multimodal config (``qwen2_5_vl``, ``llama4``, ``glm4v``,
             ``mistral3``, ...) is read through its ``vision_config``.
+        input_kind: ``"image"`` or ``"video"``, needed only for the model types of `BY_INPUT_KIND`
+            (VideoLLaMA 3 builds an image's ids with a merge size of 1 and a video's with 2, and
+            its config holds neither); for the others the reading is the same for both kinds.
 
     Returns:
         a `VisionRope`.
 
     Raises:
-        ValueError: a model type not read here (named, with the reason), or a config transformers'
+        ValueError: a model type not read here (named, with the reason), a missing ``input_kind``
+            where it is needed, or a config transformers'
             code would not run: a head that does not split into the axes' pairs, a non-square
             image or crop where the model's grid is square, an unknown rope type. The message
             names the key and its value.
@@ -232,6 +244,8 @@ def read_vision_config(config: Mapping[str, Any] | Any) -> VisionRope:
         (('row', 'column'), (16, 16), 100.0, 'half', 'patch_centre', (14, 14))
     """
     cfg = _as_dict(config)
+    if input_kind is not None:
+        check_choice("input_kind", input_kind, INPUT_KINDS)
     model_type = cfg.get("model_type")
     if isinstance(model_type, str) and model_type in _PARENTS:
         keys, child = _PARENTS[model_type]
@@ -248,7 +262,7 @@ def read_vision_config(config: Mapping[str, Any] | Any) -> VisionRope:
         raise ValueError(f"config['model_type'] is {model_type!r}: posenc does not read a vision encoder's rotary "
                          f"positions for it; it reads {', '.join(VISION_MODEL_TYPES)}")
     values = {**_DEFAULTS[model_type], **{k: v for k, v in cfg.items() if v is not None or k.startswith("pos_embed")},
-              "_given": tuple(k for k, v in cfg.items() if v is not None)}
+              "_given": tuple(k for k, v in cfg.items() if v is not None), "_input_kind": input_kind}
     for alias, key in ALIASES.get(model_type, {}).items():  # the class's attribute_map: the alias, where given, wins
         if cfg.get(alias) is not None:
             values[key] = cfg[alias]

@@ -12,11 +12,13 @@
 
   const isEncoder = (config) => (window.posencRopeData.vision_encoders || []).includes(P.get(config, "model_type"));
 
-  /** {vision, visionError}: the reading, or posenc's refusal of it; both null where posenc reads none. */
+  /** {vision, visionError}: the reading, or posenc's refusal of it; both null where posenc reads none. A model
+   * read per kind of input (VideoLLaMA 3: read_vision_config's input_kind) gets both readings, images first. */
   function readVision(config) {
     if (!V.readsVision(config)) return { vision: null, visionError: null };
     try {
-      return { vision: V.readVisionConfig(config), visionError: null };
+      const readings = V.inputKinds(config).map((kind) => V.readVisionConfig(config, kind));
+      return { vision: readings.length === 1 ? readings[0] : readings, visionError: null };
     } catch (error) {
       if (!(error instanceof P.PyError)) throw error;
       return { vision: null, visionError: error };
@@ -83,7 +85,8 @@
     parent.append(section);
     const n = r.layers.length; // SAM 3: the global layers listed, the windowed ones (all the others) counted
     const layers = n ? ` (${n} layer${n === 1 ? "" : "s"}${n <= 8 ? `: ${r.layers.join(", ")}` : ""})` : "";
-    section.append(el("h3", null, `${label}: ${r.model_type}${layers}`));
+    const kind = r.input_kind ? `, for ${r.input_kind}s` : ""; // VideoLLaMA 3: one reading per kind of input
+    section.append(el("h3", null, `${label}: ${r.model_type}${layers}${kind}`));
     const dl = el("dl", "posenc-inspector__settings");
     for (const [term, value] of rows(r)) dl.append(el("dt", null, term), el("dd", null, minus(value)));
     section.append(dl);
@@ -106,15 +109,18 @@
       const hint = /layout is needed/.test(result.textError.message) ? " Choose the layout in the menu above." : "";
       parent.append(el("p", "posenc-inspector__caption", `Its language model is not read: ${result.textError.message}.${hint}`));
     }
-    if (result.vision) sections(el, parent, result.vision, result.rope || result.textError ? "Its vision encoder" : "Vision encoder");
+    const label = result.rope || result.textError ? "Its vision encoder" : "Vision encoder";
+    if (result.vision) for (const r of [].concat(result.vision)) sections(el, parent, r, label);
     else if (result.visionError) {
       parent.append(el("p", "posenc-inspector__caption", `Its vision encoder is not read: ${result.visionError.message}.`));
     }
   }
 
-  /** The readout's sentence for a vision reading. */
-  function readout(r) {
-    return `vision encoder ${r.model_type}: ${r.axes.length}-D RoPE over ${axisList(r.axes)}, ${num(r.rotary_dim)} of ` +
+  /** The readout's sentence for a vision reading (for two readings, one per kind of input, the first and the kinds). */
+  function readout(vision) {
+    const r = [].concat(vision)[0];
+    const kinds = Array.isArray(vision) ? ` (read for ${vision.map((v) => `${v.input_kind}s`).join(" and ")})` : "";
+    return `vision encoder ${r.model_type}${kinds}: ${r.axes.length}-D RoPE over ${axisList(r.axes)}, ${num(r.rotary_dim)} of ` +
       `${num(r.head_dim)} features rotate, base ${num(r.base)}, ` +
       (r.layout === "half_per_axis" ? "half pairs within each axis's block" : `${r.layout} pairs`);
   }

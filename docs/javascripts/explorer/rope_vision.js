@@ -75,7 +75,7 @@
     return { model_type: modelType, axes, head_dim: headDim, num_heads: heads, sections, rotary_dim: rotaryDim, base: b,
       speeds, angle_scale: angleScale, layout, pairing, coordinates, patch_size: patch, grid, grid_rule: gridRule,
       token_order: "row_major", spatial_merge_size: null, unrotated: "none", augmentation: null, coordinate_scale: 1.0,
-      layers: [], windowed: null, notes: [], axis_pairs: "blocks", keys: null, ...more };
+      layers: [], windowed: null, notes: [], axis_pairs: "blocks", keys: null, input_kind: null, ...more };
   }
 
   // ---- the family readers, in _vision_models.py's order of checks --------------------------------
@@ -316,9 +316,37 @@
       "the cross-attention's keys sit on their own grid, memory_attention_rope_k_sizes: see keys"] };
   }
 
+  function readVideoLlama3(modelType, values) { // posenc/configs/_vision_towers.py read_video_llama_3
+    const kind = values._input_kind;
+    if (kind === null) {
+      throw valueError(`input_kind is needed for model type ${repr(modelType)}: its ids are built with the merge size of each ` +
+        "input, which the config does not hold (1 for images, 2 for videos, the processors' defaults); pass " +
+        "input_kind='image' or input_kind='video'");
+    }
+    const [headDim, heads] = head(modelType, values, "hidden_size", "num_attention_heads", 4, "a quarter of the head per axis and feature half");
+    const stated = get(values, "head_dim");
+    if (stated !== null && !P.equal(stated, headDim)) {
+      throw valueError(`head_dim=${repr(stated)} must equal hidden_size / num_attention_heads = ${headDim} for model type ` +
+        `${repr(modelType)}: its attention splits heads that way (modeling_video_llama_3.py:81, 211)`);
+    }
+    const b = base(modelType, values, ["axial", "default"]);
+    const patch = size("patch_size", values.patch_size);
+    const { image, video } = data().by_input[modelType], merge = kind === "image" ? image : video;
+    const shrunk = `each frame's features are shrunk ${video} x ${video} after the encoder (bilinear, video_llama_3/modeling_video_llama_3.py:429-450)`;
+    const notes = kind === "image" ? [`the reading for images: the image processor's merge size is ${image} (image_processing_video_llama_3.py:98), so ids count rows and columns from 0, row by row (vision_utils.py:112-125)`,
+      `for videos the merge size is ${video} (video_processing_video_llama_3.py:106): ids and tokens in ${video} x ${video} blocks, and ${shrunk}; read them with input_kind='video'`]
+      : [`the reading for videos: the video processor's merge size is ${video} (video_processing_video_llama_3.py:106), so ids count rows and columns from 0 in blocks of ${video} x ${video} patches (vision_utils.py:112-125)`,
+        `each frame repeats the same 2-D ids and attends only within itself (vision_utils.py:61-65, 125); ${shrunk}`,
+        `for images the merge size is ${image}: ids row by row; read them with input_kind='image'`];
+    const speeds = ladder(b, headDim / 4, 4 / headDim);
+    return visionRope(modelType, ["row", "column"], headDim, heads, [headDim / 4, headDim / 4], headDim, b, [speeds, speeds], 1.0,
+      "half", "rotation", "index", [patch, patch], null, merge > 1 ? "merge_blocks" : "any", {
+        token_order: merge > 1 ? "merge_blocks" : "row_major", spatial_merge_size: merge, notes, input_kind: kind });
+  }
+
   const READERS = { dinov3_vit: readDinov3, vjepa2: readVjepa2, pixtral: readPixtral, llama4_vision_model: readLlama4,
     qwen: readQwen, sam2_video: readSam2Video, sam3_vit_model: readSam3Vit, minimax_m3_vl_vision: readMinimaxM3Vl,
-    gemma4_vision: readGemma4Vision, edgetam_video: readEdgetamVideo };
+    gemma4_vision: readGemma4Vision, edgetam_video: readEdgetamVideo, video_llama_3_vision: readVideoLlama3 };
 
   // ---- read_vision_config -----------------------------------------------------------------------
   /** Whether `config` names a model type posenc reads as a vision or video encoder (or a parent of one). */
@@ -327,11 +355,12 @@
     return typeof type === "string" && data().model_types.includes(type);
   }
 
-  /** read_vision_config(config): a VisionRope's fields, or a PyError as posenc raises it. */
-  function readVisionConfig(config) {
+  /** read_vision_config(config, input_kind): a VisionRope's fields, or a PyError as posenc raises it. */
+  function readVisionConfig(config, inputKind = null) {
     if (!P.isMapping(config)) {
       throw typeError(`config must be a dict (a config.json) or a transformers config, got ${P.typeName(config)}`);
     }
+    if (inputKind !== null) P.checkChoice("input_kind", inputKind, data().input_kinds);
     const { defaults, families, parents, fixed_children: fixed, model_types: known } = data();
     let cfg = config;
     let modelType = get(cfg, "model_type");
@@ -355,11 +384,20 @@
       if (cfg[key] !== null || key.startsWith("pos_embed")) P.setKey(values, key, cfg[key]);
     }
     values._given = P.keys(cfg).filter((key) => cfg[key] !== null);
+    values._input_kind = inputKind;
     for (const [alias, key] of Object.entries(data().aliases[modelType] || {})) { // attribute_map: the alias wins
       if (get(cfg, alias) !== null) values[key] = cfg[alias];
     }
     return READERS[families[modelType]](modelType, values);
   }
 
-  global.posencRopeVision = Object.freeze({ readVisionConfig, readsVision });
+  /** The input kinds to read `config` with: both where its reading needs one (VideoLLaMA 3), else [null]. */
+  function inputKinds(config) {
+    const { parents, by_input: byInput, input_kinds: kinds } = data();
+    const type = P.isMapping(config) ? get(config, "model_type") : null;
+    const child = typeof type === "string" && has(parents, type) ? parents[type][1] : type;
+    return typeof child === "string" && has(byInput, child) ? kinds : [null];
+  }
+
+  global.posencRopeVision = Object.freeze({ readVisionConfig, readsVision, inputKinds });
 })(typeof window !== "undefined" ? window : globalThis);
