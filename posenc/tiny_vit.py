@@ -115,25 +115,8 @@ class TinyViT(nn.Module):
                  coordinate_jitter: float | None = None,
                  coordinate_rescale: float | None = None) -> None:
         super().__init__()
-        size = (image_size if isinstance(image_size, tuple)
-                else (image_size, image_size))
-        if len(size) != 2:
-            raise ValueError("image_size must be an int or a (height, width) "
-                             f"tuple, got {image_size!r}")
-        self.patch_size = check_int("patch_size", patch_size,
-                                    minimum=1, maximum=1024)
-        height = check_int("image_size", size[0],
-                           minimum=self.patch_size, maximum=1 << 16)
-        width = check_int("image_size", size[1],
-                          minimum=self.patch_size, maximum=1 << 16)
-        if height % self.patch_size or width % self.patch_size:
-            raise ValueError("image_size must be a multiple of "
-                             f"patch_size={patch_size}, got {image_size!r}")
+        self.patch_size, height, width = _image_shape(image_size, patch_size)
         self.grid = (height // self.patch_size, width // self.patch_size)
-        if self.grid[0] * self.grid[1] > MAX_GRID_CELLS:
-            raise ValueError(
-                f"image_size gives {self.grid[0] * self.grid[1]} patches, "
-                f"more than {MAX_GRID_CELLS}")
         self.num_classes = check_int("num_classes", num_classes,
                                      minimum=1, maximum=MAX_GRID_CELLS)
         self.dim = check_int("dim", dim, minimum=1, maximum=_MAX_WIDTH)
@@ -144,49 +127,22 @@ class TinyViT(nn.Module):
         self.channels = check_int("channels", channels,
                                   minimum=1, maximum=1024)
         mlp_ratio = check_int("mlp_ratio", mlp_ratio, minimum=1, maximum=64)
-        inputs = (self.channels * self.patch_size ** 2 + self.num_classes
-                  + height * width)
-        weights = (self.num_layers * (4 + 2 * mlp_ratio) * self.dim ** 2
-                   + inputs * self.dim)
-        if weights > MAX_ELEMENTS:
-            raise ValueError(
-                f"the model would have about {weights} weights, more than "
-                f"the {MAX_ELEMENTS} allowed: reduce dim={self.dim}, "
-                f"num_layers={self.num_layers}, mlp_ratio={mlp_ratio}, "
-                f"num_classes={self.num_classes}, channels={self.channels} "
-                f"or patch_size={self.patch_size}")
+        self._check_weights(mlp_ratio, pixels=height * width)
         # as Heo et al.'s mixed and axial ViTs
         default_base = 10.0 if self.position == "rope-mixed" else 100.0
-        self.rope_base = check_float(
-            "rope_base", default_base if rope_base is None else rope_base,
-            positive=True)
-        if self.rope_base == 1.0:
-            raise ValueError("rope_base must be > 0 and != 1 (every pair "
-                             "would turn at the same speed), got 1.0")
+        self.rope_base = _rope_base(
+            default_base if rope_base is None else rope_base)
         if not isinstance(rope_rescale, bool):
             raise TypeError("rope_rescale must be True or False, "
                             f"got {rope_rescale!r}")
         self.rope_rescale = rope_rescale
         self.rope_extension = check_choice("rope_extension", rope_extension,
                                            EXTENSIONS)
-        self.coordinate_jitter = None if coordinate_jitter is None else (
-            check_float("coordinate_jitter", coordinate_jitter,
-                        minimum=1.0, maximum=1e3))
-        self.coordinate_rescale = None if coordinate_rescale is None else (
-            check_float("coordinate_rescale", coordinate_rescale,
-                        minimum=1.0, maximum=1e3))
-        if self.dim % self.num_heads:
-            raise ValueError("dim must be divisible by num_heads, "
-                             f"got dim={dim}, num_heads={num_heads}")
-        head_dim = self.dim // self.num_heads
-        if position.startswith("rope") and head_dim % 4:
-            raise ValueError(
-                f"position={position!r} needs a head width "
-                f"dim // num_heads that is a multiple of 4, got {head_dim}")
-        if position == "sinusoidal" and self.dim % 4:
-            raise ValueError("position='sinusoidal' needs dim to be a "
-                             f"multiple of 4, got {dim}")
-        self.head_dim = head_dim
+        self.coordinate_jitter = _stretch("coordinate_jitter",
+                                          coordinate_jitter)
+        self.coordinate_rescale = _stretch("coordinate_rescale",
+                                           coordinate_rescale)
+        self.head_dim = _head_dim(self.position, self.dim, self.num_heads)
         self.patches = nn.Conv2d(self.channels, self.dim,
                                  kernel_size=self.patch_size,
                                  stride=self.patch_size)
@@ -196,7 +152,7 @@ class TinyViT(nn.Module):
             _EncoderBlock(self.dim, self.num_heads, mlp_ratio * self.dim)
             for _ in range(self.num_layers))
         self.mixed = nn.ModuleList(
-            RopeMixed(head_dim, self.num_heads, base=self.rope_base)
+            RopeMixed(self.head_dim, self.num_heads, base=self.rope_base)
             for _ in range(self.num_layers)
         ) if position == "rope-mixed" else None
         self.norm = nn.LayerNorm(self.dim)
@@ -206,18 +162,7 @@ class TinyViT(nn.Module):
         check_tensor("images", images, ndim=4, floating=True)
         check_size("images", images, 1, self.channels,
                    expected_from="the model's channels")
-        side_h, side_w = images.shape[-2:]
-        if (side_h % self.patch_size or side_w % self.patch_size
-                or min(side_h, side_w) == 0):
-            raise ValueError(
-                "images must have height and width that are positive "
-                f"multiples of patch_size={self.patch_size}, "
-                f"got shape {tuple(images.shape)}")
-        rows, cols = side_h // self.patch_size, side_w // self.patch_size
-        if rows * cols > MAX_GRID_CELLS:
-            raise ValueError(
-                f"images give {rows * cols} patches, more than "
-                f"{MAX_GRID_CELLS}: got shape {tuple(images.shape)}")
+        rows, cols = self._patch_grid(images)
         # the model computes in its own dtype, whatever the images'
         weight = self.patches.weight
         x = self.patches(images.to(weight.dtype))
@@ -231,6 +176,37 @@ class TinyViT(nn.Module):
         for block, rotary in zip(self.blocks, rotaries):
             x = block(x, rotary)
         return self.head(self.norm(x.mean(dim=1)))
+
+    def _check_weights(self, mlp_ratio: int, *, pixels: int) -> None:
+        """Refuse a model of more than about MAX_ELEMENTS weights (counted
+        from the sizes, before any is made)."""
+        inputs = (self.channels * self.patch_size ** 2 + self.num_classes
+                  + pixels)
+        weights = (self.num_layers * (4 + 2 * mlp_ratio) * self.dim ** 2
+                   + inputs * self.dim)
+        if weights > MAX_ELEMENTS:
+            raise ValueError(
+                f"the model would have about {weights} weights, more than "
+                f"the {MAX_ELEMENTS} allowed: reduce dim={self.dim}, "
+                f"num_layers={self.num_layers}, mlp_ratio={mlp_ratio}, "
+                f"num_classes={self.num_classes}, channels={self.channels} "
+                f"or patch_size={self.patch_size}")
+
+    def _patch_grid(self, images: Tensor) -> tuple[int, int]:
+        """The ``(rows, cols)`` of patches of ``images``, checked."""
+        side_h, side_w = images.shape[-2:]
+        if (side_h % self.patch_size or side_w % self.patch_size
+                or min(side_h, side_w) == 0):
+            raise ValueError(
+                "images must have height and width that are positive "
+                f"multiples of patch_size={self.patch_size}, "
+                f"got shape {tuple(images.shape)}")
+        rows, cols = side_h // self.patch_size, side_w // self.patch_size
+        if rows * cols > MAX_GRID_CELLS:
+            raise ValueError(
+                f"images give {rows * cols} patches, more than "
+                f"{MAX_GRID_CELLS}: got shape {tuple(images.shape)}")
+        return rows, cols
 
     def _rotaries(self, rows: int, cols: int,
                   device: torch.device) -> list[Any]:
@@ -255,3 +231,59 @@ class TinyViT(nn.Module):
             rotary = None
         return [rotary] * self.num_layers
 # --8<-- [end:vit]
+
+
+# The checks of TinyViT's arguments, done once, at the door.
+
+
+def _image_shape(image_size: int | tuple[int, int],
+                 patch_size: int) -> tuple[int, int, int]:
+    """``(patch_size, height, width)``: the sides whole multiples of the
+    patch side, and at most MAX_GRID_CELLS patches."""
+    size = (image_size if isinstance(image_size, tuple)
+            else (image_size, image_size))
+    if len(size) != 2:
+        raise ValueError("image_size must be an int or a (height, width) "
+                         f"tuple, got {image_size!r}")
+    patch = check_int("patch_size", patch_size, minimum=1, maximum=1024)
+    height = check_int("image_size", size[0], minimum=patch, maximum=1 << 16)
+    width = check_int("image_size", size[1], minimum=patch, maximum=1 << 16)
+    if height % patch or width % patch:
+        raise ValueError("image_size must be a multiple of "
+                         f"patch_size={patch_size}, got {image_size!r}")
+    cells = (height // patch) * (width // patch)
+    if cells > MAX_GRID_CELLS:
+        raise ValueError(f"image_size gives {cells} patches, "
+                         f"more than {MAX_GRID_CELLS}")
+    return patch, height, width
+
+
+def _rope_base(base: float) -> float:
+    base = check_float("rope_base", base, positive=True)
+    if base == 1.0:
+        raise ValueError("rope_base must be > 0 and != 1 (every pair "
+                         "would turn at the same speed), got 1.0")
+    return base
+
+
+def _stretch(name: str, value: float | None) -> float | None:
+    """DINOv3's coordinate jitter or rescale: None, or a factor >= 1."""
+    if value is None:
+        return None
+    return check_float(name, value, minimum=1.0, maximum=1e3)
+
+
+def _head_dim(position: str, dim: int, num_heads: int) -> int:
+    """The head width, which RoPE splits between rows and columns."""
+    if dim % num_heads:
+        raise ValueError("dim must be divisible by num_heads, "
+                         f"got dim={dim}, num_heads={num_heads}")
+    head_dim = dim // num_heads
+    if position.startswith("rope") and head_dim % 4:
+        raise ValueError(
+            f"position={position!r} needs a head width "
+            f"dim // num_heads that is a multiple of 4, got {head_dim}")
+    if position == "sinusoidal" and dim % 4:
+        raise ValueError("position='sinusoidal' needs dim to be a "
+                         f"multiple of 4, got {dim}")
+    return head_dim
