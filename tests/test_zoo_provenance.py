@@ -174,6 +174,14 @@ def _mixtral(c: dict[str, Any], active: bool = False) -> float:
     return dense + c["num_hidden_layers"] * ((c["num_experts_per_tok"] if active else experts) * expert + experts * w)
 
 
+def _gptj(c: dict[str, Any]) -> float:
+    """GPT-J: attention and MLP side by side after one LayerNorm; no attention biases, MLP
+    biases; an untied output layer with a bias."""
+    w, inner, vocab = c["n_embd"], c.get("n_inner") or 4 * c["n_embd"], c["vocab_size"]
+    layer = 4 * w * w + 2 * w * inner + inner + w + 2 * w
+    return c["n_layer"] * layer + vocab * w + 2 * w + vocab * w + vocab
+
+
 def _without_embeddings(c: dict[str, Any]) -> float:
     return _dense(c) - c["vocab_size"] * c["hidden_size"] * (1 if c.get("tie_word_embeddings", False) else 2)
 
@@ -195,6 +203,7 @@ IDENTITY = {
     # huggingface/smollm README: a 3B model; the file leaves tie_word_embeddings to SmolLM3Config (true)
     "smollm3-3b": (lambda c: _dense({**c, "tie_word_embeddings": True}), 3, 1),
     "mistral-7b-v0.1": (lambda c: _dense(c), 7, 1),                  # its card: 7 billion parameters
+    "gpt-j-6b": (_gptj, 6.053, 0.01),                                # its card: 6053381344 parameters
 }
 
 
