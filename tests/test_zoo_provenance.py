@@ -204,6 +204,8 @@ IDENTITY = {
     "smollm3-3b": (lambda c: _dense({**c, "tie_word_embeddings": True}), 3, 1),
     "mistral-7b-v0.1": (lambda c: _dense(c), 7, 1),                  # its card: 7 billion parameters
     "gpt-j-6b": (_gptj, 6.053, 0.01),                                # its card: 6053381344 parameters
+    "qwen2.5-3b-instruct": (lambda c: _dense(c), 3.09, 0.01),        # card: 3.09B ...
+    "qwen2.5-3b-instruct:non-embedding": (_without_embeddings, 2.77, 0.01),  # ... 2.77B non-embedding
 }
 
 
