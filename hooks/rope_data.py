@@ -40,7 +40,7 @@ def divergences() -> list[dict[str, Any]]:
     """The register of transformers' departures from published models (posenc.configs._divergences)."""
     from posenc.configs._divergences import DIVERGENCES
     return [{"model_type": d.model_type, "key": d.key, "published": d.published, "transformers": d.transformers,
-             "evidence": list(d.evidence)} for d in DIVERGENCES]
+             "evidence": list(d.evidence), "when": [list(c) for c in d.when]} for d in DIVERGENCES]
 
 
 def rope_data_script() -> str:
