@@ -206,6 +206,8 @@ IDENTITY = {
     "gpt-j-6b": (_gptj, 6.053, 0.01),                                # its card: 6053381344 parameters
     "qwen2.5-3b-instruct": (lambda c: _dense(c), 3.09, 0.01),        # card: 3.09B ...
     "qwen2.5-3b-instruct:non-embedding": (_without_embeddings, 2.77, 0.01),  # ... 2.77B non-embedding
+    "qwen2.5-7b-instruct-yarn": (lambda c: _dense(c), 7.61, 0.01),   # card: 7.61B ...
+    "qwen2.5-7b-instruct-yarn:non-embedding": (_without_embeddings, 6.53, 0.01),  # ... 6.53B non-embedding
 }
 
 
