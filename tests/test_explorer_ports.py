@@ -214,6 +214,11 @@ FOUND = [
                     {"layer_types": ["hybrid", "sliding_attention", "hybrid"], "sliding_window": 5})),
     *(_case({"model_type": "falcon_h1", "num_hidden_layers": 2, **extra})
       for extra in ({}, {"layers_block_type": ["hybrid", "hybrid"]}, {"layers_block_type": ["hybrid", "mamba"]})),
+    # Zamba2's hybrid layers rotate only with use_mem_rope, over 2 * hidden_size // heads features unless given
+    *(_case({"model_type": "zamba2", "num_hidden_layers": 3, "layers_block_type": ["mamba", "hybrid", "hybrid"], **extra})
+      for extra in ({}, {"use_mem_rope": True}, {"use_mem_rope": False}, {"use_mem_rope": 1}, {"use_mem_rope": None},
+                    {"use_mem_rope": True, "attention_head_dim": 8}, {"use_mem_rope": True, "num_attention_heads": 3},
+                    {"use_mem_rope": True, "hidden_size": 2**23, "num_attention_heads": 1})),
 ]
 
 

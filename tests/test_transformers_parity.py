@@ -279,9 +279,9 @@ DEFAULTS_DIFFER = {
     "qwen3_omni_moe_text": "the class defaults split hidden_size 2048 over 28 heads (no head_dim): transformers "
                            "floors it, posenc refuses the config",
 }
-UNKNOWN_LAYERS = {
-    "zamba2": "its 'hybrid' layers (mamba plus a shared attention block) are a layer type posenc does not classify",
-}
+# Model types with a layer type posenc does not classify, each for a stated reason (none at present:
+# Zamba2's 'hybrid' layers are read since posenc.configs._windows.LAYER_KINDS and the table's use_mem_rope).
+UNKNOWN_LAYERS: dict[str, str] = {}
 READABLE = sorted(k for k, v in _table().items() if v.get("layout") and v.get("rope", True))
 UNDERIVED = sorted(k for k, v in _table().items() if "layout" in v and v["layout"] is None and not v.get("read_by"))
 # Model types the table's generator cannot derive one layout for, read by a reader of their own (DeepSeek-V4)

@@ -82,13 +82,15 @@ def _head_dim(config: Mapping[str, Any], found: ModelTypeEntry, layer_type: str 
         raise ValueError("config needs 'head_dim', or 'hidden_size' and 'num_attention_heads'")
     hidden = check_int(f"config[{hidden_key!r}]", config[hidden_key], minimum=1, maximum=MAX_SIZE)
     heads = check_int(f"config[{heads_key!r}]", config[heads_key], minimum=1, maximum=MAX_SIZE)
-    if hidden % heads:
-        raise ValueError(f"config[{hidden_key!r}] ({hidden}) must be a multiple of "
-                         f"config[{heads_key!r}] ({heads}) when there is no 'head_dim'")
-    if hidden // heads > MAX_ROPE_DIM:
-        raise ValueError(f"config[{hidden_key!r}] / config[{heads_key!r}] (the head width, without 'head_dim') "
-                         f"must be <= {MAX_ROPE_DIM}, got {hidden} / {heads} = {hidden // heads}")
-    return hidden // heads
+    factor = (source or {}).get("hidden_factor", 1)  # Zamba2: attention_head_dim = 2 * hidden_size // heads
+    width, shown = factor * hidden, f"{factor} * config[{hidden_key!r}]" if factor != 1 else f"config[{hidden_key!r}]"
+    if width % heads:
+        raise ValueError(f"{shown} ({width}) must be a multiple of config[{heads_key!r}] ({heads}) when there is "
+                         f"no 'head_dim'")
+    if width // heads > MAX_ROPE_DIM:
+        raise ValueError(f"{shown} / config[{heads_key!r}] (the head width, without 'head_dim') "
+                         f"must be <= {MAX_ROPE_DIM}, got {width} / {heads} = {width // heads}")
+    return width // heads
 
 def _override(key: object, value: object) -> int | None:
     """The head_dim one entry of Gemma 4's per_layer_config sets (None: it sets none)."""

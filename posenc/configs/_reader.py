@@ -169,6 +169,12 @@ def _rotates(config: Mapping[str, Any], found: ModelTypeEntry, layer_type: str) 
         return False, "with a sliding window, only the sliding-window layers of this model type rotate (NoPE)"
     if layer_type not in table.ATTENTION_LAYER_TYPES:
         return None, f"posenc does not know what layers of type {layer_type!r} do"
+    if "use_mem_rope" in conditions:  # Zamba2: `if self.config.use_mem_rope:` around the rotation
+        on = table.field(found, config, "use_mem_rope")
+        if not isinstance(on, bool):
+            raise TypeError(f"config['use_mem_rope'] must be true or false, got {type(on).__name__} {on!r:.40}")
+        if not on:
+            return False, "config['use_mem_rope'] is false: this model type's attention does not rotate (NoPE)"
     return True, None
 
 

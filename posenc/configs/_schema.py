@@ -65,16 +65,23 @@ class HeadDimDefault(TypedDict):
     default: int
 
 
-class HeadDimFrom(TypedDict):
+class _HeadDimBase(TypedDict):
+    key: str
+    over_head_dim: bool
+
+
+class HeadDimFrom(_HeadDimBase, total=False):
     """The key the config class copies into ``head_dim`` (DeepSeek's MLA: ``qk_rope_head_dim``).
 
     Attributes:
         key: the key.
         over_head_dim: whether it wins over a ``head_dim`` the config also gives.
+        hidden_factor: where the class computes the key itself when the config gives none, as
+            ``hidden_factor * hidden_size // num_attention_heads`` (Zamba2's ``attention_head_dim``:
+            2); left out for the usual ``hidden_size // num_attention_heads``.
     """
 
-    key: str
-    over_head_dim: bool
+    hidden_factor: int
 
 
 class _PatternBase(TypedDict, total=False):
@@ -272,7 +279,8 @@ class ModelTypeEntry(TypedDict, total=False):
         layer_types_from: layer kinds named from a flags list (`LayerTypesFrom`).
         rope_condition: the ``if`` around the rotation call in the modeling file's attention, named:
             ``no_rope_layers`` (``self.use_rope``), ``sliding_only`` (only sliding layers rotate),
-            ``sliding_or_no_window``, ``no_alibi`` (``alibi is None``: Falcon).
+            ``sliding_or_no_window``, ``no_alibi`` (``alibi is None``: Falcon), ``use_mem_rope``
+            (``self.config.use_mem_rope``: Zamba2's shared attention rotates only with that flag on).
         softmax_scale: ``yarn_mscale_all_dim`` where the attention calls ``yarn_apply_mscale`` on
             its softmax scale (DeepSeek).
         query_temperature: the query factor the attention applies after the rotation:
@@ -330,7 +338,7 @@ class ModelTypeEntry(TypedDict, total=False):
     given_layer_types: GivenList
     given_no_rope_layers: GivenList
     layer_types_from: LayerTypesFrom
-    rope_condition: list[Literal["no_rope_layers", "sliding_only", "sliding_or_no_window", "no_alibi"]]
+    rope_condition: list[Literal["no_rope_layers", "sliding_only", "sliding_or_no_window", "no_alibi", "use_mem_rope"]]
     softmax_scale: Literal["yarn_mscale_all_dim"]
     query_temperature: Literal["llama_4_scaling_beta", "llama4_nope_tuning"]
     attention_sinks: bool

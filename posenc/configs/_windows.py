@@ -69,10 +69,14 @@ def reach(window: int, sides: str) -> tuple[int, int]:
 # "hybrid_sliding" ones sliding-window attention: the masks (modeling_zaya.py:740-741), the window
 # given to the latter only (:374) and the rotation at both (:402). Falcon-H1's layers are all "hybrid"
 # (configuration_falcon_h1.py:133-134): attention, rotated (modeling_falcon_h1.py:212), beside a Mamba
-# mixer in the same block (:873-875). Zamba2's "hybrid" layers are not here: their shared attention
-# rotates only with use_mem_rope (modeling_zamba2.py:305). The table generator probes them so.
+# mixer in the same block (:873-875). Zamba2's "hybrid" layers are a shared attention block (causal,
+# modeling_zamba2.py:240) before a Mamba layer (:1017-1060); it rotates only with config['use_mem_rope']
+# (:305-307, the table's rope_condition "use_mem_rope"), the whole attention_head_dim (:119, the config's
+# head_dim is attention_head_dim: configuration_zamba2.py:71, 2 * hidden_size // num_attention_heads when
+# the config gives none, :115). The table generator probes them so.
 LAYER_KINDS: dict[str, dict[str, str]] = {"zaya": {"hybrid": "full_attention", "hybrid_sliding": "sliding_attention"},
-                                         "falcon_h1": {"hybrid": "full_attention"}}
+                                         "falcon_h1": {"hybrid": "full_attention"},
+                                         "zamba2": {"hybrid": "full_attention"}}
 
 
 def layer_kind(model_type: str | None, layer_type: str) -> str:

@@ -97,6 +97,7 @@ CONDITIONS = {
     "alibi is None": "no_alibi",
     "not is_cross_attention": None,           # self-attention rotates, cross-attention does not
     "self.config.rope_interleave": None,      # a layout flag, probed separately
+    "self.config.use_mem_rope": "use_mem_rope",  # Zamba2: its shared attention rotates only with this flag on
     "self.config.rope_interleave and self.training": None,
 }
 # Layer types whose layers are softmax attention, and those that are not attention: the reader's own.
@@ -143,12 +144,29 @@ def _head_dim_source(config_name: str, text: Any) -> dict[str, Any] | None:
             continue
         if getattr(_built(config_name, text, **{key: dim + 2}), "head_dim", None) == dim + 2:
             over = _built(config_name, text, **{key: dim + 2, "head_dim": dim + 4})
-            return {"key": key, "over_head_dim": getattr(over, "head_dim", None) == dim + 2}
+            source = {"key": key, "over_head_dim": getattr(over, "head_dim", None) == dim + 2}
+            if _field_default(type(text), key) is None and (factor := _hidden_factor(config_name, text, key)) != 1:
+                source["hidden_factor"] = factor  # Zamba2: attention_head_dim = 2 * hidden_size // heads
+            return source
     return None
 
 
+def _hidden_factor(config_name: str, text: Any, key: str) -> int | None:
+    """f where the class computes ``key`` as ``f * hidden_size // num_attention_heads`` when the config
+    gives none (1: the usual split; None: no such rule fits)."""
+    found = set()
+    for hidden, heads in ((64, 4), (96, 4), (192, 8)):
+        built = _built(config_name, text, hidden_size=hidden, num_attention_heads=heads)
+        value = getattr(built, key, None)
+        if not isinstance(value, int) or isinstance(value, bool) or (value * heads) % hidden:
+            return None
+        found.add(value * heads // hidden)
+    return found.pop() if len(found) == 1 else None
+
+
 _FIELD_DEFAULTS = ("head_dim", "max_position_embeddings", "rope_interleave", "attn_temperature_tuning",
-                   "floor_scale", "attn_scale", "sliding_window", "attention_chunk_size", "qk_rope_head_dim")
+                   "floor_scale", "attn_scale", "sliding_window", "attention_chunk_size", "qk_rope_head_dim",
+                   "use_mem_rope")
 
 
 # ---------------------------------------------------------------- one model type

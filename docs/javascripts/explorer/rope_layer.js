@@ -79,15 +79,17 @@
     }
     const hidden = P.checkInt(`config[${repr(hiddenKey)}]`, config[hiddenKey], { minimum: 1, maximum: MAX_SIZE });
     const heads = P.checkInt(`config[${repr(headsKey)}]`, config[headsKey], { minimum: 1, maximum: MAX_SIZE });
-    if (hidden % heads !== 0) {
-      throw valueError(`config[${repr(hiddenKey)}] (${hidden}) must be a multiple of config[${repr(headsKey)}] ` +
-        `(${heads}) when there is no 'head_dim'`);
+    const factor = Number(get(source || {}, "hidden_factor") ?? 1); // Zamba2: attention_head_dim = 2 * hidden_size // heads
+    const width = factor * hidden, shown = factor !== 1 ? `${factor} * config[${repr(hiddenKey)}]` : `config[${repr(hiddenKey)}]`;
+    if (width % heads !== 0) {
+      throw valueError(`${shown} (${width}) must be a multiple of config[${repr(headsKey)}] (${heads}) when there is ` +
+        "no 'head_dim'");
     }
-    if (hidden / heads > S.MAX_ROPE_DIM) {
-      throw valueError(`config[${repr(hiddenKey)}] / config[${repr(headsKey)}] (the head width, without 'head_dim') ` +
-        `must be <= ${S.MAX_ROPE_DIM}, got ${hidden} / ${heads} = ${hidden / heads}`);
+    if (width / heads > S.MAX_ROPE_DIM) {
+      throw valueError(`${shown} / config[${repr(headsKey)}] (the head width, without 'head_dim') ` +
+        `must be <= ${S.MAX_ROPE_DIM}, got ${width} / ${heads} = ${width / heads}`);
     }
-    return hidden / heads;
+    return width / heads;
   }
 
   /** The head_dim one entry of Gemma 4's per_layer_config sets (null: it sets none). */

@@ -1,0 +1,84 @@
+"""Layers that rotate only under a config flag, and layer lists a config class rewrites (issue 33):
+read_config against transformers, live.
+
+Zamba2's ``hybrid`` layers are a shared attention block before a Mamba layer; the attention rotates
+q and k only with ``use_mem_rope`` (modeling_zamba2.py:305-307), over the whole
+``attention_head_dim`` (2 * hidden_size // num_attention_heads unless the config gives it:
+configuration_zamba2.py:115). Each test builds transformers' config class or model and compares what
+``read_config`` says; ``tests/test_explorer_ports.py`` compares the inspector's JavaScript port with
+the same readings.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from posenc.configs import read_config
+
+transformers = pytest.importorskip("transformers")
+
+ZAMBA2 = {"num_hidden_layers": 4, "hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": 4,
+          "layers_block_type": ["mamba", "hybrid", "mamba", "hybrid"], "n_mamba_heads": 4, "mamba_d_state": 8,
+          "vocab_size": 50, "use_mamba_kernels": False, "num_mem_blocks": 1}
+
+
+def _zamba2_attention(use_mem_rope: bool, step: int) -> torch.Tensor:
+    """Zamba2's shared attention (eager, one hybrid layer) on one input, given the rotary module's
+    cos and sin at positions 0, step, 2 * step, ..."""
+    from transformers.models.zamba2.modeling_zamba2 import Zamba2Attention, Zamba2RotaryEmbedding
+
+    live = transformers.Zamba2Config(**ZAMBA2, use_mem_rope=use_mem_rope)
+    live._attn_implementation = "eager"
+    torch.manual_seed(0)
+    attention = Zamba2Attention(live, layer_idx=1, num_fwd_mem_blocks=2, block_id=0).eval()
+    x = torch.randn(1, 6, live.attention_hidden_size)
+    tables = Zamba2RotaryEmbedding(live)(x, torch.arange(6)[None] * step)
+    with torch.no_grad():
+        return attention(x, layer_idx=1, position_embeddings=tables)[0]
+
+
+@pytest.mark.parametrize("use_mem_rope", [False, True])
+def test_zamba2_hybrid_layers_rotate_only_with_use_mem_rope(use_mem_rope: bool) -> None:
+    """Run live: the shared attention given the rotary tables of positions 0, 1, 2, ... or 0, 7,
+    14, ... (other distances between tokens) gives the same output without use_mem_rope (it does not
+    use them) and different ones with it; the model builds no rotary module without it; read_config
+    reads the hybrid layers as rotating exactly then, Mamba layers never."""
+    from transformers.models.zamba2.modeling_zamba2 import Zamba2Model
+
+    moved = not torch.allclose(_zamba2_attention(use_mem_rope, 1), _zamba2_attention(use_mem_rope, 7), atol=1e-6)
+    assert moved == use_mem_rope
+    small = {**ZAMBA2, "num_hidden_layers": 2, "layers_block_type": ["mamba", "hybrid"]}
+    assert hasattr(Zamba2Model(transformers.Zamba2Config(**small, use_mem_rope=use_mem_rope)), "rotary_emb") == use_mem_rope
+    live = transformers.Zamba2Config(**ZAMBA2, use_mem_rope=use_mem_rope)
+    rope = read_config(live.to_dict())
+    assert {name: (layer.rotates, layer.layers) for name, layer in rope.layers.items()} == {
+        "linear_attention": (False, (0, 2)), "hybrid": (use_mem_rope, (1, 3))}
+    assert not any("does not classify" in note or "depends on" in note for note in rope.notes)
+    if not use_mem_rope:
+        assert "use_mem_rope" in (rope.layers["hybrid"].note or "")
+
+
+@pytest.mark.parametrize("settings", [{}, {"hidden_size": 96, "num_attention_heads": 3}, {"attention_head_dim": 8},
+                                      {"use_long_context": True}])
+def test_zamba2_rotation_as_its_rotary_module(settings: dict[str, object]) -> None:
+    """With use_mem_rope, the hybrid layers' rotation against Zamba2's rotary module and
+    apply_rotary_pos_emb (frequencies, attention factor, rotated q and k), on the class's dict and on
+    a config.json without the keys the class computes (attention_head_dim: 2 * hidden_size // heads)."""
+    from tests import rope_live
+
+    live = transformers.Zamba2Config(**{**ZAMBA2, **settings}, use_mem_rope=True)
+    rope = rope_live.check_config(live, torch.tensor([0, 1, 5, 100, 5000]))
+    assert rope.layers["hybrid"].dim == live.attention_head_dim == rope.layers["hybrid"].rotary_dim
+    computed = ("attention_head_dim", "attention_hidden_size", "kv_channels", "mamba_headdim", "hybrid_layer_ids")
+    given = {k: v for k, v in live.to_dict().items() if k not in computed or k in settings}
+    assert read_config(given).layers["hybrid"] == rope.layers["hybrid"]
+
+
+def test_zamba2_bad_switch_and_widths_are_named() -> None:
+    config = {"model_type": "zamba2", **ZAMBA2}
+    with pytest.raises(TypeError, match=r"config\['use_mem_rope'\] must be true or false, got int 1"):
+        read_config({**config, "use_mem_rope": 1})
+    with pytest.raises(ValueError, match=r"2 \* config\['hidden_size'\] \(128\) must be a multiple of "
+                                         r"config\['num_attention_heads'\] \(3\)"):
+        read_config({**config, "num_attention_heads": 3, "use_mem_rope": True})
