@@ -3,7 +3,9 @@
 For each entry of `posenc.configs._divergences.DIVERGENCES`: a config that sets the key is built by the
 pinned transformers, whose rotary module and rotation function are run (``tests/rope_live.py``);
 what they do must be what the entry says transformers does, posenc's reading must agree with it,
-and `read_config` must name both sides in a note.
+and `read_config` must name both sides in a note; an entry with a value condition (Qwen2's
+max_window_layers, only with the window on) must stay silent where the condition fails, in Python and
+in the browser's port alike.
 
 The leads checked and found NOT to be divergences are pinned here too: the authors' formula, read at
 its source (repository@commit:path:lines in each test) and written again in float64, against what the
@@ -14,20 +16,30 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 pytest.importorskip("transformers", reason="transformers is a test dependency (requirements.lock)")
 
 import torch
-from transformers import AttentionInterface
+from transformers import (
+    CONFIG_MAPPING,
+    AttentionInterface,
+    Qwen2Config,
+    Qwen2Model,
+    Qwen2MoeConfig,
+    Qwen2MoeModel,
+)
+from transformers.masking_utils import AttentionMaskInterface, eager_mask
 from transformers.models.deepseek_v2.modeling_deepseek_v2 import DeepseekV2Attention
 from transformers.models.deepseek_v3.modeling_deepseek_v3 import DeepseekV3Attention
 from transformers.models.llama4.modeling_llama4 import Llama4TextAttention
 
 from posenc.configs import read_config
-from posenc.configs._divergences import DIVERGENCES
+from posenc.configs._divergences import DIVERGENCES, divergence_notes
 from tests import rope_live
 
 ZOO = Path(__file__).resolve().parents[1] / "posenc" / "zoo"
@@ -43,6 +55,8 @@ def test_every_entry_is_complete() -> None:
         assert entry.published and entry.transformers and entry.key
         assert any(e.startswith("https://") for e in entry.evidence), entry  # the published side, by URL
         assert any("transformers" in e and ".py" in e for e in entry.evidence), entry  # transformers' side, by file
+        for key, value in entry.when:  # values the browser's port compares alike: JSON true/false/null/strings
+            assert isinstance(key, str) and (value is None or isinstance(value, (bool, str))), entry
 
 
 def test_minimax_rotary_dim_transformers_rotates_the_whole_head() -> None:
@@ -273,3 +287,114 @@ def test_gptj_and_neox_partial_rotation_is_the_authors(zoo: str, head: int, turn
         a, b = x[: turned // 2], x[turned // 2:]
         expected = torch.cat((a * angle.cos() - b * angle.sin(), b * angle.cos() + a * angle.sin()))
     assert torch.allclose(rotated[0, 0, 3], expected, atol=1e-6)
+
+
+# Qwen2's max_window_layers: registered with a value condition (the window switched on, no layer_types).
+QWEN2 = {"model_type": "qwen2", "hidden_size": 16, "intermediate_size": 16, "num_attention_heads": 2,
+         "num_key_value_heads": 2, "num_hidden_layers": 6, "vocab_size": 16, "use_sliding_window": True,
+         "sliding_window": 3, "max_window_layers": 4}
+QWEN2_MOE = {**QWEN2, "model_type": "qwen2_moe", "num_experts": 2, "num_experts_per_tok": 1,
+             "moe_intermediate_size": 8, "shared_expert_intermediate_size": 8}
+# The layers the authors' code windows (the bottom max_window_layers: layer index below 4 of 6)
+AUTHORS_SLIDING = [0, 1, 2, 3]
+
+# Model types whose pinned config class also reads max_window_layers, not registered: the departure is
+# from the authors' code, and theirs was not read here (each was added to transformers after the
+# history of Qwen2 and Qwen2-MoE's own contributions, read in bozheng-hit/transformers, ends).
+UNCHECKED = ("deepseek_ocr2_encoder", "dots1", "qwen2_5_omni_talker", "qwen2_5_omni_text", "qwen2_5_vl_text",
+             "qwen2_vl_text", "qwen3", "qwen3_omni_moe_talker_code_predictor")
+
+
+def _sliding_layers(model: Any, length: int = 8) -> list[int]:
+    """The layers whose attention gets a sliding-window mask in a forward pass of `length` tokens (the
+    last query sees fewer than all keys), through an attention function that records each mask."""
+    reach: dict[int, int] = {}
+
+    def record(module, query, key, value, attention_mask, **kwargs):  # type: ignore[no-untyped-def]
+        reach[module.layer_idx] = int((attention_mask[0, 0, -1] == 0).sum())
+        return torch.zeros(query.shape[0], query.shape[2], query.shape[1], query.shape[3], dtype=query.dtype), None
+
+    AttentionInterface.register("posenc_masks", record)
+    AttentionMaskInterface.register("posenc_masks", eager_mask)  # a 4-D mask for every layer, as eager builds it
+    model.config._attn_implementation = "posenc_masks"
+    with torch.no_grad():
+        model(torch.arange(length)[None])
+    assert sorted(reach) == list(range(model.config.num_hidden_layers))
+    assert set(reach.values()) <= {length, model.config.sliding_window}
+    return [i for i, seen in sorted(reach.items()) if seen < length]
+
+
+@pytest.mark.parametrize(("config", "build", "sliding"), [
+    (QWEN2, lambda c: Qwen2Model(Qwen2Config(**c)), [4, 5]),  # from max_window_layers on
+    (QWEN2_MOE, lambda c: Qwen2MoeModel(Qwen2MoeConfig(**c)), [0, 2]),  # the even layers below it
+])
+def test_qwen2_max_window_layers_transformers_windows_other_layers(config, build, sliding) -> None:  # type: ignore[no-untyped-def]
+    torch.manual_seed(0)
+    model = build({k: v for k, v in config.items() if k != "model_type"}).eval()
+    assert _sliding_layers(model) == sliding != AUTHORS_SLIDING
+    reading = read_config(config)
+    assert reading.layers["sliding_attention"].layers == tuple(sliding)  # posenc reads what transformers runs
+    assert reading.layers["sliding_attention"].window == 3
+    # switched off (the class's default), transformers' masks are all full: hence the condition
+    off = build({k: v for k, v in config.items() if k not in ("model_type", "use_sliding_window")}).eval()
+    assert _sliding_layers(off) == []
+
+
+def test_the_window_layers_rule_is_derived_from_transformers() -> None:
+    """Every config class of the pinned transformers that reads max_window_layers, built with the window on:
+    the registered model types and the unchecked ones are all of them, and none windows the authors' layers."""
+    readers = sorted(t for t, cls in CONFIG_MAPPING.items() if "max_window_layers" in getattr(
+        cls, "__dataclass_fields__", {}))
+    registered = sorted(e.model_type for e in DIVERGENCES if e.key == "max_window_layers")
+    assert registered == ["qwen2", "qwen2_moe"]
+    assert readers == sorted([*registered, *UNCHECKED])
+    for model_type in readers:
+        built = CONFIG_MAPPING[model_type](num_hidden_layers=6, max_window_layers=4, use_sliding_window=True,
+                                          sliding_window=3)
+        windowed = [i for i, kind in enumerate(built.layer_types) if kind == "sliding_attention"]
+        assert windowed in ([4, 5], [0, 2]), (model_type, windowed)  # the top, or Qwen2-MoE's even bottom
+
+
+@pytest.mark.parametrize(("model_type", "extra", "fires"), [
+    ("qwen2", {}, True),
+    ("qwen2_moe", {}, True),
+    ("qwen2", {"use_sliding_window": False}, False),  # the published configs: no window, nothing departs
+    ("qwen2", {"use_sliding_window": None}, False),  # absent: the class's default, off
+    ("qwen2", {"layer_types": ["full_attention"] * 6}, False),  # given layer types: max_window_layers unused
+    ("qwen2", {"max_window_layers": None, "num_hidden_layers": 30}, False),  # the key not set (the class's 28)
+    ("qwen3", {}, False),  # unchecked at its authors' code: no note
+])
+def test_qwen2_note_fires_only_under_its_condition(model_type: str, extra: dict[str, object], fires: bool) -> None:
+    config = {k: v for k, v in {**QWEN2_MOE, "model_type": model_type, **extra}.items() if v is not None}
+    notes = [n for n in read_config(config).notes if "transformers departs" in n]
+    assert bool(notes) == fires, notes
+    if fires:
+        assert notes[0].startswith("config['max_window_layers'] = 4: transformers departs")
+        assert "bottom max_window_layers layers" in notes[0]
+
+
+def test_the_condition_matches_type_and_value() -> None:
+    config = {"max_window_layers": 4, "use_sliding_window": True}
+    assert divergence_notes("qwen2", config)
+    assert not divergence_notes("qwen2", {**config, "use_sliding_window": 1})  # 1 is not true (nor in the port)
+    assert not divergence_notes("qwen2", {**config, "use_sliding_window": "true"})
+    assert not divergence_notes("qwen2", {**config, "layer_types": []})  # given, even empty
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs node to run the site's JavaScript")
+def test_the_browser_port_fires_the_note_alike(tmp_path: Path) -> None:
+    from tests.site.check_inspector import API_READING, compare, kinds, posenc_reading
+    from tests.test_explorer_ports import _case, run_js
+
+    configs = [QWEN2, QWEN2_MOE, {**QWEN2, "use_sliding_window": False}, {**QWEN2, "layer_types": [
+        "full_attention"] * 6}, {k: v for k, v in QWEN2.items() if k != "use_sliding_window"},
+        {**QWEN2, "model_type": "qwen3"}, json.loads((ZOO / "qwen2.5-7b-instruct-yarn.json").read_text())]
+    cases = [_case(c) for c in configs]
+    results = run_js(tmp_path, API_READING.replace("([cases])", "(cases)"), cases)
+    assert isinstance(results, list) and len(results) == len(cases)
+    fired = []
+    for (text, layout, length), ours in zip(cases, results):
+        theirs = posenc_reading(text, layout, length)
+        assert not compare(kinds(json.loads(ours)), kinds(theirs)), text[:80]
+        fired.append(any("max_window_layers" in n for n in json.loads(ours)["value"]["rope"]["notes"]))
+    assert fired == [True, True, False, False, False, False, False]

@@ -74,6 +74,60 @@ DIVERGENCES: tuple[Divergence, ...] = (
             "transformers has no minimax_vl_01 model type, and its minimax type still ignores rotary_dim"),
         ),
     ),
+    # Qwen2 and Qwen2-MoE as their authors added them to transformers (Qwen team, January and March 2024):
+    # the window on the bottom max_window_layers layers. No published config turns it on (the zoo's four
+    # Qwen2 files, Qwen2.5-VL's included, set use_sliding_window false), hence the condition. Eight more
+    # model types' classes read max_window_layers (Qwen2-VL, Qwen2.5-VL, Qwen2.5-Omni, Qwen3, dots1, ...):
+    # not registered, their authors' code was not read (tests/test_rope_divergences.py lists them).
+    Divergence(
+        model_type="qwen2",
+        key="max_window_layers",
+        published="with use_sliding_window true, the sliding window is on the bottom max_window_layers layers "
+                  "(layer index below it) and the layers above attend in full (the authors' config documentation "
+                  "and their flash-attention path)",
+        transformers="Qwen2Config names the layers from max_window_layers on sliding_attention and those below it "
+                     "full_attention: the window lands on the top layers, the bottom ones attend in full",
+        evidence=(
+            ("https://github.com/huggingface/transformers/pull/28436 ('Add qwen2', Junyang Lin of the Qwen "
+             "team), merged as huggingface/transformers@d6ffe74d (read in the fork bozheng-hit/transformers, "
+             "whose history holds it): src/transformers/models/qwen2/configuration_qwen2.py:77-78 ('The number of "
+             "layers that use SWA (Sliding Window Attention). The bottom layers use SWA while the top use full "
+             "attention.'), modeling_qwen2.py:330-332 ('we apply SWA only to the bottom config.max_window_layers "
+             "layers'), :387-392 (the window needs use_sliding_window and a sequence longer than it) and :518-520 "
+             "(off at and above max_window_layers); its eager path masks every layer (:1027-1034) and its SDPA "
+             "path none: the flash path and the documentation are where the code names the layers"),
+            ("transformers 5.23.0 models/qwen2/configuration_qwen2.py:84 (sliding_window None unless "
+             "use_sliding_window) and :88-94 (layer_types: sliding_attention where i >= max_window_layers); "
+             "utils/auto_docstring.py:1639-1643 now documents max_window_layers as the number of full-attention "
+             "layers, the first ones"),
+            ("https://github.com/huggingface/transformers/issues/35896 ('Qwen2FlashAttention sliding windows are "
+             "applied to wrong layers', quoting the authors' docstring; closed, with PR #36162 listed as fixing it, "
+             "and the pinned transformers still windows the top layers)"),
+        ),
+        when=(("use_sliding_window", True), ("layer_types", None)),
+    ),
+    Divergence(
+        model_type="qwen2_moe",
+        key="max_window_layers",
+        published="with use_sliding_window true, the sliding window is on every one of the bottom max_window_layers "
+                  "layers (layer index below it) and the layers above attend in full (the authors' config "
+                  "documentation and their flash-attention path)",
+        transformers="Qwen2MoeConfig names sliding_attention only the even-numbered layers (0, 2, 4, ...) below "
+                     "max_window_layers: the odd ones there attend in full, as do all from max_window_layers on",
+        evidence=(
+            ("https://github.com/huggingface/transformers/pull/29377 ('Add Qwen2MoE', Bo Zheng of the Qwen team), "
+             "merged as huggingface/transformers@1c39974a (read in the fork bozheng-hit/transformers): "
+             "src/transformers/models/qwen2_moe/configuration_qwen2_moe.py:77-78 ('The number of layers that use "
+             "SWA (Sliding Window Attention). The bottom layers use SWA while the top use full attention.'), "
+             "modeling_qwen2_moe.py:408-409 ('we apply SWA only to the bottom config.max_window_layers layers'), "
+             ":464-469 (the window needs use_sliding_window) and :595-597 (off at and above max_window_layers; "
+             "no rule on odd or even layers)"),
+            ("transformers 5.23.0 models/qwen2_moe/configuration_qwen2_moe.py:113 (sliding_window 0 unless "
+             "use_sliding_window) and :114-120 (layer_types: sliding_attention where (i + 1) % 2 and "
+             "i < max_window_layers)"),
+        ),
+        when=(("use_sliding_window", True), ("layer_types", None)),
+    ),
 )
 
 
