@@ -201,6 +201,14 @@ FOUND = [
                     {"sliding_window": 9, "sliding_window_size": 7}, {"sliding_window_size": None},
                     {"sliding_window_size": 0}, {"sliding_window_size": "x"}, {"sliding_window_size": True},
                     {"sliding_window_size": 2**60})),
+    # legacy Dots3 configs: layers named full_attention, or none named (posenc.configs._plan.LEGACY_LAYER_TYPES)
+    *(_case({"model_type": "dots3_note_text", "num_hidden_layers": 6, **extra})
+      for extra in ({}, {"layer_types": ["full_attention", "sliding_attention"] * 3}, {"use_dsa": False},
+                    {"layer_types": ["full_attention", "sliding_attention"] * 3, "use_dsa": False},
+                    {"use_sliding_window": False}, {"use_dsa": None}, {"use_dsa": 1}, {"use_sliding_window": None},
+                    {"per_layer_config": {}, "layer_types": ["full_attention"] * 6}, {"num_hidden_layers": "6"},
+                    {"layer_types": "full_attention"})),
+    _case({"model_type": "dots3_note", "text_config": {**SMALL, "model_type": "dots3_note_text", "use_dsa": False}}),
     *(_case({"model_type": "unlimited_ocr_text", **extra})
       for extra in ({}, {"sliding_window": 3}, {"sliding_window": None}, {"sliding_window": 0},
                     {"num_hidden_layers": 2, "layer_types": ["full_attention", "reference_sliding_attention"]},

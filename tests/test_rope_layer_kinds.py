@@ -82,3 +82,35 @@ def test_zamba2_bad_switch_and_widths_are_named() -> None:
     with pytest.raises(ValueError, match=r"2 \* config\['hidden_size'\] \(128\) must be a multiple of "
                                          r"config\['num_attention_heads'\] \(3\)"):
         read_config({**config, "num_attention_heads": 3, "use_mem_rope": True})
+
+
+DOTS3_LEGACY = ["full_attention", "full_attention", "sliding_attention", "sliding_attention", "full_attention",
+                "full_attention"]
+
+
+@pytest.mark.parametrize("settings", [
+    {}, {"layer_types": DOTS3_LEGACY}, {"layer_types": DOTS3_LEGACY, "use_dsa": False}, {"use_sliding_window": False},
+    {"use_dsa": False}, {"per_layer_config": {}, "layer_types": ["full_attention"] * 6}, {"use_dsa": None},
+    {"num_hidden_layers": 9, "use_dsa": True}, {"use_dsa": False, "use_sliding_window": False},
+])
+def test_dots3_legacy_configs_as_its_class_rewrites_them(settings: dict[str, object]) -> None:
+    """A legacy Dots3 config.json (layers named full_attention, or no layer_types): its class renames
+    and derives the layer types (configuration_dots3_note.py:286-320; posenc.configs._plan.LEGACY_LAYER_TYPES),
+    and read_config reads what it then runs. Run live: the class's layer types and, per kind of layer,
+    its rotary module and rotation (rope_live.check_config on the legacy dict itself)."""
+    from tests import rope_live
+
+    config = {"model_type": "dots3_note_text", "num_hidden_layers": 6, **settings}
+    live = transformers.Dots3NoteTextConfig(**{k: v for k, v in config.items() if k != "model_type"})
+    rope = rope_live.check_config(config, torch.tensor([0, 1, 5, 100, 5000]))
+    assert [name.removesuffix(":nope") for name in rope.pattern] == live.layer_types
+    for name, layer in rope.layers.items():
+        assert layer.rotates and (layer.window is not None) == (name == "sliding_attention"), name
+
+
+def test_dots3_bad_legacy_switches_are_named() -> None:
+    config = {"model_type": "dots3_note_text", "num_hidden_layers": 6}
+    with pytest.raises(TypeError, match=r"config\['use_dsa'\] must be true or false, got int 1"):
+        read_config({**config, "use_dsa": 1})
+    with pytest.raises(TypeError, match=r"config\['use_sliding_window'\] must be true or false, got NoneType None"):
+        read_config({**config, "use_sliding_window": None})

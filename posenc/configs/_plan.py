@@ -17,6 +17,46 @@ from posenc.configs import _windows as windows
 from posenc.configs._schema import ModelTypeEntry
 
 
+# Dots3's config class rewrites the layer list of a legacy config (configuration_dots3_note.py:286-320):
+# ``use_dsa`` (true unless the config gives ``per_layer_config``) renames its full_attention layers
+# indexed_attention (false: the other way round), and without ``layer_types`` it names the layers from
+# ``use_sliding_window`` (true unless given): sliding_attention, but for the first two, every fourth from
+# index 1, and every layer with the window off. Its full_attention layers are its indexed ones without
+# the indexer (modeling_dots3_note.py:502), rotated with the same settings (rope_theta, and the rotated
+# fraction qk_rope_head_dim / head_dim: :343-364): read with the table's indexed_attention entries.
+LEGACY_LAYER_TYPES = {"dots3_note_text": {"old": "full_attention", "new": "indexed_attention"}}
+
+
+def class_layer_types(config: Mapping[str, Any], found: ModelTypeEntry,
+                      model_type: str | None) -> tuple[Mapping[str, Any], ModelTypeEntry]:
+    """The config with the layer types its class writes for a legacy config (`LEGACY_LAYER_TYPES`),
+    and the table entry with the old name's rope settings; both unchanged for other model types."""
+    rule = LEGACY_LAYER_TYPES.get(model_type or "")
+    if rule is None:
+        return config, found
+    old, new = rule["old"], rule["new"]
+    use_dsa = config.get("use_dsa", None if "per_layer_config" in config else True)
+    window = config.get("use_sliding_window", True)
+    for key, value, allowed in (("use_dsa", use_dsa, (bool, type(None))), ("use_sliding_window", window, (bool,))):
+        if not isinstance(value, allowed):
+            raise TypeError(f"config[{key!r}] must be true or false, got {type(value).__name__} {value!r:.40}")
+    types = config.get("layer_types")
+    layers = config.get("num_hidden_layers")
+    if types is None and layers is not None:
+        layers = check_int("config['num_hidden_layers']", layers, minimum=1, maximum=2**20)
+        full = old if use_dsa is False else new
+        types = [full if not window or i < 2 or i % 4 == 1 else "sliding_attention" for i in range(layers)]
+    if isinstance(types, (list, tuple)) and use_dsa is not None:
+        before, after = (old, new) if use_dsa else (new, old)
+        types = [after if kind == before else kind for kind in types]
+    if types is None:
+        return config, found
+    if isinstance(types, (list, tuple)) and old in types:  # the old name's rope settings are the new one's
+        found = {**found, **{key: {**value, old: value[new]} for key, value in found.items()  # type: ignore[misc]
+                             if isinstance(value, Mapping) and new in value}}
+    return {**config, "layer_types": types}, found
+
+
 def layer_plan(config: Mapping[str, Any], found: ModelTypeEntry, model_type: str | None,
                 params: Mapping[str | None, Any]) -> tuple[list[str], list[bool]]:
     """The layer type of each layer and whether its index lets it rotate (Llama 4's and SmolLM3's

@@ -272,7 +272,49 @@
       "type builds one sliding-window mask for the whole model"];
   }
 
-  global.posencRopeTable = Object.freeze({
+  // posenc/configs/_plan.py LEGACY_LAYER_TYPES: Dots3's class renames and derives a legacy config's layer
+  // types (configuration_dots3_note.py:286-320); its full_attention layers rotate as its indexed ones
+  const LEGACY_LAYER_TYPES = { dots3_note_text: { old: "full_attention", new: "indexed_attention" } };
+  const copied = (mapping) => { const out = {}; for (const k of P.keys(mapping)) P.setKey(out, k, mapping[k]); return out; };
+
+  /** class_layer_types: [config, found] with the layer types the class writes for a legacy config. */
+  function classLayerTypes(config, found, modelType) {
+    const rule = typeof modelType === "string" && has(LEGACY_LAYER_TYPES, modelType) ? LEGACY_LAYER_TYPES[modelType] : null;
+    if (rule === null) return [config, found];
+    const useDsa = has(config, "use_dsa") ? config.use_dsa : has(config, "per_layer_config") ? null : true;
+    const window = has(config, "use_sliding_window") ? config.use_sliding_window : true;
+    for (const [key, value, nullable] of [["use_dsa", useDsa, true], ["use_sliding_window", window, false]]) {
+      if (!(P.isBool(value) || (nullable && value === null))) {
+        throw typeError(`config[${repr(key)}] must be true or false, got ${P.typeName(value)} ${P.reprCut(value, 40)}`);
+      }
+    }
+    let types = get(config, "layer_types");
+    const layers = get(config, "num_hidden_layers");
+    if (types === null && layers !== null) {
+      const count = Number(P.checkInt("config['num_hidden_layers']", layers, { minimum: 1, maximum: 2 ** 20 }));
+      const full = useDsa === false ? rule.old : rule.new;
+      types = [...Array(count).keys()].map((i) => (!window || i < 2 || i % 4 === 1 ? full : "sliding_attention"));
+    }
+    if (P.isList(types) && useDsa !== null) {
+      const [before, after] = useDsa ? [rule.old, rule.new] : [rule.new, rule.old];
+      types = types.map((kind) => (kind === before ? after : kind));
+    }
+    if (types === null) return [config, found];
+    if (P.isList(types) && types.includes(rule.old)) { // the old name's rope settings are the new one's
+      found = copied(found);
+      for (const key of P.keys(found)) {
+        if (P.isMapping(found[key]) && !P.isList(found[key]) && has(found[key], rule.new)) {
+          found[key] = copied(found[key]);
+          P.setKey(found[key], rule.old, found[key][rule.new]);
+        }
+      }
+    }
+    const out = copied(config);
+    P.setKey(out, "layer_types", types);
+    return [out, found];
+  }
+
+  global.posencRopeTable = Object.freeze({ classLayerTypes,
     ATTENTION_LAYER_TYPES, NOT_ATTENTION_LAYER_TYPES, modelTypes, lookup, entry, textModelType, layoutOf, tableGet, field,
     defaultTheta, everyK, differs, pattern, givenList, windowTypes, windowOf, windowNotes, nopeSlidingTypes, layerKind,
   });
