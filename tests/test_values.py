@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "hooks"))
 
 from values import expand_values
 
-from posenc.experiments import _measures
+from posenc.experiments import _references
 from posenc.experiments.claims import ClaimError, check, checks, measure, value
 
 RESULTS = Path(__file__).resolve().parents[1] / "posenc" / "experiments" / "results"
@@ -114,7 +114,7 @@ def test_claims_on_the_committed_results() -> None:
 def test_a_claim_fails_when_the_data_stop_supporting_it(monkeypatch: pytest.MonkeyPatch) -> None:
     """The build's guarantee: change the results so that KERPLE breaks at 8L, and the claims the
     extrapolation chapter makes about it fail."""
-    original = _measures._results
+    original = _references._results
 
     def changed(study: str, large: bool) -> dict[str, Any]:
         data = copy.deepcopy(original(study, large))
@@ -124,7 +124,7 @@ def test_a_claim_fails_when_the_data_stop_supporting_it(monkeypatch: pytest.Monk
         return data
 
     check("below(lm.kerple@8L / @L, 1)")
-    monkeypatch.setattr(_measures, "_results", changed)
+    monkeypatch.setattr(_references, "_results", changed)
     with pytest.raises(ClaimError, match="not all below 1"):
         check("below(lm.kerple@8L / @L, 1)")
     page = (Path(__file__).resolve().parents[1] / "docs" / "extrapolation.md").read_text(encoding="utf-8")
