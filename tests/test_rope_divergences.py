@@ -299,8 +299,8 @@ QWEN2_MOE = {**QWEN2, "model_type": "qwen2_moe", "num_experts": 2, "num_experts_
 AUTHORS_SLIDING = [0, 1, 2, 3]
 
 # Model types whose pinned config class also reads max_window_layers, not registered: the departure is
-# from the authors' code, and theirs was not read here (each was added to transformers after the
-# history of Qwen2 and Qwen2-MoE's own contributions, read in bozheng-hit/transformers, ends).
+# from the authors' code. Qwen2-VL's own code (added after transformers turned Qwen2's rule, see the
+# register) already windows the top layers; the others' authors' code was not read here.
 UNCHECKED = ("deepseek_ocr2_encoder", "dots1", "qwen2_5_omni_talker", "qwen2_5_omni_text", "qwen2_5_vl_text",
              "qwen2_vl_text", "qwen3", "qwen3_omni_moe_talker_code_predictor")
 

@@ -78,7 +78,9 @@ DIVERGENCES: tuple[Divergence, ...] = (
     # the window on the bottom max_window_layers layers. No published config turns it on (the zoo's four
     # Qwen2 files, Qwen2.5-VL's included, set use_sliding_window false), hence the condition. Eight more
     # model types' classes read max_window_layers (Qwen2-VL, Qwen2.5-VL, Qwen2.5-Omni, Qwen3, dots1, ...):
-    # not registered, their authors' code was not read (tests/test_rope_divergences.py lists them).
+    # not registered. Qwen2-VL's authors added it after transformers' rule turned, and their code windows the
+    # top layers as transformers does (transformers@19e6e80e modeling_qwen2_vl.py:707-714) though its
+    # documentation still says the bottom (:601-602); the others' authors' code was not read.
     Divergence(
         model_type="qwen2",
         key="max_window_layers",
@@ -100,6 +102,11 @@ DIVERGENCES: tuple[Divergence, ...] = (
              "use_sliding_window) and :88-94 (layer_types: sliding_attention where i >= max_window_layers); "
              "utils/auto_docstring.py:1639-1643 now documents max_window_layers as the number of full-attention "
              "layers, the first ones"),
+            ("where it turned: huggingface/transformers@e3143952 ('Refactor flash attention implementation in "
+             "transformers', #31446, July 2024, by the library's maintainers; read in the history of "
+             "F4biian/transformers-v4.47.1-and-internal-states) makes modeling_qwen2.py:417-424 window the layers "
+             "at and above max_window_layers, while that file's docstring (:306-307) and configuration_qwen2.py:73-74 "
+             "still say the bottom layers"),
             ("https://github.com/huggingface/transformers/issues/35896 ('Qwen2FlashAttention sliding windows are "
              "applied to wrong layers', quoting the authors' docstring; closed, with PR #36162 listed as fixing it, "
              "and the pinned transformers still windows the top layers)"),
