@@ -175,6 +175,12 @@ FOUND = [
       for model_type in ("t5gemma2_text", "t5gemma2_decoder")
       for extra in ({}, {"sliding_window": 5}, {"sliding_window": 1}, {"sliding_window": None}, {"sliding_window": 0})),
     _case({"model_type": "t5gemma2_encoder", "text_config": {**SMALL, "model_type": "t5gemma2_text", "sliding_window": 9}}),
+    # Gemma 3 made bidirectional by its flag (EmbeddingGemma; posenc.configs._windows.BIDIRECTIONAL)
+    *(_case({"model_type": "gemma3_text", "use_bidirectional_attention": flag, **extra})
+      for flag in (True, False, None, 1)
+      for extra in ({}, {"sliding_window": 9}, {"sliding_window": 1}, {"sliding_window": None})),
+    _case({"model_type": "gemma3", "text_config": {**SMALL, "model_type": "gemma3_text", "use_bidirectional_attention": True,
+                                                   "sliding_window": 512}}),
     _case({"model_type": "embedding_gemma2", "text_config": {**SMALL, "model_type": "embedding_gemma2_text"}}),
     _case({"model_type": "deepseek_v32", "qk_rope_head_dim": 16, "num_hidden_layers": 2}),  # two rotary sites
     *(_case({"model_type": model_type, "num_hidden_layers": 2}) for model_type in ("axk2", "glm_moe_dsa",

@@ -401,3 +401,39 @@ def test_the_inspector_says_a_centred_window_reaches_unevenly() -> None:
     text = transformers.T5Gemma2EncoderConfig(text_config={"num_hidden_layers": 6, "sliding_window": 4096}).text_config
     lines = [line for line in describe(text.to_dict()).splitlines() if line.startswith("sliding_attention")]
     assert len(lines) == 1 and lines[0].endswith("attends within 4,096 tokens: 2,047 before the query and 2,048 after")
+
+
+@pytest.mark.parametrize("window", [2, 5, 6, 9])
+@pytest.mark.parametrize("flag", [True, False, None])
+def test_gemma3_bidirectional_windows_as_its_model_runs_them(window: int, flag: bool | None) -> None:
+    """Gemma 3's text model with use_bidirectional_attention (EmbeddingGemma; _windows.BIDIRECTIONAL):
+    its class halves the window and its masks open both ways. Run live: a tiny model in eager
+    attention, each layer's nonzero attention weights against read_config's window and sides (full
+    layers: every token, or the causal prefix with the flag off); also read from the class's to_dict."""
+    from tests.rope_windows_live import _NARROW, LENGTH, transformers_masks
+
+    config = {"model_type": "gemma3_text", "num_hidden_layers": 6, "sliding_window": window,
+              "use_bidirectional_attention": flag, **_NARROW}
+    rope = read_config(config)
+    q, k = torch.arange(LENGTH)[:, None], torch.arange(LENGTH)[None, :]
+    for index, (name, seen) in enumerate(zip(rope.pattern, transformers_masks(config), strict=True)):
+        layer = rope.layers[name]
+        if layer.window is None:
+            expected = torch.ones(LENGTH, LENGTH, dtype=torch.bool) if flag else (k <= q)
+        else:
+            before, after = reach(layer.window, layer.window_sides)
+            expected = (k - q >= -before) & (k - q <= after)
+        assert seen is not None and torch.equal(seen, expected), (index, name, layer.window, layer.window_sides)
+    sliding = rope.layers["sliding_attention"]
+    assert (sliding.window, sliding.window_sides) == ((window // 2, "both") if flag else (window, "before"))
+    assert any("use_bidirectional_attention" in note for note in rope.notes) == bool(flag)
+    live = transformers.Gemma3TextConfig(**{k: v for k, v in config.items() if k != "model_type"})
+    assert read_config(live.to_dict()).layers["sliding_attention"] == sliding
+
+
+def test_gemma3_bidirectional_bad_input_is_named() -> None:
+    config = {"model_type": "gemma3_text", "num_hidden_layers": 6}
+    with pytest.raises(TypeError, match=r"config\['use_bidirectional_attention'\] must be true, false or null, got int 1"):
+        read_config({**config, "use_bidirectional_attention": 1})
+    with pytest.raises(ValueError, match=r"config\['sliding_window'\] is null while"):
+        read_config({**config, "use_bidirectional_attention": True, "sliding_window": None})

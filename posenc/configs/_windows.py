@@ -50,6 +50,24 @@ TWO_SIDED: dict[str, dict[str, Any]] = {
 # called at :795-798).
 CENTRED: dict[str, dict[str, Any]] = {"t5gemma2_text": {"where": "modeling_t5gemma2.py:708"}}
 
+# Model types whose config class turns the whole model bidirectional with a flag: Gemma 3's text model (as
+# EmbeddingGemma's config.json sets it). Its class halves the given sliding_window W to W // 2 + 1 "due to fa"
+# (configuration_gemma3.py:102-103; to_dict writes back (W' - 1) * 2), its full layers' mask opens to every
+# token and its sliding layers' to |q - k| < W // 2 + 1 (modeling_gemma3.py:460-470, 536-538): a window of
+# W // 2 on each side, read here as window W // 2 with window_sides "both".
+BIDIRECTIONAL: dict[str, dict[str, Any]] = {"gemma3_text": {"key": "use_bidirectional_attention"}}
+
+
+def bidirectional(config: Mapping[str, Any], model_type: str | None) -> bool:
+    """Whether the config turns on `BIDIRECTIONAL`'s flag (null or left out: off, as the class)."""
+    rule = BIDIRECTIONAL.get(model_type or "")
+    if rule is None:
+        return False
+    on = config.get(rule["key"])
+    if on is not None and not isinstance(on, bool):
+        raise TypeError(f"config[{rule['key']!r}] must be true, false or null, got {type(on).__name__} {on!r:.40}")
+    return bool(on)
+
 
 def reach(window: int, sides: str) -> tuple[int, int]:
     """The tokens a query sees before it and after it in a window of ``window`` with ``sides`` (a
@@ -199,6 +217,11 @@ def layer_window(config: Mapping[str, Any], found: Mapping[str, Any], layer_type
         window: int | None = _filled(config, filled)
     else:
         window = sliding_window(config, found)
+    if bidirectional(config, model_type) and kind == "sliding_attention":
+        if window is None:
+            raise ValueError("config['sliding_window'] is null while config['use_bidirectional_attention'] is true: "
+                             "transformers' config class halves the window and fails on null; give the window")
+        return window // 2, "both"
     if window is None or not (two_sided or model_type in CENTRED):
         return window, "before"
     return window, "both" if two_sided else "centred"
@@ -240,6 +263,10 @@ def window_notes(config: Mapping[str, Any], found: Mapping[str, Any], model_type
     layer type of each layer, as read)."""
     if REFERENCE_SLIDING in plan:
         return [reference_note(config, found)]
+    if bidirectional(config, model_type):
+        return [f"config['use_bidirectional_attention'] is true: every attention layer sees the tokens after the query "
+                f"too, the full layers all of them, the sliding layers those within config['sliding_window'] // 2 "
+                f"on each side (the config class halves the window)"]
     if (TWO_SIDED.get(model_type or "") or {}).get("every_layer"):
         window = sliding_window(config, found)
         return [] if window is None else [

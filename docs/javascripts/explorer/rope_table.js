@@ -192,6 +192,17 @@
   /** The encoders whose windows are centred on the query (posenc.configs._windows.CENTRED: T5Gemma2's). */
   const centred = (modelType) => typeof modelType === "string" && has(global.posencRopeData.centred, modelType);
 
+  /** posenc/configs/_windows.py bidirectional: whether the config turns on BIDIRECTIONAL's flag (Gemma 3's). */
+  function bidirectional(config, modelType) {
+    const rule = typeof modelType === "string" ? get(global.posencRopeData.bidirectional, modelType) : null;
+    if (rule === null) return false;
+    const on = get(config, rule.key);
+    if (on !== null && !P.isBool(on)) {
+      throw typeError(`config[${repr(rule.key)}] must be true, false or null, got ${P.typeName(on)} ${P.reprCut(on, 40)}`);
+    }
+    return on === true;
+  }
+
   /** [window, sides]: the window or chunk of these layers (null: the whole context), "before", "both" or "centred". */
   function windowOf(config, found, layerType, modelType) {
     const kind = layerKind(modelType, layerType.endsWith(":nope") ? layerType.slice(0, -5) : layerType);
@@ -206,6 +217,13 @@
     const fill = typeof modelType === "string" ? get(global.posencRopeData.filled, modelType) : null;
     const window = kind === "sliding_attention" && fill !== null && get(config, "sliding_window") === null
       ? filled(config, fill) : slidingWindow(config, found);
+    if (bidirectional(config, modelType) && kind === "sliding_attention") {
+      if (window === null) {
+        throw valueError("config['sliding_window'] is null while config['use_bidirectional_attention'] is true: " +
+          "transformers' config class halves the window and fails on null; give the window");
+      }
+      return [Number(P.big(window) / 2n), "both"];
+    }
     if (window === null || (rule === null && !centred(modelType))) return [window, "before"];
     return [window, rule !== null ? "both" : "centred"];
   }
@@ -251,6 +269,11 @@
 
   function windowNotes(config, found, modelType, layerTypes = []) {
     if (layerTypes.includes(REFERENCE_SLIDING)) return [referenceNote(config, found)];
+    if (bidirectional(config, modelType)) {
+      return ["config['use_bidirectional_attention'] is true: every attention layer sees the tokens after the query " +
+        "too, the full layers all of them, the sliding layers those within config['sliding_window'] // 2 on each side " +
+        "(the config class halves the window)"];
+    }
     if (P.truthy(get(twoSided(modelType) || {}, "every_layer"))) {
       const both = slidingWindow(config, found);
       return both === null ? [] : [`config['sliding_window'] (${repr(both)}) limits every attention layer on both sides ` +
