@@ -264,3 +264,20 @@ def test_random_configs_read_alike(tmp_path: Path) -> None:
     problems, refused = compare_all(tmp_path, configs, kinds)
     assert not problems, "\n".join(problems[:10])
     assert 100 < refused < len(configs) - 100  # both outcomes compared often
+
+
+def test_the_refused_types_give_posencs_reason_word_for_word(tmp_path: Path) -> None:
+    """The rotating image and video types posenc does not read (posenc/configs/_vision_refused.py): refused by
+    the port with posenc's message, reason included; and CHMv2's backbone read alike, given or not."""
+    from posenc.configs._vision_refused import REFUSED
+
+    configs: list[Any] = [{"model_type": t} for t in sorted(REFUSED)]
+    for config, ours in zip(configs, read_in_node(tmp_path, configs, [None] * len(configs))):
+        assert not ours["ok"] and ours["error"] == posenc_side(config)["error"], config
+    chmv2 = [{"model_type": "chmv2"}, {"model_type": "chmv2", "backbone_config": None},
+             {"model_type": "chmv2", "backbone_config": {"model_type": "dinov3_vit", "hidden_size": 64,
+                                                         "num_attention_heads": 4}},
+             {"model_type": "sapiens2", "image_size": [48, 32], "patch_size": 8, "hidden_size": 32,
+              "num_attention_heads": 2, "pos_embed_rescale": None}]
+    problems, refused = compare_all(tmp_path, chmv2)
+    assert not problems and refused == 0, problems

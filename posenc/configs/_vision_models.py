@@ -15,8 +15,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from posenc._checks import check_float, check_int, is_integer
-from posenc.configs._vision_towers import (IDS_ROW_MAJOR, OTHER_DEFAULTS, OTHER_PARENTS, OTHER_READERS, OVERRIDES,
+from posenc.configs._vision_sam import read_sam2_video, read_sam3_vit
+from posenc.configs._vision_towers import (DINO_LINES, IDS_ROW_MAJOR, OTHER_DEFAULTS, OTHER_PARENTS, OTHER_READERS, OVERRIDES,
                                            TOWER_PARENTS, TOWERS, tower_defaults)
+
+#: The SAM family's readers (posenc/configs/_vision_sam.py), given this module's checks.
+SAM_READERS = {"sam2_video": read_sam2_video, "sam3_vit_model": read_sam3_vit}
 
 if TYPE_CHECKING:
     from posenc.configs.vision import VisionRope
@@ -91,6 +95,7 @@ _PARENTS = {
     "sam3_tracker": (("vision_config", "backbone_config"), "sam3_vit_model"),
     "sam3_lite_text": (("vision_config", "backbone_config"), "sam3_vit_model"),
     "sam3_video": (("detector_config", "vision_config", "backbone_config"), "sam3_vit_model"),
+    "chmv2": (("backbone_config",), "dinov3_vit"),  # AutoConfig, dinov3_vit by default (configuration_chmv2.py:69-87)
     **{parent: (("vision_config",), tower) for parent, tower in {**TOWER_PARENTS, **OTHER_PARENTS}.items()},
 }
 
@@ -104,8 +109,8 @@ _FIXED_CHILDREN = frozenset({"qwen2_vl_vision", "qwen2_5_vl_vision", "qwen3_vl_v
 VISION_MODEL_TYPES = tuple(sorted({*_DEFAULTS, *_PARENTS}))
 #: Those whose only rotation is the encoder's: the rest (Qwen-VL, GLM-4V, Llama 4, Mistral 3, ...) also
 #: have a language model that `posenc.configs.read_config` reads.
-ENCODER_MODEL_TYPES = tuple(t for t in VISION_MODEL_TYPES
-                            if t in _DEFAULTS or _PARENTS[t][1].startswith("sam3"))
+ENCODER_MODEL_TYPES = tuple(t for t in VISION_MODEL_TYPES  # SAM 3's and CHMv2's (a depth head) have none
+                            if t in _DEFAULTS or _PARENTS[t][1].startswith("sam3") or t == "chmv2")
 
 
 def _rope(*args: Any, **kwargs: Any) -> VisionRope:
@@ -118,45 +123,8 @@ def _rope(*args: Any, **kwargs: Any) -> VisionRope:
 def _family(model_type: str) -> str:
     if model_type in _QWEN_STYLE or model_type == "qwen2_vl_vision" or model_type in TOWERS:
         return "qwen"
-    return {"eomt_dinov3": "dinov3_vit", "sam3_tracker_video": "sam2_video"}.get(model_type, model_type)
-
-
-def _read_sam3_vit(model_type: str, values: Mapping[str, Any]) -> VisionRope:
-    head_dim, heads = _head(model_type, values, "hidden_size", "num_attention_heads", 4,
-                            "a quarter of the head per axis, in pairs")
-    image, patch = _pair("image_size", values["image_size"]), _pair("patch_size", values["patch_size"])
-    if image[0] != image[1] or patch[0] != patch[1]:
-        # modeling_sam3.py:760-773 builds the global layers' ids on (image width // patch, image height //
-        # patch) and scales both axes by the width: only a square image meets the token grid
-        raise ValueError(f"image_size and patch_size must be square for model type {model_type!r} (its global "
-                         f"layers' ids assume a square grid), got image_size={values['image_size']!r}, "
-                         f"patch_size={values['patch_size']!r}")
-    base = _base(model_type, values, ("axial", "default"))
-    side, window = image[0] // patch[0], _size("window_size", values["window_size"])
-    if side == 0:
-        raise ValueError(f"image_size={image[0]} must be at least patch_size={patch[0]} for model type {model_type!r} "
-                         f"(the grid has image_size // patch_size patches per side)")
-    depth = _size("num_hidden_layers", values["num_hidden_layers"])
-    indexes = values["global_attn_indexes"]
-    if isinstance(indexes, (str, bytes)) or not isinstance(indexes, Sequence):
-        raise TypeError(f"global_attn_indexes must be a list of layer indexes, got {indexes!r}")
-    indexes = [check_int(f"global_attn_indexes[{j}]", i) for j, i in enumerate(indexes)]
-    global_layers = tuple(i for i in indexes if 0 <= i < depth)
-    speeds = _ladder(base, head_dim // 4, 4 / head_dim)  # modeling_sam3.py:437-443 (as Qwen's tower)
-    common = dict(model_type=model_type, axes=("column", "row"), head_dim=head_dim, num_heads=heads,
-                  sections=(head_dim // 4,) * 2, rotary_dim=head_dim, base=base, speeds=(speeds, speeds),
-                  angle_scale=1.0, layout="interleaved", pairing="rotation", patch_size=patch, grid_rule="configured")
-    # modeling_sam3.py:842: layers in global_attn_indexes see the whole grid, the others W x W windows;
-    # 755-773: ids (column, row) from 0 on that grid, times window_size / grid width
-    windowed = _rope(**common, coordinates="index", grid=(window, window), coordinate_scale=1.0,
-                          layers=tuple(i for i in range(depth) if i not in global_layers),
-                          notes=(f"each {window} x {window} window (zero-padded at the edges) counts from 0 "
-                                 "(modeling_sam3.py:664-692, 755-773)",))
-    return _rope(**common, coordinates="index", grid=(side, side), coordinate_scale=window / side,
-                      layers=global_layers, windowed=windowed,
-                      notes=(f"the global layers place the {side} x {side} patches at ids times {window}/{side}, so "
-                             "the grid spans the range of one window (modeling_sam3.py:773)",
-                             "rotate_pairwise (modeling_sam3.py:465-482): pairs (2i, 2i + 1), columns first"))
+    return {"eomt_dinov3": "dinov3_vit", "sapiens2": "dinov3_vit", "sam3_tracker_video": "sam2_video"}.get(model_type,
+                                                                                                      model_type)
 
 
 def _base(model_type: str, values: Mapping[str, Any], allowed: tuple[str, ...]) -> float:
@@ -207,7 +175,7 @@ def _ladder(base: float, count: int, step: float, offset: float = 0.0) -> tuple[
 def _read_dinov3(model_type: str, values: Mapping[str, Any]) -> VisionRope:
     head_dim, heads = _head(model_type, values, "hidden_size", "num_attention_heads", 4,
                             "a quarter of the head per axis and feature half")
-    if model_type == "dinov3_vit":  # modeling_dinov3_vit.py:160: config.rope_theta, no rope_parameters
+    if model_type != "eomt_dinov3":  # modeling_dinov3_vit.py:160 (sapiens2 :280): config.rope_theta, no rope_parameters
         base = check_float("rope_theta", values["rope_theta"], positive=True)
     else:  # modeling_eomt_dinov3.py:397-400, 452: rope_parameters, type "default" only
         base = _base(model_type, values, ("default",))
@@ -222,14 +190,15 @@ def _read_dinov3(model_type: str, values: Mapping[str, Any]) -> VisionRope:
     prefix = 1 + check_int("num_register_tokens", values["num_register_tokens"], minimum=0, maximum=1 << 20)
     unrotated = (f"the first {prefix} tokens (class token and {prefix - 1} register tokens"
                  + (", and in its last blocks EoMT's query tokens" if model_type == "eomt_dinov3" else "") + ")")
+    grid_at, drawn_at = DINO_LINES.get(model_type, ("modeling_dinov3_vit.py:175-182", "modeling_dinov3_vit.py:190-196"))
     return _rope(
         model_type, ("row", "column"), head_dim, heads, (q, q), head_dim, base, (speeds, speeds), _TWO_PI, "half",
         "rotation", "patch_centre", patch, (image[0] // patch[0], image[1] // patch[1]), "any",
         unrotated=unrotated, augmentation=aug,
-        notes=("the grid is the input's: rows = image height // patch height, columns likewise "
-               "(modeling_dinov3_vit.py:175-182); the configured grid is image_size // patch_size",
+        notes=(f"the grid is the input's: rows = image height // patch height, columns likewise ({grid_at}); the "
+               "configured grid is image_size // patch_size",
                "training only: pos_embed_shift, pos_embed_jitter, pos_embed_rescale are drawn once per forward "
-               "(modeling_dinov3_vit.py:190-196); evaluation uses the plain coordinates"))
+               f"({drawn_at}); evaluation uses the plain coordinates"))
 
 
 def _read_vjepa2(model_type: str, values: Mapping[str, Any]) -> VisionRope:
@@ -343,55 +312,15 @@ def _read_qwen(model_type: str, values: Mapping[str, Any]) -> VisionRope:
     return dataclasses.replace(reading, **changes) if changes else reading
 
 
-def _read_sam2_video(model_type: str, values: Mapping[str, Any]) -> VisionRope:
-    # modeling_sam2_video.py:776-779: d = memory_attention_hidden_size // (downsample_rate * heads)
-    hidden = _size("memory_attention_hidden_size", values["memory_attention_hidden_size"])
-    heads = _size("memory_attention_num_attention_heads", values["memory_attention_num_attention_heads"])
-    rate = _size("memory_attention_downsample_rate", values["memory_attention_downsample_rate"])
-    head_dim = hidden // (rate * heads)
-    if hidden % (rate * heads) or head_dim % 4 or head_dim == 0:
-        raise ValueError(f"memory_attention_hidden_size={hidden} / (memory_attention_downsample_rate={rate} * "
-                         f"memory_attention_num_attention_heads={heads}) must be a positive multiple of 4 for model "
-                         f"type {model_type!r} (a quarter of the head per axis, in pairs)")
-    base = _base(model_type, values, ("axial", "default"))
-    sizes = values["memory_attention_rope_feat_sizes"]
-    if model_type == "sam3_tracker_video":
-        # configuration_sam3_tracker_video.py:261-303: __post_init__ sets image_size (1008 unless given),
-        # whose setter overwrites memory_attention_rope_feat_sizes with image_size // the backbone's patch
-        backbone = _sub(_sub(values, "vision_config"), "backbone_config")
-        side = _size("image_size", values.get("image_size", 1008)) // _size("patch_size", backbone.get("patch_size", 14))
-        sizes = [side, side]
-    if isinstance(sizes, (str, bytes)) or not isinstance(sizes, Sequence) or len(sizes) != 2:
-        raise TypeError(f"memory_attention_rope_feat_sizes must be [width, height], got {sizes!r}")
-    cols, rows = _size("memory_attention_rope_feat_sizes[0]", sizes[0]), _size("memory_attention_rope_feat_sizes[1]",
-                                                                               sizes[1])
-    # 1012-1019: ids (column, row) from 0 on the fixed feature grid; 799-803: columns first, rows after,
-    # each angle on both features of its pair (rotate_pairwise, 807-824: interleaved)
-    speeds = _ladder(base, head_dim // 4, 4 / head_dim)
-    return _rope(
-        model_type, ("column", "row"), head_dim, heads, (head_dim // 4,) * 2, head_dim, base, (speeds, speeds), 1.0,
-        "interleaved", "rotation", "index", (1, 1), (rows, cols), "configured",
-        unrotated="the object-pointer tokens at the end of the memory keys (num_k_exclude_rope)",
-        notes=("the memory attention's positions are fixed by memory_attention_rope_feat_sizes "
-               "(modeling_sam2_video.py:1012-1019); memories of several frames repeat them on the keys",))
-
-
-def _sub(values: Mapping[str, Any], key: str) -> Mapping[str, Any]:
-    """A sub-config (an absent or empty one: the class defaults)."""
-    sub = values.get(key) or {}
-    if not isinstance(sub, Mapping):
-        raise TypeError(f"{key} must be a dict (a sub-config), got {sub!r}")
-    return sub
-
-
 class _Helpers:
     """What a reader in another module uses of this one's checks."""
 
     head, base, size, ladder = staticmethod(_head), staticmethod(_base), staticmethod(_size), staticmethod(_ladder)
-    rope, sam2_video = staticmethod(_rope), staticmethod(_read_sam2_video)
+    rope, pair = staticmethod(_rope), staticmethod(_pair)
+    sam2_video = staticmethod(lambda model_type, values: read_sam2_video(model_type, values, _Helpers))
 
 
 _READERS: dict[str, Callable[[str, Mapping[str, Any]], VisionRope]] = {"dinov3_vit": _read_dinov3, "vjepa2": _read_vjepa2, "pixtral": _read_pixtral,
-            "llama4_vision_model": _read_llama4, "qwen": _read_qwen, "sam2_video": _read_sam2_video,
-            "sam3_vit_model": _read_sam3_vit,
+            "llama4_vision_model": _read_llama4, "qwen": _read_qwen,
+            **{name: functools.partial(reader, helpers=_Helpers) for name, reader in SAM_READERS.items()},
             **{name: functools.partial(reader, helpers=_Helpers) for name, reader in OTHER_READERS.items()}}

@@ -262,6 +262,17 @@ OTHER_DEFAULTS: dict[str, dict[str, object]] = {
     "gemma4_vision": {"hidden_size": 768, "num_attention_heads": 12, "head_dim": 64, "patch_size": 16,
                       "rope_theta": 100.0},
 }
+# sapiens2/configuration_sapiens2.py:180-205 (Sapiens2Config): DINOv3's scheme line for line (rope_theta :280, rungs
+# :291, patch centres :213-241, training draws :244-270, 310-316, angles :318-321, patches only :392-420)
+OTHER_DEFAULTS["sapiens2"] = {"hidden_size": 1024, "num_attention_heads": 16, "rope_theta": 100.0, "image_size": 224,
+                              "patch_size": 16, "num_register_tokens": 8, "pos_embed_shift": None,
+                              "pos_embed_jitter": None, "pos_embed_rescale": 2.0}
+#: A parent's defaults for a sub-config it is not given (SubConfigSpec init_kwargs): CHMv2's DINOv3 backbone,
+#: chmv2/configuration_chmv2.py:69-87 (the keys a reading uses; a given backbone_config keeps its class's defaults).
+SUB_DEFAULTS = {"chmv2": {"backbone_config": {"model_type": "dinov3_vit", "image_size": 416, "hidden_size": 1024,
+                                              "num_attention_heads": 16, "num_register_tokens": 4}}}
+#: Where a DINOv3-style encoder's own file builds the grid from the input and draws the training changes.
+DINO_LINES = {"sapiens2": ("sapiens2/modeling_sapiens2.py:294-303", "sapiens2/modeling_sapiens2.py:310-316")}
 OTHER_DEFAULTS["edgetam_video"] = {  # edgetam_video/configuration_edgetam_video.py:249-259, 290-297
     "memory_attention_hidden_size": 256, "memory_attention_num_attention_heads": 1,
     "memory_attention_downsample_rate": 1, "memory_attention_rope_feat_sizes": [64, 64],

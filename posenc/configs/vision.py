@@ -32,7 +32,8 @@ from posenc.configs._vision_models import (
     VISION_MODEL_TYPES,
     _family,
 )
-from posenc.configs._vision_towers import ALIASES, BY_INPUT, INPUT_KINDS
+from posenc.configs._vision_refused import refusal
+from posenc.configs._vision_towers import ALIASES, BY_INPUT, INPUT_KINDS, SUB_DEFAULTS
 
 __all__ = ["BY_INPUT_KIND", "ENCODER_MODEL_TYPES", "INPUT_KINDS", "VISION_MODEL_TYPES", "VisionRope",
            "read_vision_config"]
@@ -249,8 +250,8 @@ def read_vision_config(config: Mapping[str, Any] | Any, input_kind: str | None =
     model_type = cfg.get("model_type")
     if isinstance(model_type, str) and model_type in _PARENTS:
         keys, child = _PARENTS[model_type]
-        for key in keys:  # the class defaults of a missing sub-config are its type's
-            sub = cfg.get(key) or {}
+        for key in keys:  # a missing sub-config: the parent's defaults for it (CHMv2's), else its type's
+            sub = cfg.get(key) or SUB_DEFAULTS.get(model_type, {}).get(key) or {}
             if not isinstance(sub, Mapping):
                 raise TypeError(f"{key} must be a dict (a sub-config of {model_type!r}), got {sub!r}")
             cfg = dict(sub)
@@ -260,7 +261,7 @@ def read_vision_config(config: Mapping[str, Any] | Any, input_kind: str | None =
         model_type = child if child in _FIXED_CHILDREN else cfg.get("model_type") or child
     if not isinstance(model_type, str) or model_type not in _DEFAULTS:
         raise ValueError(f"config['model_type'] is {model_type!r}: posenc does not read a vision encoder's rotary "
-                         f"positions for it; it reads {', '.join(VISION_MODEL_TYPES)}")
+                         f"positions for it{refusal(model_type)}; it reads {', '.join(VISION_MODEL_TYPES)}")
     values = {**_DEFAULTS[model_type], **{k: v for k, v in cfg.items() if v is not None or k.startswith("pos_embed")},
               "_given": tuple(k for k, v in cfg.items() if v is not None), "_input_kind": input_kind}
     for alias, key in ALIASES.get(model_type, {}).items():  # the class's attribute_map: the alias, where given, wins

@@ -60,6 +60,14 @@
     return P.checkFloat("rope_theta", theta, { positive: true });
   }
 
+  /** A head_dim key must be the width the attention splits heads into (`split`: how, in words). */
+  function sameHeadDim(modelType, values, headDim, split, where = "") {
+    const stated = get(values, "head_dim");
+    if (stated === null || P.equal(stated, headDim)) return;
+    throw valueError(`head_dim=${repr(stated)} must equal ${split} = ${headDim} for model type ${repr(modelType)}: its ` +
+      `attention splits heads that way${where}`);
+  }
+
   /** base ** -(offset + step * k) for k < count. */
   const ladder = (b, count, step, offset = 0) => Array.from({ length: count }, (_, k) => b ** -(offset + step * k));
 
@@ -110,7 +118,7 @@
 
   function readDinov3(modelType, values) {
     const [headDim, heads] = head(modelType, values, "hidden_size", "num_attention_heads", 4, "a quarter of the head per axis and feature half");
-    const b = modelType === "dinov3_vit" ? P.checkFloat("rope_theta", values.rope_theta, { positive: true })
+    const b = modelType !== "eomt_dinov3" ? P.checkFloat("rope_theta", values.rope_theta, { positive: true })
       : base(modelType, values, ["default"]);
     const image = pair("image_size", values.image_size), patch = pair("patch_size", values.patch_size);
     const q = headDim / 4;
@@ -123,12 +131,13 @@
     const prefix = 1 + P.checkInt("num_register_tokens", values.num_register_tokens, { minimum: 0, maximum: 1 << 20 });
     const unrotated = `the first ${prefix} tokens (class token and ${prefix - 1} register tokens` +
       (modelType === "eomt_dinov3" ? ", and in its last blocks EoMT's query tokens" : "") + ")";
+    const [gridAt, drawnAt] = data().dino_lines[modelType] || ["modeling_dinov3_vit.py:175-182", "modeling_dinov3_vit.py:190-196"];
     return visionRope(modelType, ["row", "column"], headDim, heads, [q, q], headDim, b, [speeds, speeds], TWO_PI, "half",
       "rotation", "patch_centre", patch, [floor(image[0], patch[0]), floor(image[1], patch[1])], "any", { unrotated, augmentation,
-        notes: ["the grid is the input's: rows = image height // patch height, columns likewise (modeling_dinov3_vit.py:175-182); " +
+        notes: [`the grid is the input's: rows = image height // patch height, columns likewise (${gridAt}); ` +
           "the configured grid is image_size // patch_size",
         "training only: pos_embed_shift, pos_embed_jitter, pos_embed_rescale are drawn once per forward " +
-          "(modeling_dinov3_vit.py:190-196); evaluation uses the plain coordinates"] });
+          `(${drawnAt}); evaluation uses the plain coordinates`] });
   }
 
   function readVjepa2(modelType, values) {
@@ -200,11 +209,7 @@
     const aliased = has(defaults[modelType], "num_heads"); // a class without the alias has only num_attention_heads
     const headsKey = given.includes("num_attention_heads") || !aliased ? "num_attention_heads" : "num_heads";
     const [headDim, heads] = head(modelType, values, widthKey, headsKey, 4, "a quarter of the head per axis and feature half");
-    const stated = get(values, "head_dim");
-    if (stated !== null && !P.equal(stated, headDim)) {
-      throw valueError(`head_dim=${repr(stated)} must equal ${widthKey} / ${headsKey} = ${headDim} for model type ` +
-        `${repr(modelType)}: its attention splits heads that way`);
-    }
+    sameHeadDim(modelType, values, headDim, `${widthKey} / ${headsKey}`);
     const b = base(modelType, values, ["axial", "default"]);
     const rowMajor = has(rowMajorIds, modelType) ? rowMajorIds[modelType] : null; // ids built with a merge size of 1
     const merge = rowMajor ? null : size("spatial_merge_size", values.spatial_merge_size);
@@ -254,11 +259,7 @@
 
   function readMinimaxM3Vl(modelType, values) { // posenc/configs/_vision_towers.py read_minimax_m3_vl
     const [headDim, heads] = head(modelType, values, "hidden_size", "num_attention_heads", 1, "");
-    const stated = get(values, "head_dim");
-    if (stated !== null && !P.equal(stated, headDim)) {
-      throw valueError(`head_dim=${repr(stated)} must equal hidden_size / num_attention_heads = ${headDim} for model type ` +
-        `${repr(modelType)}: its attention splits heads that way`);
-    }
+    sameHeadDim(modelType, values, headDim, "hidden_size / num_attention_heads");
     const w = 2 * floor(floor(headDim, 3), 2);
     if (w === 0) {
       throw valueError(`hidden_size=${P.str(values.hidden_size)} / num_attention_heads=${heads} = ${headDim} features per head ` +
@@ -324,11 +325,7 @@
         "input_kind='image' or input_kind='video'");
     }
     const [headDim, heads] = head(modelType, values, "hidden_size", "num_attention_heads", 4, "a quarter of the head per axis and feature half");
-    const stated = get(values, "head_dim");
-    if (stated !== null && !P.equal(stated, headDim)) {
-      throw valueError(`head_dim=${repr(stated)} must equal hidden_size / num_attention_heads = ${headDim} for model type ` +
-        `${repr(modelType)}: its attention splits heads that way (modeling_video_llama_3.py:81, 211)`);
-    }
+    sameHeadDim(modelType, values, headDim, "hidden_size / num_attention_heads", " (modeling_video_llama_3.py:81, 211)");
     const b = base(modelType, values, ["axial", "default"]);
     const patch = size("patch_size", values.patch_size);
     const { image, video } = data().by_input[modelType], merge = kind === "image" ? image : video;
@@ -366,8 +363,9 @@
     let modelType = get(cfg, "model_type");
     if (typeof modelType === "string" && has(parents, modelType)) {
       const [path, child] = parents[modelType];
-      for (const key of path) { // the class defaults of a missing sub-config are its type's
-        const found = P.truthy(get(cfg, key)) ? get(cfg, key) : {};
+      const given = data().sub_defaults[modelType] || {}; // a missing sub-config: the parent's defaults for it, else its type's
+      for (const key of path) {
+        const found = P.truthy(get(cfg, key)) ? get(cfg, key) : P.deepCopy(given[key] || {});
         if (!P.isMapping(found)) throw typeError(`${key} must be a dict (a sub-config of ${repr(modelType)}), got ${repr(found)}`);
         cfg = found;
       }
@@ -376,8 +374,9 @@
       modelType = fixed.includes(child) ? child : P.truthy(own) ? own : child;
     }
     if (typeof modelType !== "string" || !has(defaults, modelType)) {
+      const why = typeof modelType === "string" && has(data().refused, modelType) ? data().refused[modelType] : "";
       throw valueError(`config['model_type'] is ${repr(modelType)}: posenc does not read a vision encoder's rotary ` +
-        `positions for it; it reads ${known.join(", ")}`);
+        `positions for it${why}; it reads ${known.join(", ")}`);
     }
     const values = P.deepCopy(defaults[modelType]);
     for (const key of P.keys(cfg)) {
