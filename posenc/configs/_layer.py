@@ -82,7 +82,7 @@ def _head_dim(config: Mapping[str, Any], found: ModelTypeEntry, layer_type: str 
         raise ValueError("config needs 'head_dim', or 'hidden_size' and 'num_attention_heads'")
     hidden = check_int(f"config[{hidden_key!r}]", config[hidden_key], minimum=1, maximum=MAX_SIZE)
     heads = check_int(f"config[{heads_key!r}]", config[heads_key], minimum=1, maximum=MAX_SIZE)
-    factor = (source or {}).get("hidden_factor", 1)  # Zamba2: attention_head_dim = 2 * hidden_size // heads
+    factor = source.get("hidden_factor", 1) if source else 1  # Zamba2: attention_head_dim = 2 * hidden_size // heads
     width, shown = factor * hidden, f"{factor} * config[{hidden_key!r}]" if factor != 1 else f"config[{hidden_key!r}]"
     if width % heads:
         raise ValueError(f"{shown} ({width}) must be a multiple of config[{heads_key!r}] ({heads}) when there is "

@@ -52,8 +52,9 @@ def class_layer_types(config: Mapping[str, Any], found: ModelTypeEntry,
     if types is None:
         return config, found
     if isinstance(types, (list, tuple)) and old in types:  # the old name's rope settings are the new one's
-        found = {**found, **{key: {**value, old: value[new]} for key, value in found.items()  # type: ignore[misc]
-                             if isinstance(value, Mapping) and new in value}}
+        aliased: dict[str, Any] = {key: {**value, old: value[new]} for key, value in found.items()
+                                   if isinstance(value, Mapping) and new in value}
+        found = {**found, **aliased}  # type: ignore[typeddict-item]
     return {**config, "layer_types": types}, found
 
 
