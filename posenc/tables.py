@@ -4,17 +4,19 @@ A page shows one with the line ``[[table posenc.tables:NAME | caption]]``: the s
 ``NAME()`` and renders the ``(header, rows)`` it returns as an HTML table, and the page keeps the
 code (this module's source, included) and an executed example under it, so the table and the
 code that makes it cannot drift apart. Every cell is a string, formatted here once.
+
+Inside: the cells of `zoo_table` (one function per column, reading published configs with the
+torch-free config reader) live in ``_zoo_rows.py``; the tables themselves are all here.
 """
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import torch
 
 from posenc._checks import check_size_int
+from posenc._zoo_rows import COLUMNS, zoo_entries, zoo_row
 from posenc.experiments import context_extension, inference_windows, retrieval
 from posenc.experiments._results import large_path
 from posenc.experiments.length_extrapolation import (
@@ -237,76 +239,6 @@ def large_table() -> Table:
 
 
 # --8<-- [start:zoo]
-def _short_number(value: float) -> str:
-    """10000 -> '10k', 1000000 -> '1M'; lengths in binary units:
-    131072 -> '128k', 10485760 -> '10M'."""
-    for unit, suffix in ((1e6, "M"), (2**20, "M"), (1e3, "k"), (2**10, "k")):
-        if value >= unit and value % unit == 0:
-            return f"{value / unit:g}{suffix}"
-    return f"{value:g}"
-
-
-def _per_kind(rope: Any, cell: Any) -> str:
-    """One value if every rotating kind of layer agrees, else
-    'value (kind)' for each."""
-    rotating = {name: layer for name, layer in rope.layers.items()
-                if layer.rotates}
-    values = {name: cell(layer) for name, layer in rotating.items()}
-    if len(set(values.values())) == 1:
-        return next(iter(values.values()))
-    return ", ".join(f"{value} ({name.split('_')[0]})"
-                     for name, value in values.items())
-
-
-def _scaling_cell(layer: Any) -> str:
-    scaling = layer.scaling
-    if scaling is None:
-        return "-"
-    factor = scaling.get("factor")
-    if factor is None and scaling["type"] == "longrope":
-        factor = (scaling["max_position_embeddings"]
-                  / scaling["original_max_position_embeddings"])
-    return scaling["type"] + (f" ×{factor:g}" if factor else "")
-
-
-def _layers_cell(rope: Any) -> str:
-    parts = []
-    for name, layer in rope.layers.items():
-        kind = name.removesuffix(":nope").replace("_attention", "")
-        # Mistral: one window for every layer
-        kind = "sliding" if kind == "full" and layer.window else kind
-        count = f"{len(layer.layers)} " if layer.layers else ""
-        what = ("" if layer.rotates
-                else " no attention" if kind == "linear" else " NoPE")
-        parts.append(f"{count}{kind}{what}")
-    return ", ".join(parts)
-
-
-def _outside_cell(rope: Any) -> str:
-    found = []
-    for layer in rope.layers.values():
-        t = layer.temperature
-        if t and t["rule"] == "llama_4_scaling_beta":
-            found.append(f"q × (1 + {t['beta']:g} ln(1 + "
-                         f"⌊p/{_short_number(t['length'])}⌋))")
-        elif t:
-            found.append(f"NoPE q × (1 + {t['attn_scale']:g} ln(1 + "
-                         f"⌊(p+1)/{_short_number(t['floor_scale'])}⌋))")
-        if layer.softmax_scale != 1.0:
-            found.append(f"softmax scale ×{layer.softmax_scale:.2f}")
-    if rope.sinks:
-        found.append("sink logit per head")
-    return "; ".join(dict.fromkeys(found)) or "-"
-
-
-def _head_width(layer: Any, sites: dict[str, Any]) -> int:
-    """The query-key head's width: the attention site's, where the rotary
-    part is a slice of a wider head."""
-    widths = [site.head_dim for site in sites.get(layer.layer_type, ())
-              if site.name == "attention"]
-    return max([layer.dim, *widths])
-
-
 def zoo_table() -> Table:
     """One checkpoint per family of the zoo (``posenc/zoo``), each cell
     computed by `posenc.configs.read_config` from the published config:
@@ -324,49 +256,9 @@ def zoo_table() -> Table:
         >>> next(row[1:5] for row in rows if "gemma-3-27b" in row[0])
         ['52 sliding, 10 full', 'half', '10k (sliding), 1M (full)', '128/128']
     """
-    from posenc.configs import read_config
-    from posenc.configs.sites import rotary_sites
-
-    header = ["model", "layers", "layout", "base", "rotated", "scaling",
-              "context", "outside RoPE"]
-    rows = []
-    for path in sorted((Path(__file__).resolve().parent
-                        / "zoo").glob("*.json")):
-        entry = json.loads(path.read_text())
-        if not entry.get("_table_row"):
-            continue
-        config = {k: v for k, v in entry.items() if not k.startswith("_")}
-        name = f"[{entry['_family']}: {entry['_name']}]({entry['_source']})"
-        # a model type transformers lacks, run with the code its card names
-        if "_read_as" in entry:
-            config["model_type"] = entry["_read_as"]
-        try:
-            rope = read_config(config)
-        except ValueError:
-            # the layout of a model type transformers lacks: posenc does
-            # not guess it
-            rows.append([name, "-", "not in transformers",
-                         "-", "-", "-", "-", "-"])
-            continue
-        sites = rotary_sites(config)
-        original, longest = (rope.original_max_position_embeddings,
-                             rope.max_position_embeddings)
-        factors = [layer.scaling.get("factor", 1.0)
-                   for layer in rope.layers.values() if layer.scaling]
-        # the length the rule stretches to, when the config declares less
-        if original and factors:
-            longest = max(longest or 0, int(original * max(factors)))
-        context = "-" if longest is None else _short_number(longest)
-        if original and longest and original != longest:
-            context = f"{_short_number(original)} → {context}"
-        rows.append([
-            name, _layers_cell(rope),
-            _per_kind(rope, lambda layer: layer.layout),
-            _per_kind(rope, lambda layer: _short_number(layer.base)),
-            _per_kind(rope, lambda layer, sites=sites:
-                      f"{layer.rotary_dim}/{_head_width(layer, sites)}"),
-            _per_kind(rope, _scaling_cell), context, _outside_cell(rope)])
-    return header, rows
+    rows = [zoo_row(entry) for entry in zoo_entries()
+            if entry.get("_table_row")]
+    return list(COLUMNS), rows
 # --8<-- [end:zoo]
 
 
@@ -380,7 +272,7 @@ def zoo_provenance_counts() -> dict[str, int]:
         >>> 0 < counts["verbatim"] < counts["files"]
         True
     """
-    entries = [json.loads(path.read_text()) for path in (Path(__file__).resolve().parent / "zoo").glob("*.json")]
+    entries = zoo_entries()
     return {"files": len(entries), "verbatim": sum(entry["_provenance"]["verbatim"] is True for entry in entries)}
 
 

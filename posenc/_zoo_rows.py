@@ -1,0 +1,142 @@
+"""How a zoo file (``posenc/zoo/*.json``) becomes a row of the models page's
+table: one function per cell, each reading what `posenc.configs.read_config`
+returns for the file's config.
+
+Private: the public face is `posenc.tables` (``zoo_table``,
+``zoo_provenance_counts``). Split from it because this part reads published
+configs with the torch-free config reader, while the rest of that module
+reads the studies' results and builds their models.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from posenc.configs import ConfigRope, LayerRope, read_config
+from posenc.configs.sites import RotarySite, rotary_sites
+
+# --8<-- [start:rows]
+COLUMNS = ["model", "layers", "layout", "base", "rotated", "scaling",
+           "context", "outside RoPE"]
+
+
+def zoo_entries() -> list[dict[str, Any]]:
+    """Every zoo file, parsed, in the order of the file names."""
+    folder = Path(__file__).resolve().parent / "zoo"
+    return [json.loads(path.read_text())
+            for path in sorted(folder.glob("*.json"))]
+
+
+def zoo_row(entry: dict[str, Any]) -> list[str]:
+    """The cells of one zoo file under `COLUMNS`."""
+    config = {k: v for k, v in entry.items() if not k.startswith("_")}
+    name = f"[{entry['_family']}: {entry['_name']}]({entry['_source']})"
+    # a model type transformers lacks, run with the code its card names
+    if "_read_as" in entry:
+        config["model_type"] = entry["_read_as"]
+    try:
+        rope = read_config(config)
+    except ValueError:
+        # the layout of a model type transformers lacks: posenc does
+        # not guess it
+        return [name, "-", "not in transformers", "-", "-", "-", "-", "-"]
+    sites = rotary_sites(config)
+    return [
+        name, _layers_cell(rope),
+        _per_kind(rope, lambda layer: layer.layout),
+        _per_kind(rope, lambda layer: _short_number(layer.base)),
+        _per_kind(rope, lambda layer:
+                  f"{layer.rotary_dim}/{_head_width(layer, sites)}"),
+        _per_kind(rope, _scaling_cell), _context_cell(rope),
+        _outside_cell(rope)]
+
+
+def _short_number(value: float) -> str:
+    """10000 -> '10k', 1000000 -> '1M'; lengths in binary units:
+    131072 -> '128k', 10485760 -> '10M'."""
+    for unit, suffix in ((1e6, "M"), (2**20, "M"), (1e3, "k"), (2**10, "k")):
+        if value >= unit and value % unit == 0:
+            return f"{value / unit:g}{suffix}"
+    return f"{value:g}"
+
+
+def _per_kind(rope: ConfigRope, cell: Callable[[Any], Any]) -> str:
+    """One value if every rotating kind of layer agrees, else
+    'value (kind)' for each. ``cell`` sees rotating layers only, whose
+    dim, base and layout read_config always sets (hence ``Any``)."""
+    rotating = {name: layer for name, layer in rope.layers.items()
+                if layer.rotates}
+    values = {name: cell(layer) for name, layer in rotating.items()}
+    if len(set(values.values())) == 1:
+        return next(iter(values.values()))
+    return ", ".join(f"{value} ({name.split('_')[0]})"
+                     for name, value in values.items())
+
+
+def _layers_cell(rope: ConfigRope) -> str:
+    parts = []
+    for name, layer in rope.layers.items():
+        kind = name.removesuffix(":nope").replace("_attention", "")
+        # Mistral: one window for every layer
+        kind = "sliding" if kind == "full" and layer.window else kind
+        count = f"{len(layer.layers)} " if layer.layers else ""
+        what = ("" if layer.rotates
+                else " no attention" if kind == "linear" else " NoPE")
+        parts.append(f"{count}{kind}{what}")
+    return ", ".join(parts)
+
+
+def _head_width(layer: Any,
+                sites: dict[str, tuple[RotarySite, ...]]) -> int:
+    """A rotating layer's query-key head width: the attention site's, where
+    the rotary part is a slice of a wider head."""
+    widths = [site.head_dim for site in sites.get(layer.layer_type, ())
+              if site.name == "attention"]
+    return max([layer.dim, *widths])
+
+
+def _scaling_cell(layer: LayerRope) -> str:
+    scaling = layer.scaling
+    if scaling is None:
+        return "-"
+    factor = scaling.get("factor")
+    if factor is None and scaling["type"] == "longrope":
+        factor = (scaling["max_position_embeddings"]
+                  / scaling["original_max_position_embeddings"])
+    return scaling["type"] + (f" ×{factor:g}" if factor else "")
+
+
+def _context_cell(rope: ConfigRope) -> str:
+    """The trained context and the longest one the config reaches."""
+    original, longest = (rope.original_max_position_embeddings,
+                         rope.max_position_embeddings)
+    factors = [layer.scaling.get("factor", 1.0)
+               for layer in rope.layers.values() if layer.scaling]
+    # the length the rule stretches to, when the config declares less
+    if original and factors:
+        longest = max(longest or 0, int(original * max(factors)))
+    context = "-" if longest is None else _short_number(longest)
+    if original and longest and original != longest:
+        context = f"{_short_number(original)} → {context}"
+    return context
+
+
+def _outside_cell(rope: ConfigRope) -> str:
+    found = []
+    for layer in rope.layers.values():
+        t = layer.temperature
+        if t and t["rule"] == "llama_4_scaling_beta":
+            found.append(f"q × (1 + {t['beta']:g} ln(1 + "
+                         f"⌊p/{_short_number(t['length'])}⌋))")
+        elif t:
+            found.append(f"NoPE q × (1 + {t['attn_scale']:g} ln(1 + "
+                         f"⌊(p+1)/{_short_number(t['floor_scale'])}⌋))")
+        if layer.softmax_scale != 1.0:
+            found.append(f"softmax scale ×{layer.softmax_scale:.2f}")
+    if rope.sinks:
+        found.append("sink logit per head")
+    return "; ".join(dict.fromkeys(found)) or "-"
+# --8<-- [end:rows]
