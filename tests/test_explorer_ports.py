@@ -44,10 +44,10 @@ process.stdout.write(JSON.stringify(eval(code)(...args)));
 needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="needs node to run the site's JavaScript")
 
 
-def run_js(tmp_path: Path, code: str, *args: object) -> object:
+def run_js(tmp_path: Path, code: str, *args: object, modules: list[str] = MODULES) -> object:
     data = tmp_path / "rope-data.js"
     data.write_text(rope_data.rope_data_script())
-    files = [str(ROOT / "docs" / "javascripts" / "explorer" / name) for name in MODULES]
+    files = [str(ROOT / "docs" / "javascripts" / "explorer" / name) for name in modules]
     done = subprocess.run(["node", "-e", RUNNER, str(data), json.dumps(files)], input=json.dumps([code, list(args)]),
                           capture_output=True, text=True, timeout=120, check=True)
     return json.loads(done.stdout)
@@ -390,3 +390,53 @@ def test_error_kinds_tell_problems_apart() -> None:
     for wrong in ("TypeError: config['hidden_size'] must be an integer", "ValueError: config['head_dim'] must be an integer"):
         assert compare(kinds({"ok": False, "error": wrong}), kinds(theirs))
     assert not compare(kinds({"ok": False, "error": "TypeError: config['head_dim'] is not a whole number"}), kinds(theirs))
+
+
+WORDS_READING = """(texts) => texts.map((text) => {
+  const rope = window.posencRopeConfig.readConfig(window.posencJSON.parseJSON(text));
+  const W = window.posencInspectorWords;
+  const out = {};
+  for (const [name, layer] of Object.entries(rope.layers)) out[name] = [W.windowWords(name, layer, rope, []),
+    layer.window === null ? null : W.windowFact(layer, [])];
+  return [out, W.FACTS.nope[0]];
+})"""
+
+
+@needs_node
+def test_the_inspectors_window_words_follow_the_reading(tmp_path: Path) -> None:
+    """The inspector's Window row and finding (inspector_words.js) for each kind of window, against
+    words built here from posenc's reading (posenc.configs._windows.reach for a centred window)."""
+    from posenc.configs import read_config
+    from posenc.configs._windows import reach
+
+    configs = [{"model_type": "t5gemma2_text", "num_hidden_layers": 6, "sliding_window": 4096},
+               {"model_type": "t5gemma2_text", "num_hidden_layers": 6, "sliding_window": 3},
+               {"model_type": "modernbert", "num_hidden_layers": 3},
+               {"model_type": "gemma3_text", "num_hidden_layers": 6, "sliding_window": 512,
+                "use_bidirectional_attention": True},
+               {"model_type": "mistral", "num_hidden_layers": 2, "sliding_window": 4096}]
+    # inspector_chart.js draws with d3 and the widgets; its integer format, num, is all the words use
+    chart = tmp_path / "chart.js"
+    chart.write_text('window.posencInspectorChart = {num: (v) => Number(v).toLocaleString("en-US")};')
+    results = run_js(tmp_path, WORDS_READING, [json.dumps({**SMALL, **c}) for c in configs],
+                     modules=[*MODULES, str(chart), "inspector_words.js"])
+    assert isinstance(results, list)
+    for config, (words, nope) in zip(configs, results):
+        rope = read_config({**SMALL, **config})
+        two_sided = any(layer.window_sides != "before" for layer in rope.layers.values())
+        for name, layer in rope.layers.items():
+            if layer.window is None:
+                expected = ["none: every token, before and after" if two_sided else "none: every earlier token", None]
+            elif layer.window_sides == "centred":
+                before, after = reach(layer.window, layer.window_sides)
+                told = f"{before:,} token{'' if before == 1 else 's'} before the query and {after:,} after"
+                expected = [f"{layer.window:,} tokens: {told}", ["window_centred", told]]
+            elif layer.window_sides == "both":
+                told = f"{layer.window:,} tokens on each side of the query"
+                expected = [told, ["window_both", told]]
+            else:
+                expected = [f"the last {layer.window:,} tokens", ["window", f"window of {layer.window:,} tokens"]]
+            assert words[name] == expected, (config["model_type"], name)
+        assert "where the model's attention is causal" in nope  # true of an encoder's NoPE layers too
+    assert results[0][0]["sliding_attention"][0] == "4,096 tokens: 2,047 tokens before the query and 2,048 after"
+    assert results[1][0]["sliding_attention"][0] == "3 tokens: 1 token before the query and 1 after"
