@@ -57,16 +57,27 @@ def acts_on(model: TinyTransformer, length: int) -> tuple[str, int]:
     return "-", 0
 
 
-def _spread(entry: dict[str, Any], metric: str, index: int, digits: int = 2, *, one_seed: bool = False) -> str:
+def _spread(entry: dict[str, Any], metric: str, index: int, *, one_seed: bool = False) -> str:
     """``mean (min–max)`` over seeds of one entry of a results file (just the value for a run of
     one seed), or "-" where not scored."""
     mean = entry[metric][index]
     if mean is None:
         return "-"
     if one_seed:
-        return f"{mean:.{digits}f}"
+        return f"{mean:.2f}"
     low, high = entry[f"{metric}_min"][index], entry[f"{metric}_max"][index]
-    return f"{mean:.{digits}f} ({low:.{digits}f}–{high:.{digits}f})"
+    return f"{mean:.2f} ({low:.2f}–{high:.2f})"
+
+
+def _scores(entry: dict[str, Any], metric: str) -> list[str]:
+    """`_spread` at every length of one entry."""
+    return [_spread(entry, metric, i) for i in range(len(entry[metric]))]
+
+
+def _train_seconds(entry: dict[str, Any]) -> str:
+    """The CPU seconds of training one model, mean over the entry's runs."""
+    seconds = [run["train_cpu_seconds"] for run in entry["runs"]]
+    return f"{sum(seconds) / len(seconds):.0f}"
 
 
 def extrapolation_table() -> Table:
@@ -91,10 +102,9 @@ def extrapolation_table() -> Table:
         model = build_model(method, full, results["corpus"]["vocab_size"])
         where, ops = acts_on(model, max(lengths))
         extra = entry["parameters"] - methods["none"]["parameters"]
-        seconds = [run["train_cpu_seconds"] for run in entry["runs"]]
         rows.append([method, where, str(extra), f"{ops:,}", _spread(entry, "perplexity", 0),
                      _spread(entry, "perplexity", -1), _spread(recall["methods"][method], "accuracy", 0),
-                     _spread(recall["methods"][method], "accuracy", -1), f"{sum(seconds) / len(seconds):.0f}"])
+                     _spread(recall["methods"][method], "accuracy", -1), _train_seconds(entry)])
     return header, rows
 # --8<-- [end:extrapolation]
 
@@ -145,8 +155,7 @@ def perplexity_table() -> Table:
     seeds (min–max)."""
     results = load_results()
     header = ["method"] + [f"ppl@{n}" for n in results["eval_lengths"]]
-    return header, [[method] + [_spread(entry, "perplexity", i)
-                                for i in range(len(results["eval_lengths"]))]
+    return header, [[method, *_scores(entry, "perplexity")]
                     for method, entry in results["methods"].items()]
 
 
@@ -155,8 +164,7 @@ def retrieval_table() -> Table:
     (min–max)."""
     results = retrieval.load_results()
     header = ["method"] + [f"recall@{n}" for n in results["eval_lengths"]]
-    return header, [[method] + [_spread(entry, "accuracy", i)
-                                for i in range(len(results["eval_lengths"]))]
+    return header, [[method, *_scores(entry, "accuracy")]
                     for method, entry in results["methods"].items()]
 
 
@@ -167,13 +175,11 @@ def _extension_table(task: str) -> Table:
     header = (["rule"] + [f"no training @{n}" for n in lengths]
               + [f"fine-tuned @{n}" for n in lengths])
     rows = []
-    for rule in entry["no_training"]:
-        cells = [_spread(entry["no_training"][rule], metric, i)
-                 for i in range(len(lengths))]
+    for rule, scores in entry["no_training"].items():
         tuned = entry["fine_tuned"].get(rule)
-        cells += ["not fine-tuned"] * len(lengths) if tuned is None else \
-            [_spread(tuned, metric, i) for i in range(len(lengths))]
-        rows.append([rule, *cells])
+        rows.append([rule, *_scores(scores, metric),
+                     *(["not fine-tuned"] * len(lengths) if tuned is None
+                       else _scores(tuned, metric))])
     return header, rows
 
 
@@ -277,11 +283,6 @@ def zoo_provenance_counts() -> dict[str, int]:
 
 
 # --8<-- [start:later]
-def _scores(entry: dict[str, Any], metric: str) -> list[str]:
-    """`_spread` at every length of one entry."""
-    return [_spread(entry, metric, i) for i in range(len(entry[metric]))]
-
-
 def _training_free_table(task: str) -> Table:
     from posenc.experiments import training_free
 
@@ -355,10 +356,9 @@ def hybrid_table() -> Table:
               "train s"]
     rows = []
     for method, entry in text["methods"].items():
-        seconds = [run["train_cpu_seconds"] for run in entry["runs"]]
         rows.append([method, _spread(entry, "perplexity", 0), _spread(entry, "perplexity", -1),
                      _spread(recall["methods"][method], "accuracy", 0),
-                     _spread(recall["methods"][method], "accuracy", -1), f"{sum(seconds) / len(seconds):.0f}"])
+                     _spread(recall["methods"][method], "accuracy", -1), _train_seconds(entry)])
     return header, rows
 
 
