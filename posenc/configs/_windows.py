@@ -14,8 +14,10 @@ block of C positions up to itself. The encoders of `TWO_SIDED` see a window on b
 the keys within W positions of the query, before or after (``|q_idx - kv_idx| <= W``, transformers'
 ``sliding_window_bidirectional_overlay``, masking_utils.py:137-147); the encoders of `CENTRED` see
 a window of W tokens centred on the query, (W - 1) // 2 before it and W // 2 after; `LayerRope.window_sides`
-says which (`reach` gives the tokens before and after). Unlimited-OCR's `REFERENCE_SLIDING` layers keep the whole prompt in view and slide over the
-generated tokens only: read with no window, and a note.
+says which (`reach` gives the tokens before and after). Gemma 3's ``use_bidirectional_attention``
+(`BIDIRECTIONAL`) opens every layer both ways, its sliding ones to half the window on each side.
+Unlimited-OCR's `REFERENCE_SLIDING` layers keep the whole prompt in view and slide over the generated
+tokens only: read with no window, and a note.
 """
 
 from __future__ import annotations
