@@ -17,7 +17,15 @@ import torch
 
 from posenc._checks import check_size_int
 from posenc._zoo_rows import COLUMNS, zoo_entries, zoo_row
-from posenc.experiments import context_extension, inference_windows, retrieval
+from posenc.experiments import (
+    base_context,
+    context_extension,
+    depth,
+    hybrid,
+    inference_windows,
+    retrieval,
+    training_free,
+)
 from posenc.experiments._results import large_path
 from posenc.experiments.length_extrapolation import (
     CONFIGS,
@@ -36,7 +44,6 @@ __all__ = ["acts_on", "base_table", "depth_table", "extension_accuracy_table", "
 Table = tuple[list[str], list[list[str]]]
 
 
-# --8<-- [start:extrapolation]
 def acts_on(model: TinyTransformer, length: int) -> tuple[str, int]:
     """Where a model's position method acts, found by probing it, and how many numbers it adds
     or rotates in one forward pass over ``length`` tokens (a rough measure of its cost)."""
@@ -106,7 +113,6 @@ def extrapolation_table() -> Table:
                      _spread(entry, "perplexity", -1), _spread(recall["methods"][method], "accuracy", 0),
                      _spread(recall["methods"][method], "accuracy", -1), _train_seconds(entry)])
     return header, rows
-# --8<-- [end:extrapolation]
 
 
 # --8<-- [start:scaling]
@@ -282,10 +288,7 @@ def zoo_provenance_counts() -> dict[str, int]:
     return {"files": len(entries), "verbatim": sum(entry["_provenance"]["verbatim"] is True for entry in entries)}
 
 
-# --8<-- [start:later]
 def _training_free_table(task: str) -> Table:
-    from posenc.experiments import training_free
-
     results = training_free.load_results()
     entry, lengths = results["tasks"][task], results["eval_lengths"]
     metric = entry["metric"]
@@ -313,8 +316,6 @@ def training_free_accuracy_table() -> Table:
 def base_table() -> Table:
     """The RoPE models trained with each base: how far B(m) stays non-negative (capped at 8L), MQAR
     accuracy and perplexity at L and 8L, mean over seeds (min–max)."""
-    from posenc.experiments import base_context
-
     results = base_context.load_results()
     lengths = results["eval_lengths"]
     header = ["base", "B ≥ 0 up to", f"recall@{lengths[0]}", f"recall@{lengths[-1]}", f"ppl@{lengths[0]}",
@@ -329,8 +330,6 @@ def depth_table() -> Table:
     """MQAR accuracy with the key-value pairs at the start, middle and end, at L and 8L, for every
     row of the depth study, and its perplexity on text at 8L (same models' language-modelling
     twins: the language-modelling, training-free and hybrid studies): mean over seeds (min–max)."""
-    from posenc.experiments import depth, hybrid, training_free
-
     results = depth.load_results()
     lengths = results["eval_lengths"]
     text = {m: e for m, e in load_results()["methods"].items()}
@@ -348,8 +347,6 @@ def depth_table() -> Table:
 def hybrid_table() -> Table:
     """Today's hybrid designs and RoPE, NoPE and ALiBi, four layers each: perplexity and MQAR
     accuracy at L and 8L, mean over seeds (min–max), and the CPU seconds of one model's training."""
-    from posenc.experiments import hybrid
-
     text, recall = hybrid.load_results("lm"), hybrid.load_results("retrieval")
     lengths = text["eval_lengths"]
     header = ["method", f"ppl@{lengths[0]}", f"ppl@{lengths[-1]}", f"recall@{lengths[0]}", f"recall@{lengths[-1]}",
@@ -366,8 +363,6 @@ def large_later_table() -> Table:
     """The later studies' larger run (GPU, one seed, L = 256): perplexity at L and 8L of the
     training-free methods on the RoPE model and of the four-layer designs, and their MQAR accuracy
     at L (which shows whether the task was learned)."""
-    from posenc.experiments import hybrid, training_free
-
     free = training_free.load_results(large_path(training_free.RESULTS_PATH))["tasks"]
     designs = [hybrid.load_results(task, large_path(hybrid.RESULTS_PATHS[task])) for task in ("lm", "retrieval")]
     n = designs[0]["eval_lengths"]
@@ -382,4 +377,3 @@ def large_later_table() -> Table:
                     + [_spread(designs[0]["methods"][method], "perplexity", i, one_seed=True) for i in (0, -1)]
                     + [_spread(designs[1]["methods"][method], "accuracy", 0, one_seed=True)])
     return header, rows
-# --8<-- [end:later]
