@@ -95,10 +95,14 @@ def public_modules() -> list[str]:
 
 def _defined_in(module_name: str, name: str, obj: object) -> bool:
     """Whether ``module_name`` is where ``obj`` is public: its own module, or the package face that
-    exports it from a private module (posenc.configs.read_config, defined in posenc.configs._reader)."""
+    exports it from a private module (posenc.configs.read_config, defined in posenc.configs._reader),
+    or the module that exports it from a private module of posenc (posenc.inference.packed_positions,
+    defined in posenc._batch_positions)."""
     owner = getattr(obj, "__module__", None) or ""
     if module_name in PACKAGES:
         return owner.startswith(f"{module_name}._") and name in importlib.import_module(module_name).__all__
+    if owner.startswith("posenc._"):
+        return name in importlib.import_module(module_name).__all__
     return owner == module_name
 
 

@@ -162,7 +162,7 @@ SNIPPET_INCLUDE = re.compile(r'--8<-- "(?P<path>posenc/[^":]+):(?P<name>[A-Za-z0
 #: Snippet markers that no page includes yet, in files of other owners, who were asked (issue 31)
 #: to include each in a page or remove it. Nothing new may join this list.
 PENDING_MARKERS = {
-    "posenc/attention.py:sdpa", "posenc/inference.py:from-mask", "posenc/inference.py:packing",
+    "posenc/attention.py:sdpa", "posenc/_batch_positions.py:from-mask", "posenc/_batch_positions.py:packing",
     "posenc/tables.py:extrapolation", "posenc/tables.py:later", "posenc/rope_layouts.py:permutation",
     "posenc/experiments/_remapped.py:remaps", "posenc/experiments/config.py:settings",
     "posenc/experiments/depth.py:rows", "posenc/experiments/hybrid.py:spans",
