@@ -11,8 +11,10 @@
    the type's config (an ``__init__`` parameter annotated with its config class, or its
    ``config_class``), what those build in turn (bases and what ``__init__`` names), and whether any
    of them calls a rotation; and ``read_vision_config`` refuses each with its reason.
-3. Read since this sweep: Sapiens 2 (DINOv3's scheme), live against its own rotary module, and CHMv2
-   through its DINOv3 backbone.
+3. No image or video model (by transformers' ``input_modalities``) is left to ``read_config`` as if it
+   were a language model.
+4. Read since this sweep: Sapiens 2 (DINOv3's scheme) and EfficientLoFTR (a 2-D RoPE over the whole
+   hidden vector), live against their own rotary modules, and CHMv2 through its DINOv3 backbone.
 """
 
 from __future__ import annotations
@@ -157,6 +159,32 @@ def test_every_rotating_type_is_read_refused_with_a_reason_or_not_an_image_model
     assert len(REFUSED) >= 30 and {"video_llama_3_vision", "sapiens2", "chmv2"} <= set(VISION_MODEL_TYPES)
 
 
+def test_no_image_model_is_read_as_a_language_model():
+    """An image or video model whose entry does not say "no RoPE" (EfficientLoFTR's did not: read_config asked
+    for its 1-D layout) is read by read_vision_config: none is left whose model classes take images or video
+    and no text (transformers' ``input_modalities``)."""
+    import importlib
+    import inspect
+
+    from transformers import PreTrainedModel
+
+    left = []
+    for model_type, entry in _table().items():
+        if model_type in VISION_MODEL_TYPES or entry.get("rope") is False or "text_model_type" in entry:
+            continue
+        config_class, folder = _package(model_type)
+        package = config_class.__module__.rsplit(".", 1)[0]
+        for path in folder.glob("modeling_*.py"):
+            module = importlib.import_module(f"{package}.{path.stem}")
+            for _, cls in inspect.getmembers(module, inspect.isclass):
+                if issubclass(cls, PreTrainedModel) and getattr(cls, "config_class", None) is config_class:
+                    kinds = {cls.input_modalities} if isinstance(cls.input_modalities, str) else set(cls.input_modalities)
+                    if kinds & {"image", "video"} and "text" not in kinds:
+                        left.append(model_type)
+    assert not left, sorted(set(left))
+    assert "efficientloftr" in VISION_MODEL_TYPES
+
+
 @pytest.mark.parametrize("model_type", sorted(REFUSED))
 def test_each_refusal_is_true_of_transformers_code(model_type: str):
     kind, rotating_class, reason = REFUSED[model_type]
@@ -246,3 +274,41 @@ def test_sapiens2_live():
     assert "first 3 tokens" in reading.unrotated
     assert all("sapiens2/modeling_sapiens2.py" in note for note in reading.notes)
     assert read_vision_config({"model_type": "sapiens2"}) == read_vision_config(Sapiens2Config().to_dict())
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"hidden_size": 64, "num_attention_heads": 8, "out_features": [16, 32, 64, 64],
+                                     "rope_parameters": {"rope_type": "default", "rope_theta": 100.0}},
+                                    {"hidden_size": 64, "num_attention_heads": 4, "partial_rotary_factor": 2.0,
+                                     "out_features": [16, 32, 64, 64]}])
+def test_efficientloftr_live(kwargs):
+    """EfficientLoFTR's self-attention (a 2-D RoPE its table entry did not show: it asked for a 1-D layout):
+    its rotary module on a 3 x 5 aggregated grid, its apply_rotary_pos_emb on whole hidden vectors."""
+    from transformers import EfficientLoFTRConfig
+    from transformers.models.efficientloftr import modeling_efficientloftr as m
+
+    config = EfficientLoFTRConfig(**kwargs)
+    reading = read_vision_config(config)
+    hidden = config.hidden_size
+    assert (reading.head_dim, reading.rotary_dim, reading.sections) == (hidden, hidden, (hidden // 4,) * 2)
+    assert (reading.layout, reading.axis_pairs, reading.coordinates) == ("interleaved", "alternating", "index_from_one")
+    cos, sin = m.EfficientLoFTRRotaryEmbedding(config)(torch.zeros(1, 3, 14, 22))  # (14 - 4) // 4 + 1 = 3 rows, 5 cols
+    cos, sin = cos.reshape(1, 15, hidden), sin.reshape(1, 15, hidden)  # row by row (modeling_efficientloftr.py:758)
+    close(np.cos(reading.angles((3, 5))), cos[0], **TABLE)
+    close(np.sin(reading.angles((3, 5))), sin[0], **TABLE)
+    torch.manual_seed(6)
+    q = torch.randn(1, 15, 1, hidden)  # [batch, tokens, 1, hidden], as its attention holds them before the heads
+    theirs, _ = m.apply_rotary_pos_emb(q, q, cos, sin, unsqueeze_dim=2)
+    close(reading.rotate(q[0, :, 0].double().numpy(), (3, 5)), theirs[0, :, 0], **ROTATED)
+
+
+def test_efficientloftr_refuses_what_its_module_cannot_run():
+    from transformers import EfficientLoFTRConfig
+    from transformers.models.efficientloftr import modeling_efficientloftr as m
+
+    bad = {"hidden_size": 64, "num_attention_heads": 4, "out_features": [16, 32, 64, 64]}  # 16 x 4 / 2 = 32 rungs, not 16
+    with pytest.raises(ValueError, match="partial_rotary_factor=4.0 gives 32 rungs, not hidden_size / 4"):
+        read_vision_config({"model_type": "efficientloftr", **bad})
+    with pytest.raises(RuntimeError):
+        m.EfficientLoFTRRotaryEmbedding(EfficientLoFTRConfig(**bad))(torch.zeros(1, 3, 14, 22))
+    with pytest.raises(ValueError, match="rope_type"):
+        read_vision_config({"model_type": "efficientloftr", "rope_parameters": {"rope_type": "linear", "factor": 2.0}})

@@ -281,3 +281,20 @@ def test_the_refused_types_give_posencs_reason_word_for_word(tmp_path: Path) -> 
               "num_attention_heads": 2, "pos_embed_rescale": None}]
     problems, refused = compare_all(tmp_path, chmv2)
     assert not problems and refused == 0, problems
+
+
+def test_efficientloftr_reads_alike_and_refuses_word_for_word(tmp_path: Path) -> None:
+    """EfficientLoFTR (tests/test_config_vision_sweep.py): its rung count read from head_dim or the heads and
+    partial_rotary_factor (in rope_parameters, else the top-level key, else 4.0), and its refusals."""
+    good = [{"model_type": "efficientloftr"}, {"model_type": "efficientloftr", "hidden_size": 64, "num_attention_heads": 4,
+                                               "partial_rotary_factor": 2.0},
+            {"model_type": "efficientloftr", "hidden_size": 64, "head_dim": 32,
+             "rope_parameters": {"rope_type": "default", "rope_theta": 7.0, "partial_rotary_factor": 1.0}}]
+    bad = [{"model_type": "efficientloftr", "hidden_size": 64, "num_attention_heads": 4},
+           {"model_type": "efficientloftr", "hidden_size": 66, "num_attention_heads": 6, "partial_rotary_factor": 1.5},
+           {"model_type": "efficientloftr", "partial_rotary_factor": 0.0},
+           {"model_type": "efficientloftr", "rope_parameters": {"rope_type": "yarn", "factor": 2.0}}]
+    problems, refused = compare_all(tmp_path, good + bad)
+    assert not problems and refused == len(bad), problems
+    for config, ours in zip(bad[:2], read_in_node(tmp_path, bad[:2], [None, None])):
+        assert ours["error"] == posenc_side(config)["error"]

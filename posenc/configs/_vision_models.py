@@ -316,7 +316,7 @@ class _Helpers:
     """What a reader in another module uses of this one's checks."""
 
     head, base, size, ladder = staticmethod(_head), staticmethod(_base), staticmethod(_size), staticmethod(_ladder)
-    rope, pair = staticmethod(_rope), staticmethod(_pair)
+    rope, pair, real = staticmethod(_rope), staticmethod(_pair), staticmethod(check_float)
     sam2_video = staticmethod(lambda model_type, values: read_sam2_video(model_type, values, _Helpers))
 
 

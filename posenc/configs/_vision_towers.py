@@ -253,6 +253,45 @@ def read_video_llama_3(model_type: str, values: Any, helpers: Any) -> Any:
         token_order=blocks, spatial_merge_size=merge, notes=notes, input_kind=kind)
 
 
+def read_efficientloftr(model_type: str, values: Any, helpers: Any) -> Any:
+    """EfficientLoFTR's matcher: its self-attention turns each query and key as one vector of hidden_size
+    features, pairs (2i, 2i + 1), pair 2m by the row and pair 2m + 1 by the column, both at rung m.
+
+    efficientloftr/modeling_efficientloftr.py:111-122: rungs base ** -(2m / dim), dim = int((head_dim or
+    hidden / heads) * partial_rotary_factor); 76-86, 125-134: rows and columns counted from 1 on the
+    aggregated feature map, alternating pair by pair, each angle on both features of its pair; 272-306:
+    Cohere's interleaved rotation; 383-396: applied before the split into heads; 498-515: the
+    self-attention rotates, the cross-attention between the two images does not.
+    """
+    hidden = helpers.size("hidden_size", values["hidden_size"])
+    heads = helpers.size("num_attention_heads", values["num_attention_heads"])
+    base = helpers.base(model_type, values, ("default",))
+    params = values.get("rope_parameters") or {}
+    factor = params.get("partial_rotary_factor", values.get("partial_rotary_factor", 4.0))  # the class's 4.0
+    factor = helpers.real("partial_rotary_factor", factor, positive=True, maximum=1 << 20)
+    head = helpers.size("head_dim", values["head_dim"]) if values.get("head_dim") else hidden // heads
+    dim = int(head * factor)
+    if hidden % 4 or (dim + 1) // 2 != hidden // 4:
+        raise ValueError(f"hidden_size={hidden} must be a multiple of 4 and hold one rung per row and column pair "
+                         f"for model type {model_type!r}: (head_dim or hidden_size / num_attention_heads) = {head} "
+                         f"times partial_rotary_factor={factor} gives {(dim + 1) // 2} rungs, not hidden_size / 4 "
+                         f"(modeling_efficientloftr.py:82-84, 117-121)")
+    speeds = helpers.ladder(base, hidden // 4, 2 / dim)
+    where = "efficientloftr/modeling_efficientloftr.py"
+    return helpers.rope(
+        model_type, ("row", "column"), hidden, 1, (hidden // 4,) * 2, hidden, base, (speeds, speeds), 1.0,
+        "interleaved", "rotation", "index_from_one", (1, 1), None, "any", axis_pairs="alternating",
+        unrotated="none in the self-attention; the cross-attention between the two images does not rotate",
+        notes=(f"the grid is the aggregated coarse feature map of each image ((cells - q_aggregation_kernel_size) // "
+               f"q_aggregation_stride + 1 per axis), rows and columns counted from 1, row by row ({where}:125-134, "
+               f"757-760); the keys, aggregated with kv_aggregation_kernel_size and kv_aggregation_stride, must "
+               f"fall on the same grid",
+               f"one rotation of all {hidden} features before the split into {heads} heads ({where}:383-396): "
+               f"each head holds its own run of the pairs, so the heads turn at different rungs",
+               f"pairs alternate between the axes: pair 2m turns with the row, 2m + 1 with the column, both at "
+               f"rung m ({where}:82-84)"))
+
+
 # The encoders read by their own readers above: class defaults, parents (fixed sub-config classes), readers.
 OTHER_DEFAULTS: dict[str, dict[str, object]] = {
     # minimax_m3_vl/configuration_minimax_m3_vl.py:158-186 (MiniMaxM3VLVisionConfig)
@@ -267,6 +306,8 @@ OTHER_DEFAULTS: dict[str, dict[str, object]] = {
 OTHER_DEFAULTS["sapiens2"] = {"hidden_size": 1024, "num_attention_heads": 16, "rope_theta": 100.0, "image_size": 224,
                               "patch_size": 16, "num_register_tokens": 8, "pos_embed_shift": None,
                               "pos_embed_jitter": None, "pos_embed_rescale": 2.0}
+# efficientloftr/configuration_efficientloftr.py:79-96, 123 (partial_rotary_factor 4.0 unless given; default_theta)
+OTHER_DEFAULTS["efficientloftr"] = {"hidden_size": 256, "num_attention_heads": 8, "rope_theta": 10000.0}
 #: A parent's defaults for a sub-config it is not given (SubConfigSpec init_kwargs): CHMv2's DINOv3 backbone,
 #: chmv2/configuration_chmv2.py:69-87 (the keys a reading uses; a given backbone_config keeps its class's defaults).
 SUB_DEFAULTS = {"chmv2": {"backbone_config": {"model_type": "dinov3_vit", "image_size": 416, "hidden_size": 1024,
@@ -284,4 +325,5 @@ OTHER_DEFAULTS["video_llama_3_vision"] = {"hidden_size": 768, "num_attention_hea
 OTHER_PARENTS = {"minimax_m3_vl": "minimax_m3_vl_vision", "gemma4": "gemma4_vision",
                  "video_llama_3": "video_llama_3_vision"}
 OTHER_READERS = {"minimax_m3_vl_vision": read_minimax_m3_vl, "gemma4_vision": read_gemma4_vision,
-                 "edgetam_video": read_edgetam_video, "video_llama_3_vision": read_video_llama_3}
+                 "edgetam_video": read_edgetam_video, "video_llama_3_vision": read_video_llama_3,
+                 "efficientloftr": read_efficientloftr}

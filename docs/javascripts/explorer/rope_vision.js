@@ -341,9 +341,31 @@
         token_order: merge > 1 ? "merge_blocks" : "row_major", spatial_merge_size: merge, notes, input_kind: kind });
   }
 
+  function readEfficientLoftr(modelType, values) { // posenc/configs/_vision_towers.py read_efficientloftr
+    const hidden = size("hidden_size", values.hidden_size), heads = size("num_attention_heads", values.num_attention_heads);
+    const b = base(modelType, values, ["default"]), params = P.truthy(get(values, "rope_parameters")) ? values.rope_parameters : {};
+    const factor = P.checkFloat("partial_rotary_factor", has(params, "partial_rotary_factor") ? params.partial_rotary_factor
+      : has(values, "partial_rotary_factor") ? values.partial_rotary_factor : 4.0, { positive: true, maximum: 1 << 20 });
+    const width = P.truthy(get(values, "head_dim")) ? size("head_dim", values.head_dim) : floor(hidden, heads);
+    const dim = Math.trunc(width * factor), rungs = floor(dim + 1, 2), where = "efficientloftr/modeling_efficientloftr.py";
+    if (hidden % 4 || rungs !== hidden / 4) {
+      throw valueError(`hidden_size=${hidden} must be a multiple of 4 and hold one rung per row and column pair for model type ${repr(modelType)}: ` +
+        `(head_dim or hidden_size / num_attention_heads) = ${width} times partial_rotary_factor=${P.reprFloat(factor)} gives ${rungs} rungs, ` +
+        "not hidden_size / 4 (modeling_efficientloftr.py:82-84, 117-121)");
+    }
+    const speeds = ladder(b, hidden / 4, 2 / dim);
+    return visionRope(modelType, ["row", "column"], hidden, 1, [hidden / 4, hidden / 4], hidden, b, [speeds, speeds], 1.0, "interleaved",
+      "rotation", "index_from_one", [1, 1], null, "any", { axis_pairs: "alternating",
+        unrotated: "none in the self-attention; the cross-attention between the two images does not rotate", notes: [
+          `the grid is the aggregated coarse feature map of each image ((cells - q_aggregation_kernel_size) // q_aggregation_stride + 1 per axis), rows and columns counted from 1, row by row (${where}:125-134, 757-760); the keys, aggregated with kv_aggregation_kernel_size and kv_aggregation_stride, must fall on the same grid`,
+          `one rotation of all ${hidden} features before the split into ${heads} heads (${where}:383-396): each head holds its own run of the pairs, so the heads turn at different rungs`,
+          `pairs alternate between the axes: pair 2m turns with the row, 2m + 1 with the column, both at rung m (${where}:82-84)`] });
+  }
+
   const READERS = { dinov3_vit: readDinov3, vjepa2: readVjepa2, pixtral: readPixtral, llama4_vision_model: readLlama4,
     qwen: readQwen, sam2_video: readSam2Video, sam3_vit_model: readSam3Vit, minimax_m3_vl_vision: readMinimaxM3Vl,
-    gemma4_vision: readGemma4Vision, edgetam_video: readEdgetamVideo, video_llama_3_vision: readVideoLlama3 };
+    gemma4_vision: readGemma4Vision, edgetam_video: readEdgetamVideo, video_llama_3_vision: readVideoLlama3,
+    efficientloftr: readEfficientLoftr };
 
   // ---- read_vision_config -----------------------------------------------------------------------
   /** Whether `config` names a model type posenc reads as a vision or video encoder (or a parent of one). */
