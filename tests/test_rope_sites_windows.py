@@ -433,7 +433,54 @@ def test_gemma3_bidirectional_windows_as_its_model_runs_them(window: int, flag: 
 
 def test_gemma3_bidirectional_bad_input_is_named() -> None:
     config = {"model_type": "gemma3_text", "num_hidden_layers": 6}
-    with pytest.raises(TypeError, match=r"config\['use_bidirectional_attention'\] must be true, false or null, got int 1"):
+    with pytest.raises(TypeError, match=r"config\['use_bidirectional_attention'\] must be one of true, false, null, got int 1"):
         read_config({**config, "use_bidirectional_attention": 1})
     with pytest.raises(ValueError, match=r"config\['sliding_window'\] is null while"):
         read_config({**config, "use_bidirectional_attention": True, "sliding_window": None})
+    gemma4 = {"model_type": "gemma4_text", "num_hidden_layers": 6}
+    with pytest.raises(ValueError, match=r"must be one of 'all', 'vision', null, got str 'both'"):
+        read_config({**gemma4, "use_bidirectional_attention": "both"})
+    with pytest.raises(TypeError, match=r"must be one of 'all', 'vision', null, got bool True"):
+        read_config({**gemma4, "use_bidirectional_attention": True})
+
+
+@pytest.mark.parametrize("window", [6, 9])
+@pytest.mark.parametrize("flag", ["all", "vision", None])
+@pytest.mark.parametrize("model_type", ["gemma4_text", "gemma4_unified_text", "diffusion_gemma_text"])
+def test_gemma4_all_bidirectional_windows_as_transformers_masks_them(model_type: str, flag: str | None,
+                                                                      window: int) -> None:
+    """Gemma 4's use_bidirectional_attention 'all' (and Gemma 4 Unified's, DiffusionGemma's): the class
+    sets is_causal False and the window to W // 2 + 1, and transformers' mask builders then open both
+    ways, the sliding one inclusive (|q - k| <= W // 2 + 1). Run live: a tiny model's nonzero attention
+    weights per layer (DiffusionGemma's text model, which AutoModel does not build: the two mask
+    builders its forward calls, modeling_diffusion_gemma.py:947-948, on its config class)."""
+    from transformers.masking_utils import create_causal_mask, create_sliding_window_causal_mask
+
+    from tests.rope_windows_live import _NARROW, LENGTH, transformers_masks
+
+    config = {"model_type": model_type, "num_hidden_layers": 6, "sliding_window": window,
+              "use_bidirectional_attention": flag, **_NARROW}
+    rope = read_config(config)
+    if model_type == "diffusion_gemma_text":
+        live = transformers.AutoConfig.for_model(**config)
+        live._attn_implementation = "eager"
+        kwargs = {"config": live, "inputs_embeds": torch.zeros(1, LENGTH, 8), "attention_mask": None,
+                  "past_key_values": None, "position_ids": torch.arange(LENGTH)[None]}
+        built = {"full_attention": create_causal_mask(**kwargs), "sliding_attention": create_sliding_window_causal_mask(**kwargs)}
+        # None: the builder skipped the mask, every key is attended (masking_utils.py:536, eager included)
+        seen_by_layer = [torch.ones(LENGTH, LENGTH, dtype=torch.bool) if built[name] is None else _band(built[name])
+                         for name in rope.pattern]
+    else:
+        seen_by_layer = transformers_masks(config)
+    q, k = torch.arange(LENGTH)[:, None], torch.arange(LENGTH)[None, :]
+    for index, (name, seen) in enumerate(zip(rope.pattern, seen_by_layer, strict=True)):
+        layer = rope.layers[name]
+        if layer.window is None:
+            expected = torch.ones(LENGTH, LENGTH, dtype=torch.bool) if flag == "all" else (k <= q)
+        else:
+            before, after = reach(layer.window, layer.window_sides)
+            expected = (k - q >= -before) & (k - q <= after)
+        assert seen is not None and torch.equal(seen, expected), (index, name, layer.window, layer.window_sides)
+    sliding = rope.layers["sliding_attention"]
+    assert (sliding.window, sliding.window_sides) == ((window // 2 + 1, "both") if flag == "all" else (window, "before"))
+    assert any("use_bidirectional_attention" in note for note in rope.notes) == (flag == "all")

@@ -52,23 +52,37 @@ TWO_SIDED: dict[str, dict[str, Any]] = {
 # called at :795-798).
 CENTRED: dict[str, dict[str, Any]] = {"t5gemma2_text": {"where": "modeling_t5gemma2.py:708"}}
 
-# Model types whose config class turns the whole model bidirectional with a flag: Gemma 3's text model (as
-# EmbeddingGemma's config.json sets it). Its class halves the given sliding_window W to W // 2 + 1 "due to fa"
-# (configuration_gemma3.py:102-103; to_dict writes back (W' - 1) * 2), its full layers' mask opens to every
-# token and its sliding layers' to |q - k| < W // 2 + 1 (modeling_gemma3.py:460-470, 536-538): a window of
-# W // 2 on each side, read here as window W // 2 with window_sides "both".
-BIDIRECTIONAL: dict[str, dict[str, Any]] = {"gemma3_text": {"key": "use_bidirectional_attention"}}
+# Model types whose config class turns the whole model bidirectional with a flag ("on": the value that
+# does), halving the given sliding_window W to W // 2 + 1 "due to fa" (to_dict writes back (W' - 1) * 2),
+# and its masks then open both ways: every token for the full layers, and for the sliding layers
+# W // 2 + "extra" tokens on each side. Gemma 3's text model (EmbeddingGemma's config.json sets it,
+# configuration_gemma3.py:102-103) ORs its masks with |q - k| < W // 2 + 1 (modeling_gemma3.py:460-470,
+# 536-538): W // 2 each side. Gemma 4's "all" (configuration_gemma4.py:185-187; the same in Gemma 4
+# Unified and DiffusionGemma's text models) sets is_causal False, which turns transformers' causal masks
+# into its bidirectional ones (masking_utils.py:954-963, 1180-1189), the sliding one |q - k| <= W // 2 + 1.
+_FLAG = "use_bidirectional_attention"
+_ALL = {"key": _FLAG, "on": "all", "allowed": ["all", "vision", None], "extra": 1}
+BIDIRECTIONAL: dict[str, dict[str, Any]] = {
+    "gemma3_text": {"key": _FLAG, "on": True, "allowed": [True, False, None], "extra": 0},
+    "gemma4_text": _ALL, "gemma4_unified_text": _ALL, "diffusion_gemma_text": _ALL}
 
 
-def bidirectional(config: Mapping[str, Any], model_type: str | None) -> bool:
-    """Whether the config turns on `BIDIRECTIONAL`'s flag (null or left out: off, as the class)."""
+def _json(value: Any) -> str:
+    """A flag's value as a config.json writes it (true, null, 'all')."""
+    return "null" if value is None else repr(value).lower() if isinstance(value, bool) else repr(value)
+
+
+def bidirectional(config: Mapping[str, Any], model_type: str | None) -> dict[str, Any] | None:
+    """`BIDIRECTIONAL`'s rule where the config turns its flag on (null or left out: off, as the class)."""
     rule = BIDIRECTIONAL.get(model_type or "")
     if rule is None:
-        return False
+        return None
     on = config.get(rule["key"])
-    if on is not None and not isinstance(on, bool):
-        raise TypeError(f"config[{rule['key']!r}] must be true, false or null, got {type(on).__name__} {on!r:.40}")
-    return bool(on)
+    if not any(type(on) is type(value) and on == value for value in rule["allowed"]):
+        shown = ", ".join(map(_json, rule["allowed"]))
+        kind = ValueError if any(type(on) is type(value) for value in rule["allowed"]) else TypeError
+        raise kind(f"config[{rule['key']!r}] must be one of {shown}, got {type(on).__name__} {on!r:.40}")
+    return rule if type(on) is type(rule["on"]) and on == rule["on"] else None
 
 
 def reach(window: int, sides: str) -> tuple[int, int]:
@@ -219,11 +233,11 @@ def layer_window(config: Mapping[str, Any], found: Mapping[str, Any], layer_type
         window: int | None = _filled(config, filled)
     else:
         window = sliding_window(config, found)
-    if bidirectional(config, model_type) and kind == "sliding_attention":
+    if (opened := bidirectional(config, model_type)) and kind == "sliding_attention":
         if window is None:
-            raise ValueError("config['sliding_window'] is null while config['use_bidirectional_attention'] is true: "
-                             "transformers' config class halves the window and fails on null; give the window")
-        return window // 2, "both"
+            raise ValueError(f"config['sliding_window'] is null while config[{opened['key']!r}] opens the masks both "
+                             f"ways: transformers' config class halves the window and fails on null; give the window")
+        return window // 2 + opened["extra"], "both"
     if window is None or not (two_sided or model_type in CENTRED):
         return window, "before"
     return window, "both" if two_sided else "centred"
@@ -265,10 +279,12 @@ def window_notes(config: Mapping[str, Any], found: Mapping[str, Any], model_type
     layer type of each layer, as read)."""
     if REFERENCE_SLIDING in plan:
         return [reference_note(config, found)]
-    if bidirectional(config, model_type):
-        return [f"config['use_bidirectional_attention'] is true: every attention layer sees the tokens after the query "
-                f"too, the full layers all of them, the sliding layers those within config['sliding_window'] // 2 "
-                f"on each side (the config class halves the window)"]
+    if opened := bidirectional(config, model_type):
+        window = sliding_window(config, found)
+        sliding = "" if window is None else (f", the sliding layers the {window // 2 + opened['extra']:,} on each side "
+                                             f"(the config class halves config['sliding_window'])")
+        return [f"config[{opened['key']!r}] is {_json(opened['on'])}: every attention layer also sees the tokens after the "
+                f"query, the full layers all of them{sliding}"]
     if (TWO_SIDED.get(model_type or "") or {}).get("every_layer"):
         window = sliding_window(config, found)
         return [] if window is None else [

@@ -192,15 +192,22 @@
   /** The encoders whose windows are centred on the query (posenc.configs._windows.CENTRED: T5Gemma2's). */
   const centred = (modelType) => typeof modelType === "string" && has(global.posencRopeData.centred, modelType);
 
-  /** posenc/configs/_windows.py bidirectional: whether the config turns on BIDIRECTIONAL's flag (Gemma 3's). */
+  /** A flag's value as a config.json writes it (posenc/configs/_windows.py _json). */
+  const asJson = (v) => (v === null ? "null" : P.isBool(v) ? String(v) : repr(v));
+  const sameValue = (a, b) => (a === null ? b === null : P.isBool(a) ? b === a : typeof a === "string" && a === b);
+  const sameType = (a, b) => (a === null ? b === null : P.isBool(a) ? P.isBool(b) : typeof a === "string" && typeof b === "string");
+
+  /** posenc/configs/_windows.py bidirectional: BIDIRECTIONAL's rule where the config turns its flag on, else null. */
   function bidirectional(config, modelType) {
     const rule = typeof modelType === "string" ? get(global.posencRopeData.bidirectional, modelType) : null;
-    if (rule === null) return false;
+    if (rule === null) return null;
     const on = get(config, rule.key);
-    if (on !== null && !P.isBool(on)) {
-      throw typeError(`config[${repr(rule.key)}] must be true, false or null, got ${P.typeName(on)} ${P.reprCut(on, 40)}`);
+    if (!rule.allowed.some((value) => sameValue(value, on))) {
+      const message = `config[${repr(rule.key)}] must be one of ${rule.allowed.map(asJson).join(", ")}, got ` +
+        `${P.typeName(on)} ${P.reprCut(on, 40)}`;
+      throw rule.allowed.some((value) => sameType(value, on)) ? valueError(message) : typeError(message);
     }
-    return on === true;
+    return sameValue(rule.on, on) ? rule : null;
   }
 
   /** [window, sides]: the window or chunk of these layers (null: the whole context), "before", "both" or "centred". */
@@ -217,12 +224,13 @@
     const fill = typeof modelType === "string" ? get(global.posencRopeData.filled, modelType) : null;
     const window = kind === "sliding_attention" && fill !== null && get(config, "sliding_window") === null
       ? filled(config, fill) : slidingWindow(config, found);
-    if (bidirectional(config, modelType) && kind === "sliding_attention") {
+    const opened = bidirectional(config, modelType);
+    if (opened !== null && kind === "sliding_attention") {
       if (window === null) {
-        throw valueError("config['sliding_window'] is null while config['use_bidirectional_attention'] is true: " +
-          "transformers' config class halves the window and fails on null; give the window");
+        throw valueError(`config['sliding_window'] is null while config[${repr(opened.key)}] opens the masks both ` +
+          "ways: transformers' config class halves the window and fails on null; give the window");
       }
-      return [Number(P.big(window) / 2n), "both"];
+      return [Number(P.big(window) / 2n) + opened.extra, "both"];
     }
     if (window === null || (rule === null && !centred(modelType))) return [window, "before"];
     return [window, rule !== null ? "both" : "centred"];
@@ -269,10 +277,13 @@
 
   function windowNotes(config, found, modelType, layerTypes = []) {
     if (layerTypes.includes(REFERENCE_SLIDING)) return [referenceNote(config, found)];
-    if (bidirectional(config, modelType)) {
-      return ["config['use_bidirectional_attention'] is true: every attention layer sees the tokens after the query " +
-        "too, the full layers all of them, the sliding layers those within config['sliding_window'] // 2 on each side " +
-        "(the config class halves the window)"];
+    const opened = bidirectional(config, modelType);
+    if (opened !== null) {
+      const both = slidingWindow(config, found);
+      const sliding = both === null ? "" : `, the sliding layers the ${P.formatInt(Number(P.big(both) / 2n) + opened.extra)} ` +
+        "on each side (the config class halves config['sliding_window'])";
+      return [`config[${repr(opened.key)}] is ${asJson(opened.on)}: every attention layer also sees the tokens after the ` +
+        `query, the full layers all of them${sliding}`];
     }
     if (P.truthy(get(twoSided(modelType) || {}, "every_layer"))) {
       const both = slidingWindow(config, found);
