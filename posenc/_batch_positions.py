@@ -26,7 +26,6 @@ def check_bool_mask(name: str, value: object, *, ndim: int | tuple[int, ...]) ->
     return tensor
 
 
-# --8<-- [start:from-mask]
 def positions_from_mask(attention_mask: Tensor) -> Tensor:
     """Position ids of a padded batch: each row counts its real tokens from 0.
 
@@ -49,7 +48,6 @@ def positions_from_mask(attention_mask: Tensor) -> Tensor:
     mask = check_bool_mask("attention_mask", attention_mask, ndim=2)
     counted = mask.long().cumsum(dim=-1) - 1  # real tokens up to and including this one, minus 1
     return counted.masked_fill(~mask, 0)
-# --8<-- [end:from-mask]
 
 
 def check_lengths(document_lengths: object) -> list[int]:
@@ -78,7 +76,6 @@ def check_lengths(document_lengths: object) -> list[int]:
     return lengths
 
 
-# --8<-- [start:packing]
 def packed_positions(document_lengths: Sequence[int] | Tensor) -> Tensor:
     """Position ids of documents packed into one row: each document restarts at 0.
 
@@ -104,4 +101,3 @@ def packed_attention_mask(document_lengths: Sequence[int] | Tensor) -> Tensor:
     same_document = document[:, None] == document[None, :]
     causal = torch.ones(len(document), len(document), dtype=torch.bool).tril()
     return same_document & causal
-# --8<-- [end:packing]

@@ -102,7 +102,6 @@ class Rotation(Protocol):
         ...  # pragma: no cover - a protocol
 
 
-# --8<-- [start:sdpa]
 def scaled_dot_product_attention(
     q: Tensor, k: Tensor, v: Tensor, *, bias: Tensor | None = None, causal: bool = False,
     mask: Tensor | None = None, logit_hook: LogitHook | None = None, sinks: Tensor | None = None,
@@ -174,7 +173,6 @@ def scaled_dot_product_attention(
     weigh = None if weighting is None else lambda s: check_weights(weighting(s), tuple(s.shape))
     return _attend(q, k, v, logits=logits, bias=checked_bias, causal=causal, mask=checked_mask, logit_hook=term,
                    sinks=checked_sinks, weighting=weigh)
-# --8<-- [end:sdpa]
 
 
 def _attend(q: Tensor, k: Tensor, v: Tensor, *, logits: Tensor | None = None, bias: Tensor | None = None,

@@ -55,7 +55,6 @@ def _check_head(x: Tensor, multiple: int, why: str) -> Tensor:
     return x
 
 
-# --8<-- [start:coordinates]
 def patch_center_coordinates(height: int, width: int) -> Tensor:
     """DINOv3's coordinates of patch centres, ``[height * width, 2]`` float64 (row, column), in (-1, 1).
 
@@ -111,10 +110,8 @@ def augment_patch_coordinates(coords: Tensor, *, shift: float | None = None, jit
     if rescale is not None:
         out = out * draw((1,), math.log(check_float("rescale", rescale, minimum=1.0, maximum=1e6))).exp()
     return out
-# --8<-- [end:coordinates]
 
 
-# --8<-- [start:dinov3]
 def apply_dinov3_rope(x: Tensor, coords: Tensor, *, base: float = 100.0) -> Tensor:
     r"""Rotate the patch tokens ``x [..., patches, head_dim]`` at DINOv3's coordinates.
 
@@ -136,10 +133,8 @@ def apply_dinov3_rope(x: Tensor, coords: Tensor, *, base: float = 100.0) -> Tens
     pairs = x.shape[-1] // 4
     return apply_rope_nd(x, 2 * math.pi * coords.to(torch.float64), sections=(pairs, pairs), base=base,
                          layout="half", frequencies="per_axis")
-# --8<-- [end:dinov3]
 
 
-# --8<-- [start:pixtral]
 def apply_pixtral_rope(x: Tensor, positions: Tensor, *, base: float = 10000.0) -> Tensor:
     r"""Pixtral's 2-D RoPE on ``x [..., patches, head_dim]`` at integer (row, column) ``positions``.
 
@@ -163,10 +158,8 @@ def apply_pixtral_rope(x: Tensor, positions: Tensor, *, base: float = 10000.0) -
     owner = torch.arange(2).repeat_interleave(d // 4).to(positions.device)
     angles = positions.to(torch.float64)[..., owner] * theta.to(positions.device)
     return apply_table(x, angles.cos(), angles.sin(), "half")
-# --8<-- [end:pixtral]
 
 
-# --8<-- [start:thirds]
 def apply_rope_head_thirds(x: Tensor, positions: Tensor, *, base: float = 10000.0,
                            pairing: str = "vjepa2") -> Tensor:
     r"""V-JEPA 2's 3-D RoPE: a third of each head per axis (frame, row, column).
@@ -219,10 +212,8 @@ def _turn_pairs(x: Tensor, cos: Tensor, sin: Tensor) -> Tensor:
     partner = torch.stack((-x64[..., 1::2], x64[..., 0::2]), dim=-1).flatten(-2)
     cos, sin = cos.to(x.device), sin.to(x.device)
     return (x64 * cos + partner * sin).to(x.dtype)
-# --8<-- [end:thirds]
 
 
-# --8<-- [start:mixed]
 class RopeMixed(nn.Module):
     r"""RoPE-Mixed (Heo et al. 2024): learned per-head frequencies on both axes for every pair.
 
@@ -284,4 +275,3 @@ class RopeMixed(nn.Module):
             raise ValueError(f"positions must have one row per token of x ({x.shape[2]}), got {angles.shape[1]}")
         angles = angles[None]  # [1, heads, tokens, pairs]: shared by the batch
         return apply_table(x, angles.cos(), angles.sin(), "interleaved")
-# --8<-- [end:mixed]

@@ -40,7 +40,6 @@ LAYOUT_ALIASES: dict[str, str] = {
 # Each engine's own spelling, with where it was read, is posenc.engines.layout_flags.
 
 
-# --8<-- [start:permutation]
 def layout_permutation(dim: int, *, heads: int = 1, rotary_dim: int | None = None) -> Tensor:
     """Index ``perm`` with ``x_interleaved = x_half[..., perm]``: half-layout pair (i, i + d/2)
     moves to dimensions (2i, 2i + 1). ``perm.argsort()`` maps back.
@@ -68,7 +67,6 @@ def layout_permutation(dim: int, *, heads: int = 1, rotary_dim: int | None = Non
     one = torch.arange(dim)
     one[:width] = torch.stack((torch.arange(half), torch.arange(half, width)), dim=-1).flatten()
     return (one + dim * torch.arange(heads)[:, None]).flatten()
-# --8<-- [end:permutation]
 
 
 def _check_heads(heads: object) -> int:

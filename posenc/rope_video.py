@@ -49,7 +49,6 @@ def _check_axes_dims(axes_dims: object, name: str = "axes_dims") -> tuple[int, .
     return dims
 
 
-# --8<-- [start:ids]
 def flux_position_ids(text_tokens: int, height: int, width: int, *, version: int = 1) -> Tensor:
     """FLUX's position ids of a text prompt followed by an image, text first.
 
@@ -96,7 +95,6 @@ def flux_position_ids(text_tokens: int, height: int, width: int, *, version: int
     text = torch.zeros(text_tokens, 4, dtype=torch.long)
     text[:, 3] = torch.arange(text_tokens)  # (0, 0, 0, i)
     return torch.cat((text, image))
-# --8<-- [end:ids]
 
 
 def video_axes_dims(head_dim: int) -> tuple[int, int, int]:
@@ -117,7 +115,6 @@ def video_axes_dims(head_dim: int) -> tuple[int, int, int]:
     return head_dim - 2 * spatial, spatial, spatial
 
 
-# --8<-- [start:frequencies]
 def ntk_axis_factor(scale: float, dim: int) -> float:
     r"""The NTK-aware factor on one axis's base for a ``scale``-times longer axis: \(s^{d/(d-2)}\).
 
@@ -161,7 +158,6 @@ def axes_frequencies(axes_dims: Sequence[int], *, base: float = 10000.0,
         factors = [check_float(f"ntk_factors[{i}]", f, positive=True, maximum=1e12) for i, f in enumerate(ntk_factors)]
     ladders = [(base * f) ** -(torch.arange(0, d, 2, dtype=torch.float64) / d) for d, f in zip(dims, factors)]
     return torch.cat(ladders)
-# --8<-- [end:frequencies]
 
 
 def _check_speeds(theta: object) -> Tensor:
@@ -172,7 +168,6 @@ def _check_speeds(theta: object) -> Tensor:
     return theta
 
 
-# --8<-- [start:riflex]
 def riflex_intrinsic_index(theta: Tensor, repetition: float) -> int:
     r"""RIFLEx's intrinsic frequency: the pair whose period \(2\pi/\theta_j\) is closest to ``repetition``.
 
@@ -213,10 +208,8 @@ def riflex_frequencies(theta: Tensor, *, index: int, length: float, margin: floa
     out = theta.to(torch.float64).clone()
     out[index] = min(float(out[index]), margin * 2 * math.pi / length)
     return out
-# --8<-- [end:riflex]
 
 
-# --8<-- [start:apply]
 def apply_axes_rope(x: Tensor, positions: Tensor, *, axes_dims: Sequence[int], theta: Tensor | None = None,
                     base: float = 10000.0, layout: str = "interleaved") -> Tensor:
     """Rotate ``x [..., seq, dim]``: the features of axis a by ``positions[..., a]`` times their speeds.
@@ -256,4 +249,3 @@ def apply_axes_rope(x: Tensor, positions: Tensor, *, axes_dims: Sequence[int], t
     owner = torch.repeat_interleave(torch.arange(len(dims)), torch.tensor(dims) // 2).to(pos.device)
     angles = pos.to(torch.float64)[..., owner] * theta.to(device=pos.device, dtype=torch.float64)  # [..., seq, pairs]
     return apply_table(x, angles.cos(), angles.sin(), layout, rotary_dim=sum(dims))
-# --8<-- [end:apply]

@@ -159,25 +159,14 @@ def test_docstring_math_is_raw_tex() -> None:
 
 SNIPPET_MARKER = re.compile(r"--8<-- \[start:(?P<name>[A-Za-z0-9_-]+)\]")
 SNIPPET_INCLUDE = re.compile(r'--8<-- "(?P<path>posenc/[^":]+):(?P<name>[A-Za-z0-9_-]+)"')
-#: Snippet markers that no page includes yet, in files of other owners, who were asked (issue 31)
-#: to include each in a page or remove it. Nothing new may join this list.
-PENDING_MARKERS = {
-    "posenc/attention.py:sdpa", "posenc/_batch_positions.py:from-mask", "posenc/_batch_positions.py:packing",
-    "posenc/tables.py:extrapolation", "posenc/tables.py:later", "posenc/rope_layouts.py:permutation",
-    "posenc/experiments/_remapped.py:remaps", "posenc/experiments/config.py:settings",
-    "posenc/experiments/depth.py:rows", "posenc/experiments/hybrid.py:spans",
-    "posenc/experiments/vit_resolution.py:summary",
-    "posenc/rope_images.py:coordinates", "posenc/rope_images.py:dinov3", "posenc/rope_images.py:mixed",
-    "posenc/rope_images.py:pixtral", "posenc/rope_images.py:thirds", "posenc/rope_video.py:apply",
-    "posenc/rope_video.py:frequencies", "posenc/rope_video.py:ids", "posenc/rope_video.py:riflex",
-}
 
 
 def test_every_snippet_marker_is_included_and_every_include_has_its_marker() -> None:
     """A ``--8<-- [start:NAME]`` marker in posenc marks code a page shows; one that no page includes
-    only misleads the next editor (issue 31 found 21 of 77), and an include needs its marker."""
+    only misleads the next editor (issue 31 found 21 of 77; the last 18, never included, were removed
+    in the fourth edition's fourth session), and an include needs its marker."""
     defined = {f"{path.relative_to(ROOT).as_posix()}:{match['name']}"
                for path in sorted((ROOT / "posenc").rglob("*.py")) for match in SNIPPET_MARKER.finditer(path.read_text())}
     included = {f"{match['path']}:{match['name']}" for page in PAGES for match in SNIPPET_INCLUDE.finditer(page.read_text())}
-    assert sorted(defined - included - PENDING_MARKERS) == [], "markers no page includes: include them or remove them"
+    assert sorted(defined - included) == [], "markers no page includes: include them or remove them"
     assert sorted(included - defined) == [], "pages include markers that do not exist"

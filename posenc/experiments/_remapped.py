@@ -100,7 +100,6 @@ class RemappedRoPE(nn.Module):
         return attended
 
 
-# --8<-- [start:remaps]
 @dataclass(frozen=True)
 class Remap:
     """A training-free method with the studies' settings at length n for a model trained on L."""
@@ -150,7 +149,6 @@ REMAPS: dict[str, Remap] = {
                     settings=lambda n, L: {"shift": int(0.33 * L), "local_window": max(1, L // 16),
                                            "logit_factor": round(STRING_FACTOR ** 2, 6)}),
 }
-# --8<-- [end:remaps]
 
 
 def remapped(model: TinyTransformer, method: str, length: int, train_length: int) -> RemappedRoPE:

@@ -155,7 +155,6 @@ LATER_CONFIGS = {
 }
 
 
-# --8<-- [start:settings]
 @dataclass(frozen=True)
 class StudySettings:
     """The settings of the later studies (training-free extension, the base against the context,
@@ -190,7 +189,6 @@ SETTINGS = {
                     bases=(100.0, 10000.0),  # two bases: one new model, one shared with the other studies
                     base_eval_sequences=8, distance_bucket=4, depth_query_span=8, depth_eval_sequences=8),
 }
-# --8<-- [end:settings]
 
 
 def check_device(device: object) -> str:

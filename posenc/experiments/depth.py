@@ -43,7 +43,6 @@ RESULTS_PATH = Path(__file__).resolve().parent / "results" / "depth.json"
 #: The seed of the depth test sequences (offset by length and depth; the same for every row and seed).
 TEST_SEED = 31337
 
-# --8<-- [start:rows]
 #: Each row: the MQAR model to load (a method of the retrieval study, or ``hybrid:`` and a row of
 #: the four-layer hybrid study) and the training-free method applied to it (None: as trained).
 ROWS: dict[str, tuple[str, str | None]] = {
@@ -51,7 +50,6 @@ ROWS: dict[str, tuple[str, str | None]] = {
     **{f"rope + {remap}": ("rope", remap) for remap in REMAPS},
     **{f"{method} (4 layers)": (f"hybrid:{method}", None) for method in hybrid.METHODS},
 }
-# --8<-- [end:rows]
 
 
 def _model(name: str, config: Config, seed: int, device: str, progress: bool,

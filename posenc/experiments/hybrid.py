@@ -73,7 +73,6 @@ RESULTS_PATHS = {task: Path(__file__).resolve().parent / "results" / f"hybrid_{t
 METRICS = {"lm": "perplexity", "retrieval": "accuracy"}
 
 
-# --8<-- [start:spans]
 def spans(design: str, train_length: int) -> dict[str, int]:
     """The span of a design's local layers at training length L: ``{"window": L // 4}`` for the
     windowed designs, ``{"chunk": L // 2}`` for iRoPE (the keyword `posenc.designs.design_plans` takes)."""
@@ -81,7 +80,6 @@ def spans(design: str, train_length: int) -> dict[str, int]:
     train_length = check_int("train_length", train_length, minimum=4)
     kind = DESIGNS[design].span
     return {kind: train_length // 4 if kind == "window" else train_length // 2}
-# --8<-- [end:spans]
 
 
 def build_hybrid_model(method: str, config: Config, vocab_size: int, seed: int = 0) -> TinyTransformer:

@@ -223,7 +223,6 @@ def load_results(path: str | Path = RESULTS_PATH) -> dict[str, Any]:
     return read_json(path)
 
 
-# --8<-- [start:summary]
 def summary_lines(results: dict[str, Any]) -> list[str]:
     """Test accuracy (%) per method and image size: the mean over seeds, and the range."""
     sizes = results["config"]["eval_sizes"]
@@ -233,4 +232,3 @@ def summary_lines(results: dict[str, Any]) -> list[str]:
                  for mean, v in zip(entry["mean"], entry["accuracy"])]
         lines.append(f"{method:<14}" + "".join(f"{cell:>16}" for cell in cells))
     return lines
-# --8<-- [end:summary]
