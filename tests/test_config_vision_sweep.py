@@ -199,6 +199,8 @@ def test_each_refusal_is_true_of_transformers_code(model_type: str):
     with pytest.raises(ValueError) as refused:
         read_vision_config({"model_type": model_type})
     assert reason in str(refused.value)
+    for named in re.findall(r"read as (\w+)", reason):  # the model that rotates instead is one posenc reads
+        assert named in VISION_MODEL_TYPES and _package(named)[1] == folder
 
 
 def test_the_elsewhere_types_are_not_image_or_video_models():

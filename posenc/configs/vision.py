@@ -50,7 +50,8 @@ class VisionRope:
     Attributes:
         model_type: the (sub-)config's model type.
         axes: the axes in the order their pairs come in the head (``"frame"``, ``"row"``, ``"column"``).
-        head_dim: features per head.
+        head_dim: features per head (EfficientLoFTR: its whole hidden vector, which it rotates before
+            the split into heads; num_heads is then 1).
         num_heads: heads.
         sections: pairs of the head each axis owns, in the order of ``axes`` (sums to rotary_dim / 2).
         rotary_dim: features rotated; the rest of the head passes unchanged.
