@@ -49,7 +49,8 @@ def rope_data_script() -> str:
     table = json.dumps(json.loads(TABLE.read_text(encoding="utf-8")), separators=(",", ":"))
     from posenc.configs._vision_data import vision_data  # read_vision_config's tables
     from posenc.configs.vision import ENCODER_MODEL_TYPES  # read_config refuses these
-    from posenc.configs._windows import BIDIRECTIONAL, CENTRED, FILLED, LAYER_KINDS, NOPE_LAYERS_SLIDE, TWO_SIDED
+    from posenc.configs._windows import (BIDIRECTIONAL, CAUSAL_KEPT, CENTRED, FILLED, LAYER_KINDS, NOPE_LAYERS_SLIDE,
+                                         TWO_SIDED)
     from posenc.configs.sites import site_data  # the rotary-site rules and DeepSeek-V4's defaults, as data
     from posenc.engines import engine_data  # the engines' layout names and known disagreements, as data
 
@@ -59,6 +60,7 @@ def rope_data_script() -> str:
                             "two_sided": TWO_SIDED,  # the encoders whose windows reach both ways
                             "centred": CENTRED,  # the encoders whose windows are centred on the query (T5Gemma2)
                             "bidirectional": BIDIRECTIONAL,  # a flag that opens every mask both ways (Gemma 3)
+                            "causal_kept": CAUSAL_KEPT,  # the same flag, the causal mask kept (Gemma, Gemma 2)
                             "filled": FILLED,  # windows the config classes fill (ModernBERT's, Dots3's)
                             "layer_kinds": LAYER_KINDS,  # layer types a model's code runs as another kind (ZAYA's)
                             "nope_layers_slide": NOPE_LAYERS_SLIDE}  # SmolLM3's sliding NoPE layers

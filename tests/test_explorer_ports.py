@@ -186,6 +186,9 @@ FOUND = [
       for extra in ({}, {"sliding_window": 9}, {"sliding_window": None}, {"sliding_window": 1234567})),
     _case({"model_type": "gemma4_text", "use_bidirectional_attention": "all", "layer_types": ["full_attention"] * 6,
            "sliding_window": None}),
+    # Gemma and Gemma 2 take the same flag but keep the causal mask (posenc.configs._windows.CAUSAL_KEPT): a note
+    *(_case({"model_type": model_type, "use_bidirectional_attention": flag})
+      for model_type in ("gemma", "gemma2") for flag in (True, False, None, "all", 1)),
     _case({"model_type": "embedding_gemma2", "text_config": {**SMALL, "model_type": "embedding_gemma2_text"}}),
     _case({"model_type": "deepseek_v32", "qk_rope_head_dim": 16, "num_hidden_layers": 2}),  # two rotary sites
     *(_case({"model_type": model_type, "num_hidden_layers": 2}) for model_type in ("axk2", "glm_moe_dsa",

@@ -484,3 +484,40 @@ def test_gemma4_all_bidirectional_windows_as_transformers_masks_them(model_type:
     sliding = rope.layers["sliding_attention"]
     assert (sliding.window, sliding.window_sides) == ((window // 2 + 1, "both") if flag == "all" else (window, "before"))
     assert any("use_bidirectional_attention" in note for note in rope.notes) == (flag == "all")
+
+
+def _first_tokens_see_later_ones(name: str, implementation: str, padded: bool) -> bool:
+    """Whether, in a tiny model of ``name`` with use_bidirectional_attention, token 1's output moves
+    when the last token changes (a batch with or without a padded first token)."""
+    from tests.rope_windows_live import _NARROW
+
+    keys = ("hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim", "intermediate_size", "vocab_size",
+            "pad_token_id", "bos_token_id", "eos_token_id")
+    live = getattr(transformers, name)(num_hidden_layers=2, use_bidirectional_attention=True,
+                                       **{k: _NARROW[k] for k in keys})
+    torch.manual_seed(0)
+    model = transformers.AutoModel.from_config(live, attn_implementation=implementation).eval()
+    mask = torch.tensor([[0 if padded else 1, 1, 1, 1, 1]])
+    with torch.no_grad():
+        one, two = (model(input_ids=torch.tensor([[5, 6, 7, 8, last]]), attention_mask=mask).last_hidden_state[0, 1]
+                    for last in (9, 10))
+    return not torch.allclose(one, two, atol=1e-6)
+
+
+@pytest.mark.parametrize(("name", "model_type"), [("GemmaConfig", "gemma"), ("Gemma2Config", "gemma2")])
+def test_gemma_and_gemma2_keep_the_causal_mask_with_the_flag(name: str, model_type: str) -> None:
+    """Gemma's and Gemma 2's use_bidirectional_attention only sets the attention's is_causal
+    (_windows.CAUSAL_KEPT). Run live: eager attention stays causal, padded or not, and Gemma's sdpa
+    runs both ways on a batch without padding only; read_config reads causal and says so in a note."""
+    assert not _first_tokens_see_later_ones(name, "eager", padded=False)
+    assert not _first_tokens_see_later_ones(name, "eager", padded=True)
+    if model_type == "gemma":  # Gemma 2 has no sdpa path in the pinned release
+        assert _first_tokens_see_later_ones(name, "sdpa", padded=False)
+        assert not _first_tokens_see_later_ones(name, "sdpa", padded=True)
+    config = {"model_type": model_type, "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4}
+    rope = read_config({**config, "use_bidirectional_attention": True})
+    assert all(layer.window_sides == "before" for layer in rope.layers.values())
+    assert any("keeps building the causal mask" in note for note in rope.notes)
+    assert not any("causal mask" in note for note in read_config(config).notes)
+    with pytest.raises(TypeError, match=r"config\['use_bidirectional_attention'\] must be one of true, false, null"):
+        read_config({**config, "use_bidirectional_attention": "all"})

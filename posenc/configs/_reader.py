@@ -305,7 +305,8 @@ def read_config(config: Mapping[str, Any], *, layout: str | None = None) -> Conf
     if any(isinstance(p, Mapping) and "mrope_section" in p for p in params.values()):
         notes.append("M-RoPE (mrope_section): a text token has the same position on all three axes, so text "
                      "rotates as the 1-D RoPE given here; image and video tokens get 3-D positions")
-    notes += windows.window_notes(text, found, model_type, types) + divergence_notes(model_type, text) + _site_notes(model_type, found, given)
+    notes += windows.window_notes(text, found, model_type, types) + windows.causal_kept_notes(text, model_type)
+    notes += divergence_notes(model_type, text) + _site_notes(model_type, found, given)
     pattern = {index: name for name, indices in kinds.items() for index in indices}
     return ConfigRope(model_type, result, tuple(pattern[i] for i in sorted(pattern)), _length(text, found),
                       originals[0] if originals else None, tuple(notes), bool(found.get("attention_sinks")))

@@ -85,6 +85,26 @@ def bidirectional(config: Mapping[str, Any], model_type: str | None) -> dict[str
     return rule if type(on) is type(rule["on"]) and on == rule["on"] else None
 
 
+# Model types whose config class takes the same flag but whose model keeps building the causal mask, the
+# flag only setting the attention's is_causal (modeling_gemma.py:228, modeling_gemma2.py:223): eager
+# attention stays causal (read so), while an implementation that skips the mask and takes is_causal from
+# the layer runs both ways (Gemma's sdpa on a batch without padding; tests/test_rope_sites_windows.py).
+CAUSAL_KEPT: dict[str, str] = {"gemma": _FLAG, "gemma2": _FLAG}
+
+
+def causal_kept_notes(config: Mapping[str, Any], model_type: str | None) -> list[str]:
+    """A note where a `CAUSAL_KEPT` flag is on: the reading follows the mask, as eager attention does."""
+    key = CAUSAL_KEPT.get(model_type or "")
+    on = config.get(key) if key else None
+    if on is not None and not isinstance(on, bool):
+        raise TypeError(f"config[{key!r}] must be one of true, false, null, got {type(on).__name__} {on!r:.40}")
+    if not on:
+        return []
+    return [f"config[{key!r}] is true, but transformers' code for this model type keeps building the causal mask and "
+            f"only sets its attention's is_causal to false: eager attention stays causal (as read here), while an "
+            f"implementation that skips the mask runs both ways (Gemma's sdpa on a batch without padding)"]
+
+
 def reach(window: int, sides: str) -> tuple[int, int]:
     """The tokens a query sees before it and after it in a window of ``window`` with ``sides`` (a
     `LayerRope`'s ``window`` and ``window_sides``; the query itself is seen too).

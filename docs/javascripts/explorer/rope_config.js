@@ -249,7 +249,8 @@
       notes.push("M-RoPE (mrope_section): a text token has the same position on all three axes, so text rotates as " +
         "the 1-D RoPE given here; image and video tokens get 3-D positions");
     }
-    notes.push(...windowNotes(text, found, modelType, types), ...divergenceNotes(modelType, text), ...siteNotes(modelType, found, chosen));
+    notes.push(...windowNotes(text, found, modelType, types), ...R.causalKeptNotes(text, modelType));
+    notes.push(...divergenceNotes(modelType, text), ...siteNotes(modelType, found, chosen));
     const pattern = [];
     for (const [name, indices] of kinds) for (const i of indices) pattern[i] = name;
     return { model_type: modelType, layers, pattern: pattern.filter((n) => n !== undefined),

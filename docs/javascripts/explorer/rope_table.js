@@ -210,6 +210,19 @@
     return sameValue(rule.on, on) ? rule : null;
   }
 
+  /** posenc/configs/_windows.py causal_kept_notes: Gemma's and Gemma 2's flag keeps the causal mask (CAUSAL_KEPT). */
+  function causalKeptNotes(config, modelType) {
+    const key = typeof modelType === "string" ? get(global.posencRopeData.causal_kept, modelType) : null;
+    const on = key === null ? null : get(config, key);
+    if (on !== null && !P.isBool(on)) {
+      throw typeError(`config[${repr(key)}] must be one of true, false, null, got ${P.typeName(on)} ${P.reprCut(on, 40)}`);
+    }
+    if (on !== true) return [];
+    return [`config[${repr(key)}] is true, but transformers' code for this model type keeps building the causal mask and ` +
+      "only sets its attention's is_causal to false: eager attention stays causal (as read here), while an " +
+      "implementation that skips the mask runs both ways (Gemma's sdpa on a batch without padding)"];
+  }
+
   /** [window, sides]: the window or chunk of these layers (null: the whole context), "before", "both" or "centred". */
   function windowOf(config, found, layerType, modelType) {
     const kind = layerKind(modelType, layerType.endsWith(":nope") ? layerType.slice(0, -5) : layerType);
@@ -351,5 +364,6 @@
   global.posencRopeTable = Object.freeze({ classLayerTypes,
     ATTENTION_LAYER_TYPES, NOT_ATTENTION_LAYER_TYPES, modelTypes, lookup, entry, textModelType, layoutOf, tableGet, field,
     defaultTheta, everyK, differs, pattern, givenList, windowTypes, windowOf, windowNotes, nopeSlidingTypes, layerKind,
+    causalKeptNotes,
   });
 })(typeof window !== "undefined" ? window : globalThis);
