@@ -406,7 +406,8 @@ WORDS_READING = """(texts) => texts.map((text) => {
   const out = {};
   for (const [name, layer] of Object.entries(rope.layers)) out[name] = [W.windowWords(name, layer, rope, []),
     layer.window === null ? null : W.windowFact(layer, [])];
-  return [out, W.FACTS.nope[0]];
+  const generic = W.MEANINGS.length - 1; // the last meaning: 'does something posenc does not read'
+  return [out, W.FACTS.nope[0], rope.notes.map((note) => W.MEANINGS.findIndex(([pattern]) => pattern.test(note)) < generic)];
 })"""
 
 
@@ -422,14 +423,16 @@ def test_the_inspectors_window_words_follow_the_reading(tmp_path: Path) -> None:
                {"model_type": "modernbert", "num_hidden_layers": 3},
                {"model_type": "gemma3_text", "num_hidden_layers": 6, "sliding_window": 512,
                 "use_bidirectional_attention": True},
-               {"model_type": "mistral", "num_hidden_layers": 2, "sliding_window": 4096}]
+               {"model_type": "mistral", "num_hidden_layers": 2, "sliding_window": 4096},
+               {"model_type": "gemma4_text", "num_hidden_layers": 6, "use_bidirectional_attention": "all"},
+               {"model_type": "gemma", "num_hidden_layers": 2, "use_bidirectional_attention": True}]
     # inspector_chart.js draws with d3 and the widgets; its integer format, num, is all the words use
     chart = tmp_path / "chart.js"
     chart.write_text('window.posencInspectorChart = {num: (v) => Number(v).toLocaleString("en-US")};')
     results = run_js(tmp_path, WORDS_READING, [json.dumps({**SMALL, **c}) for c in configs],
                      modules=[*MODULES, str(chart), "inspector_words.js"])
     assert isinstance(results, list)
-    for config, (words, nope) in zip(configs, results):
+    for config, (words, nope, explained) in zip(configs, results):
         rope = read_config({**SMALL, **config})
         two_sided = any(layer.window_sides != "before" for layer in rope.layers.values())
         for name, layer in rope.layers.items():
@@ -446,5 +449,7 @@ def test_the_inspectors_window_words_follow_the_reading(tmp_path: Path) -> None:
                 expected = [f"the last {layer.window:,} tokens", ["window", f"window of {layer.window:,} tokens"]]
             assert words[name] == expected, (config["model_type"], name)
         assert "where the model's attention is causal" in nope  # true of an encoder's NoPE layers too
+        if "use_bidirectional_attention" in config:  # its note has a meaning of its own, not the generic one
+            assert explained and all(explained), config["model_type"]
     assert results[0][0]["sliding_attention"][0] == "4,096 tokens: 2,047 tokens before the query and 2,048 after"
     assert results[1][0]["sliding_attention"][0] == "3 tokens: 1 token before the query and 1 after"
