@@ -219,7 +219,7 @@ FOUND = [
     *(_case({"model_type": "dots3_note_text", "num_hidden_layers": 6, **extra})
       for extra in ({}, {"layer_types": ["full_attention", "sliding_attention"] * 3}, {"use_dsa": False},
                     {"layer_types": ["full_attention", "sliding_attention"] * 3, "use_dsa": False},
-                    {"use_sliding_window": False}, {"use_dsa": None}, {"use_dsa": 1}, {"use_sliding_window": None},
+                    {"use_sliding_window": False}, {"use_dsa": None}, {"use_dsa": 1}, {"use_sliding_window": None}, {"use_sliding_window": "yes"},
                     {"per_layer_config": {}, "layer_types": ["full_attention"] * 6}, {"num_hidden_layers": "6"},
                     {"layer_types": "full_attention"})),
     _case({"model_type": "dots3_note", "text_config": {**SMALL, "model_type": "dots3_note_text", "use_dsa": False}}),

@@ -92,6 +92,7 @@ DOTS3_LEGACY = ["full_attention", "full_attention", "sliding_attention", "slidin
     {}, {"layer_types": DOTS3_LEGACY}, {"layer_types": DOTS3_LEGACY, "use_dsa": False}, {"use_sliding_window": False},
     {"use_dsa": False}, {"per_layer_config": {}, "layer_types": ["full_attention"] * 6}, {"use_dsa": None},
     {"num_hidden_layers": 9, "use_dsa": True}, {"use_dsa": False, "use_sliding_window": False},
+    {"use_sliding_window": None},
 ])
 def test_dots3_legacy_configs_as_its_class_rewrites_them(settings: dict[str, object]) -> None:
     """A legacy Dots3 config.json (layers named full_attention, or no layer_types): its class renames
@@ -110,7 +111,7 @@ def test_dots3_legacy_configs_as_its_class_rewrites_them(settings: dict[str, obj
 
 def test_dots3_bad_legacy_switches_are_named() -> None:
     config = {"model_type": "dots3_note_text", "num_hidden_layers": 6}
-    with pytest.raises(TypeError, match=r"config\['use_dsa'\] must be true or false, got int 1"):
+    with pytest.raises(TypeError, match=r"config\['use_dsa'\] must be true, false or null, got int 1"):
         read_config({**config, "use_dsa": 1})
-    with pytest.raises(TypeError, match=r"config\['use_sliding_window'\] must be true or false, got NoneType None"):
-        read_config({**config, "use_sliding_window": None})
+    with pytest.raises(TypeError, match=r"config\['use_sliding_window'\] must be true, false or null, got str 'yes'"):
+        read_config({**config, "use_sliding_window": "yes"})

@@ -37,9 +37,9 @@ def class_layer_types(config: Mapping[str, Any], found: ModelTypeEntry,
     old, new = rule["old"], rule["new"]
     use_dsa = config.get("use_dsa", None if "per_layer_config" in config else True)
     window = config.get("use_sliding_window", True)
-    for key, value, allowed in (("use_dsa", use_dsa, (bool, type(None))), ("use_sliding_window", window, (bool,))):
-        if not isinstance(value, allowed):
-            raise TypeError(f"config[{key!r}] must be true or false, got {type(value).__name__} {value!r:.40}")
+    for key, value in (("use_dsa", use_dsa), ("use_sliding_window", window)):  # null: None to the class too
+        if value is not None and not isinstance(value, bool):
+            raise TypeError(f"config[{key!r}] must be true, false or null, got {type(value).__name__} {value!r:.40}")
     types = config.get("layer_types")
     layers = config.get("num_hidden_layers")
     if types is None and layers is not None:

@@ -330,9 +330,9 @@
     if (rule === null) return [config, found];
     const useDsa = has(config, "use_dsa") ? config.use_dsa : has(config, "per_layer_config") ? null : true;
     const window = has(config, "use_sliding_window") ? config.use_sliding_window : true;
-    for (const [key, value, nullable] of [["use_dsa", useDsa, true], ["use_sliding_window", window, false]]) {
-      if (!(P.isBool(value) || (nullable && value === null))) {
-        throw typeError(`config[${repr(key)}] must be true or false, got ${P.typeName(value)} ${P.reprCut(value, 40)}`);
+    for (const [key, value] of [["use_dsa", useDsa], ["use_sliding_window", window]]) { // null: None to the class too
+      if (value !== null && !P.isBool(value)) {
+        throw typeError(`config[${repr(key)}] must be true, false or null, got ${P.typeName(value)} ${P.reprCut(value, 40)}`);
       }
     }
     let types = get(config, "layer_types");
