@@ -76,9 +76,14 @@ def test_zamba2_rotation_as_its_rotary_module(settings: dict[str, object]) -> No
 
 
 def test_zamba2_bad_switch_and_widths_are_named() -> None:
+    from huggingface_hub.errors import StrictDataclassFieldValidationError
+
     config = {"model_type": "zamba2", **ZAMBA2}
-    with pytest.raises(TypeError, match=r"config\['use_mem_rope'\] must be true or false, got int 1"):
-        read_config({**config, "use_mem_rope": 1})
+    for value in (1, None):  # both refused by Zamba2Config's strict field, as here
+        with pytest.raises(StrictDataclassFieldValidationError, match="expected bool"):
+            transformers.Zamba2Config(**ZAMBA2, use_mem_rope=value)
+        with pytest.raises(TypeError, match=rf"config\['use_mem_rope'\] must be true or false, got \w+ {value}"):
+            read_config({**config, "use_mem_rope": value})
     with pytest.raises(ValueError, match=r"2 \* config\['hidden_size'\] \(128\) must be a multiple of "
                                          r"config\['num_attention_heads'\] \(3\)"):
         read_config({**config, "num_attention_heads": 3, "use_mem_rope": True})

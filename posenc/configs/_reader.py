@@ -170,7 +170,8 @@ def _rotates(config: Mapping[str, Any], found: ModelTypeEntry, layer_type: str) 
     if layer_type not in table.ATTENTION_LAYER_TYPES:
         return None, f"posenc does not know what layers of type {layer_type!r} do"
     if "use_mem_rope" in conditions:  # Zamba2: `if self.config.use_mem_rope:` around the rotation
-        on = table.field(found, config, "use_mem_rope")
+        # null is refused too: the class's strict field takes only true or false
+        on = config["use_mem_rope"] if "use_mem_rope" in config else table.field(found, config, "use_mem_rope")
         if not isinstance(on, bool):
             raise TypeError(f"config['use_mem_rope'] must be true or false, got {type(on).__name__} {on!r:.40}")
         if not on:

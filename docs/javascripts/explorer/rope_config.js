@@ -134,7 +134,8 @@
     }
     if (!R.ATTENTION_LAYER_TYPES.includes(layerType)) return [null, `posenc does not know what layers of type ${repr(layerType)} do`];
     if (conditions.includes("use_mem_rope")) { // Zamba2: `if self.config.use_mem_rope:` around the rotation
-      const on = R.field(found, config, "use_mem_rope");
+      // null is refused too: the class's strict field takes only true or false
+      const on = P.has(config, "use_mem_rope") ? config.use_mem_rope : R.field(found, config, "use_mem_rope");
       if (!P.isBool(on)) throw typeError(`config['use_mem_rope'] must be true or false, got ${P.typeName(on)} ${P.reprCut(on, 40)}`);
       if (!on) return [false, "config['use_mem_rope'] is false: this model type's attention does not rotate (NoPE)"];
     }
