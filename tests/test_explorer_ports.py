@@ -240,7 +240,9 @@ FOUND = [
     *(_case({"model_type": "zamba2", "num_hidden_layers": 3, "layers_block_type": ["mamba", "hybrid", "hybrid"], **extra})
       for extra in ({}, {"use_mem_rope": True}, {"use_mem_rope": False}, {"use_mem_rope": 1}, {"use_mem_rope": None},
                     {"use_mem_rope": True, "attention_head_dim": 8}, {"use_mem_rope": True, "num_attention_heads": 3},
-                    {"use_mem_rope": True, "hidden_size": 2**23, "num_attention_heads": 1})),
+                    {"use_mem_rope": True, "hidden_size": 2**23, "num_attention_heads": 1},
+                    {"use_mem_rope": True, "use_long_context": True}, {"use_long_context": None},
+                    {"use_mem_rope": True, "use_long_context": False, "max_position_embeddings": 100})),
 ]
 
 

@@ -75,6 +75,18 @@ def test_zamba2_rotation_as_its_rotary_module(settings: dict[str, object]) -> No
     assert read_config(given).layers["hybrid"] == rope.layers["hybrid"]
 
 
+@pytest.mark.parametrize("settings", [{"use_long_context": True, "max_position_embeddings": 4096},
+                                      {"use_long_context": True}, {"use_long_context": False, "max_position_embeddings": 2048}])
+def test_zamba2_long_context_sets_the_length(settings: dict[str, object]) -> None:
+    """Zamba2's use_long_context sets max_position_embeddings to 16384 whatever the config gives
+    (posenc.configs._plan.LONG_CONTEXT); run live: the class's value and its rotary module's length."""
+    from transformers.models.zamba2.modeling_zamba2 import Zamba2RotaryEmbedding
+
+    live = transformers.Zamba2Config(**ZAMBA2, use_mem_rope=True, **settings)
+    rope = read_config({"model_type": "zamba2", **ZAMBA2, "use_mem_rope": True, **settings})
+    assert rope.max_position_embeddings == live.max_position_embeddings == Zamba2RotaryEmbedding(live).max_seq_len_cached
+
+
 def test_zamba2_bad_switch_and_widths_are_named() -> None:
     from huggingface_hub.errors import StrictDataclassFieldValidationError
 
@@ -84,6 +96,10 @@ def test_zamba2_bad_switch_and_widths_are_named() -> None:
             transformers.Zamba2Config(**ZAMBA2, use_mem_rope=value)
         with pytest.raises(TypeError, match=rf"config\['use_mem_rope'\] must be true or false, got \w+ {value}"):
             read_config({**config, "use_mem_rope": value})
+        with pytest.raises(StrictDataclassFieldValidationError, match="expected bool"):
+            transformers.Zamba2Config(**ZAMBA2, use_long_context=value)
+        with pytest.raises(TypeError, match=rf"config\['use_long_context'\] must be true or false, got \w+ {value}"):
+            read_config({**config, "use_long_context": value})
     with pytest.raises(ValueError, match=r"2 \* config\['hidden_size'\] \(128\) must be a multiple of "
                                          r"config\['num_attention_heads'\] \(3\)"):
         read_config({**config, "num_attention_heads": 3, "use_mem_rope": True})

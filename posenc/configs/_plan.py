@@ -58,6 +58,23 @@ def class_layer_types(config: Mapping[str, Any], found: ModelTypeEntry,
     return {**config, "layer_types": types}, found
 
 
+# Zamba2's class sets max_position_embeddings to 16384 when use_long_context is on, whatever the config gives
+# (configuration_zamba2.py:117-118): the context it declares, and the length its rotary module starts from.
+LONG_CONTEXT: dict[str, dict[str, Any]] = {"zamba2": {"key": "use_long_context", "length": 16384}}
+
+
+def class_length(config: Mapping[str, Any], model_type: str | None) -> Mapping[str, Any]:
+    """The config with the max_position_embeddings its class sets (`LONG_CONTEXT`), else unchanged."""
+    rule = LONG_CONTEXT.get(model_type or "")
+    if rule is None:
+        return config
+    key = rule["key"]
+    on = config[key] if key in config else False  # a strict field: true or false, default false
+    if not isinstance(on, bool):
+        raise TypeError(f"config[{key!r}] must be true or false, got {type(on).__name__} {on!r:.40}")
+    return {**config, "max_position_embeddings": rule["length"]} if on else config
+
+
 def layer_plan(config: Mapping[str, Any], found: ModelTypeEntry, model_type: str | None,
                 params: Mapping[str | None, Any]) -> tuple[list[str], list[bool]]:
     """The layer type of each layer and whether its index lets it rotate (Llama 4's and SmolLM3's

@@ -37,7 +37,7 @@ from posenc.configs._layer import (
     _temperature,
 )
 from posenc.configs._params import _as_mapping, _parameters, _text_part
-from posenc.configs._plan import class_layer_types, layer_plan
+from posenc.configs._plan import class_layer_types, class_length, layer_plan
 from posenc.configs._schema import ModelTypeEntry
 from posenc.configs.vision import ENCODER_MODEL_TYPES
 from posenc.rope_scaling import _real, rope_attention_scaling
@@ -272,6 +272,7 @@ def read_config(config: Mapping[str, Any], *, layout: str | None = None) -> Conf
     if "no_alibi" in found.get("rope_condition", ()) and text.get("alibi") is True:
         raise ValueError(f"config['alibi'] is true: this {model_type} model uses ALiBi, not RoPE")
     text, found = class_layer_types(text, found, model_type)  # Dots3's legacy layer names
+    text = class_length(text, model_type)  # Zamba2's use_long_context
     given = _layout(text, found, model_type, given)  # first: without it nothing below can be trusted
     notes = list(found.get("notes", ()))
     params = _parameters(text, found, [t for t in table.get(found, text, "layer_types") or [] if isinstance(t, str)],

@@ -361,7 +361,23 @@
     return [out, found];
   }
 
-  global.posencRopeTable = Object.freeze({ classLayerTypes,
+  // posenc/configs/_plan.py LONG_CONTEXT: Zamba2's class sets the length when use_long_context is on
+  // (configuration_zamba2.py:117-118)
+  const LONG_CONTEXT = { zamba2: { key: "use_long_context", length: 16384 } };
+
+  /** class_length: the config with the max_position_embeddings its class sets, else unchanged. */
+  function classLength(config, modelType) {
+    const rule = typeof modelType === "string" && has(LONG_CONTEXT, modelType) ? LONG_CONTEXT[modelType] : null;
+    if (rule === null) return config;
+    const on = has(config, rule.key) ? config[rule.key] : false; // a strict field: true or false, default false
+    if (!P.isBool(on)) throw typeError(`config[${repr(rule.key)}] must be true or false, got ${P.typeName(on)} ${P.reprCut(on, 40)}`);
+    if (!on) return config;
+    const out = copied(config);
+    P.setKey(out, "max_position_embeddings", rule.length);
+    return out;
+  }
+
+  global.posencRopeTable = Object.freeze({ classLayerTypes, classLength,
     ATTENTION_LAYER_TYPES, NOT_ATTENTION_LAYER_TYPES, modelTypes, lookup, entry, textModelType, layoutOf, tableGet, field,
     defaultTheta, everyK, differs, pattern, givenList, windowTypes, windowOf, windowNotes, nopeSlidingTypes, layerKind,
     causalKeptNotes,
