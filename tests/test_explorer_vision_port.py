@@ -39,7 +39,7 @@ from tests.site.check_inspector import error_kind
 
 pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="needs node to run the site's JavaScript")
 
-MODULES = ["pyvalues.js", "json_values.js", "rope_vision.js"]
+MODULES = ["pyvalues.js", "json_values.js", "rope_vision_towers.js", "rope_vision.js"]
 RUNNER = """
 const fs = require("fs");
 globalThis.window = globalThis;

@@ -10,7 +10,7 @@
 //   config, for the config inspector only (its placeholder near): json_values.js (JSON read into Python's values),
 //     rope_table.js, rope_layer.js, rope_sites.js, rope_params.js and rope_config.js (posenc's read_config and
 //     inspect's warnings), rope_engines.js (the engines' names and warnings), the model-type table and the zoo (assets/posenc/rope-data.js, written by
-//     hooks/rope_data.py), rope_vision.js (read_vision_config), inspector_chart.js, inspector_words.js, inspector_vision.js and inspector.js (the widget).
+//     hooks/rope_data.py), rope_vision_towers.js and rope_vision.js (read_vision_config), inspector_chart.js, inspector_words.js, inspector_vision.js and inspector.js (the widget).
 // Widget names: sinusoidal, rope-scaling, rope-rotation, alibi, t5-buckets; rope-inspector.
 (function () {
   "use strict";
@@ -20,7 +20,7 @@
     core: ["pyvalues.js", "rope_scaling.js", "formulas.js", "../../assets/d3/d3.min.js", "widgets.js",
       "widgets_sinusoidal.js", "widgets_rope.js", "widgets_bias.js"],
     config: ["json_values.js", "rope_table.js", "rope_layer.js", "rope_sites.js", "rope_params.js", "rope_config.js", "rope_engines.js",
-      "rope_vision.js", "../../assets/posenc/rope-data.js", "inspector_chart.js", "inspector_words.js", "inspector_vision.js", "inspector.js"],
+      "rope_vision_towers.js", "rope_vision.js", "../../assets/posenc/rope-data.js", "inspector_chart.js", "inspector_words.js", "inspector_vision.js", "inspector.js"],
   };
   const CONFIG_WIDGETS = ["rope-inspector"];
   const loading = {};
