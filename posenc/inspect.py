@@ -71,12 +71,12 @@ def _layer_lines(name: str, layer: LayerRope, rope: ConfigRope, length: int | No
                  sites: Sequence[Any] = ()) -> list[str]:
     count = f" ({len(layer.layers)} layers)" if layer.layers else ""
     sides = " on each side" if layer.window_sides == "both" else ""  # an encoder's two-sided window
-    if layer.window and layer.window_sides == "centred":  # T5Gemma2's encoder: uneven sides
+    if layer.window is not None and layer.window_sides == "centred":  # T5Gemma2's encoder: uneven sides
         before, after = reach(layer.window, layer.window_sides)
         sides = f": {before:,} before the query and {after:,} after"
     # DeepSeek-V4's compressed layers: the window bounds the uncompressed keys only
     what = "uncompressed keys (compressed keys reach further)" if any(s.name == "compressor" for s in sites) else "tokens"
-    window = f", attends within {layer.window:,} {what}{sides}" if layer.window else ""
+    window = f", attends within {layer.window:,} {what}{sides}" if layer.window is not None else ""
     if not layer.rotates:
         what = "does not rotate (NoPE)" if layer.rotates is False else "is a layer type posenc does not know"
         lines = [f"{name}{count}: {what}{window}" + (f"; {layer.note}" if layer.note else "")]
@@ -143,7 +143,8 @@ def warnings_for(rope: ConfigRope, length: int | None = None, config: Mapping[st
         found.append("static YaRN: the frequencies are stretched at every length, short inputs included "
                      "(as in Qwen3's long-context config); add the scaling only for long inputs")
     for layer in rotating:
-        context = layer.window or length or rope.max_position_embeddings  # a sliding layer sees its window
+        # a sliding layer sees its window (0: Gemma 3 bidirectional with a window of 1, the query alone)
+        context = layer.window if layer.window is not None else length or rope.max_position_embeddings
         waves = _wavelengths(layer, length)
         if context and waves and max(waves) < context:
             found.append(f"{layer.layer_type}: the base {layer.base:g} is too small for {context:,} positions: "

@@ -179,6 +179,7 @@ FOUND = [
     *(_case({"model_type": "gemma3_text", "use_bidirectional_attention": flag, **extra})
       for flag in (True, False, None, 1)
       for extra in ({}, {"sliding_window": 9}, {"sliding_window": 1}, {"sliding_window": None})),
+    _case({"model_type": "gemma3_text", "use_bidirectional_attention": True, "sliding_window": 1}, None, 300000),
     _case({"model_type": "gemma3", "text_config": {**SMALL, "model_type": "gemma3_text", "use_bidirectional_attention": True,
                                                    "sliding_window": 512}}),
     *(_case({"model_type": model_type, "use_bidirectional_attention": flag, **extra})

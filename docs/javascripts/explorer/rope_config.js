@@ -317,7 +317,8 @@
         "long-context config); add the scaling only for long inputs");
     }
     for (const layer of rotating) {
-      const context = [layer.window, length, rope.max_position_embeddings].find(P.truthy) ?? null;
+      const context = layer.window !== null ? layer.window // a window of 0: the query alone
+        : [length, rope.max_position_embeddings].find(P.truthy) ?? null;
       const waves = wavelengths(layer, length);
       if (P.truthy(context) && waves.length && Math.max(...waves) < context) {
         found.push(`${layer.layer_type}: the base ${P.formatGeneral(layer.base)} is too small for ${P.formatInt(context)} ` +
