@@ -22,12 +22,12 @@ short convolution.
 
 The direct form here is \(O(L^2 d)\): it sweeps the keys from the newest back, applying each
 \(H_s\) to the queries that lie after it (\(H\) is symmetric, so \(q^\top H = (H q)^\top\)),
-and reads one logit column per key. `path_logits_blockwise` splits the keys into blocks: within
-a block it sweeps as the direct form does; across blocks it carries each query through a whole
-block at once with that block's product \(H_{e-1} \cdots H_s\) as a dense \(d \times d\) matrix,
-against keys already carried to the end of their own block. The paper's blockwise algorithm
-keeps each block's product in a compact low-rank form instead (FlashAttention-style, on GPUs);
-that form is not implemented here.
+and reads one logit column per key: one pass per key. `path_logits_blockwise` is the paper's
+blockwise algorithm: each block's product \(H_{e-1} \cdots H_s\) in the compact form
+\(I - W^\top T B W\) with \(T\) from the UT transform (`posenc._path_compact`, which checks the
+formulas at the authors' code), every block at once, one pass per distance between blocks:
+about ``L / block`` passes. The model's `HouseholderPath` takes it (blocks of `BLOCK` keys) for
+a whole sequence, the direct form for new queries against a cache.
 
 Cache: a key carries its token's \(w\) and \(\beta\) (joined to it by `HouseholderPath.join`,
 \(d + 1\) more channels); the logits of new queries are swept over every cached key, so decoding
@@ -46,10 +46,14 @@ import torch
 from torch import Tensor, nn
 
 from posenc._checks import check_size, check_size_int, check_tensor
+from posenc._path_compact import compact_logits
 from posenc.forgetting import _causal, _check_qk, _check_tokens
 
 __all__ = ["HouseholderPath", "path_logits", "path_logits_blockwise"]
 
+#: The block of the model's blockwise form: 32 keys was the fastest of 16, 32, 64 and 128 on
+#: the CPU for the studies' training shapes (L = 64 and 256; ``benchmarks/bench_path.py``).
+BLOCK = 32
 #: How far from 1 the norm of a Householder vector may be (float32 rounding of a normalised vector).
 UNIT_TOLERANCE = 1e-4
 
@@ -62,7 +66,7 @@ def _check_transforms(q: Tensor, k: Tensor, w: object, beta: object) -> tuple[Te
     if beta_.shape != k.shape[:-1]:
         raise ValueError(f"beta must have the shape of k without its last axis {tuple(k.shape[:-1])}, "
                          f"got {tuple(beta_.shape)}")
-    norms = torch.linalg.vector_norm(w_.to(torch.float64), dim=-1)
+    norms = torch.linalg.vector_norm(w_.detach().to(torch.float64), dim=-1)
     if norms.numel() and float((norms - 1).abs().max()) > UNIT_TOLERANCE:
         raise ValueError(f"w must hold unit vectors (a Householder direction; normalise it), got norms from "
                          f"{float(norms.min()):.6g} to {float(norms.max()):.6g}")
@@ -127,6 +131,11 @@ def _sweep(q: Tensor, k: Tensor, w: Tensor, beta: Tensor) -> Tensor:
 def path_logits_blockwise(q: Tensor, k: Tensor, w: Tensor, beta: Tensor, *, block: int) -> Tensor:
     r"""`path_logits` computed block by block (blocks of ``block`` keys); equal to the direct form.
 
+    Each block's product of transforms in the compact form \(I - W^\top T B W\) (the paper's
+    blockwise algorithm, `posenc._path_compact`); every block at once, one pass per distance
+    between blocks. For a whole sequence (as many queries as keys) it is the fast form; for a few
+    new queries against many keys the direct form does less work.
+
     Examples:
         >>> _ = torch.manual_seed(0)
         >>> q, k = torch.randn(9, 4, dtype=torch.float64), torch.randn(9, 4, dtype=torch.float64)
@@ -138,62 +147,7 @@ def path_logits_blockwise(q: Tensor, k: Tensor, w: Tensor, beta: Tensor, *, bloc
     q, k = _check_path_qk(q, k)
     w, beta = _check_transforms(q, k, w, beta)
     block = check_size_int("block", block)
-    dtype = q.dtype if q.dtype in (torch.float32, torch.float64) else torch.float32
-    q, k, w, beta = q.to(dtype), k.to(dtype), w.to(dtype), beta.to(dtype)
-    k_len, offset = k.shape[-2], k.shape[-2] - q.shape[-2]
-    starts = list(range(0, k_len, block))
-    carried, products = [], []  # keys carried to the end of their block; each block's H_(e-1) ... H_s
-    for s in starts:
-        e = min(s + block, k_len)
-        carried.append(_carry_keys(k[..., s:e, :], w[..., s:e, :], beta[..., s:e]))
-        products.append(_block_product(w[..., s:e, :], beta[..., s:e]))
-    out = q.new_full((*q.shape[:-1], k_len), float("-inf"))
-    for b, s in enumerate(starts):
-        e = min(s + block, k_len)
-        first = max(s, offset)  # the queries of this block, as key indices
-        if first >= e:
-            continue
-        rows = slice(first - offset, e - offset)
-        out[..., rows, s:e] = _sweep(q[..., rows, :], k[..., s:e, :], w[..., s:e, :], beta[..., s:e])
-        u = _carry_queries(q[..., rows, :], w[..., s:e, :], beta[..., s:e], first - s)  # H_s ... H_i q_i
-        for c in range(b - 1, -1, -1):  # earlier blocks, newest first
-            out[..., rows, starts[c]:starts[c] + carried[c].shape[-2]] = u @ carried[c].transpose(-2, -1)
-            u = u @ products[c]  # u^T P  (row vectors): through the whole block at once
-    return out
-
-
-def _householder(x: Tensor, w: Tensor, beta: Tensor) -> Tensor:
-    """``H x`` for rows ``x [..., n, d]`` and one transform ``w [..., 1, d]``, ``beta [..., 1, 1]``."""
-    return x - beta * (x * w).sum(-1, keepdim=True) * w
-
-
-def _carry_keys(k: Tensor, w: Tensor, beta: Tensor) -> Tensor:
-    """Key j of a block times H_(e-1) ... H_(j+1): each later transform of the block, in order."""
-    keys = k
-    for t in range(1, k.shape[-2]):
-        earlier = (torch.arange(k.shape[-2], device=k.device) < t)[:, None]
-        moved = _householder(keys, w[..., t, None, :], beta[..., t, None, None])
-        keys = torch.where(earlier, moved, keys)
-    return keys
-
-
-def _carry_queries(q: Tensor, w: Tensor, beta: Tensor, first: int) -> Tensor:
-    """Query i of a block (at ``first + row``) times H_i, then down to H_s: ``H_s ... H_i q_i``."""
-    at = first + torch.arange(q.shape[-2], device=q.device)
-    u = q
-    for t in range(w.shape[-2] - 1, -1, -1):
-        u = torch.where((at >= t)[:, None], _householder(u, w[..., t, None, :], beta[..., t, None, None]), u)
-    return u
-
-
-def _block_product(w: Tensor, beta: Tensor) -> Tensor:
-    """The dense ``H_(e-1) ... H_s`` of a block, ``[..., d, d]``, built by applying each H to its columns."""
-    d = w.shape[-1]
-    product = torch.eye(d, dtype=w.dtype, device=w.device).expand(*w.shape[:-2], d, d)
-    for t in range(w.shape[-2]):  # P <- H_t P: H_t acts on each column, i.e. on the rows of P^T
-        columns = _householder(product.transpose(-2, -1), w[..., t, None, :], beta[..., t, None, None])
-        product = columns.transpose(-2, -1)
-    return product
+    return compact_logits(q, k, w, beta, block)
 
 
 class HouseholderPath(nn.Module):
@@ -262,4 +216,9 @@ class HouseholderPath(nn.Module):
     def _scores(self, q: Tensor, k: Tensor) -> Tensor:
         """`scores` on the model's own tensors."""
         d = self.head_dim
-        return _sweep(q, k[..., :d], k[..., d:2 * d], k[..., 2 * d]) / math.sqrt(d)
+        q_, k_, w, beta = q, k[..., :d], k[..., d:2 * d], k[..., 2 * d]
+        if q.shape[-2] == k.shape[-2]:  # a whole sequence (training, a first call): the blockwise form
+            logits = compact_logits(q_, k_, w, beta, BLOCK)
+        else:  # new queries against a cache: the direct form, O(L d) per query
+            logits = _sweep(q_, k_, w, beta)
+        return logits / math.sqrt(d)
