@@ -144,6 +144,17 @@ FOUND = [
                     {"per_layer_config": {}, "layer_types": ["full_attention"] * 6}, {"num_hidden_layers": "6"},
                     {"layer_types": "full_attention"})),
     _case({"model_type": "dots3_note", "text_config": {**SMALL, "model_type": "dots3_note_text", "use_dsa": False}}),
+    # legacy layer names every config class renames last (posenc.configs._plan.LEGACY_NAMES)
+    *(_case({"model_type": model_type, "num_hidden_layers": 4, **extra})
+      for model_type, extra in (("qwen3_next", {"layer_types": ["linear_attention"] * 3 + ["attention"]}),
+                                ("qwen3_5_text", {"layer_types": ["mamba", "linear_attention", "conv", "attention"]}),
+                                ("glm_moe_dsa", {"layer_types": ["deepseek_sparse_attention", "qwen_sparse_attention"] * 2}),
+                                ("zamba2", {"layers_block_type": ["mamba", "hybrid", "attention", "mamba"],
+                                            "use_mem_rope": True}),
+                                ("dots3_note_text", {"layer_types": ["attention", "full_attention", "sliding_attention",
+                                                                     "sliding_attention"]}),
+                                ("dots3_note_text", {"layer_types": ["attention", "indexed_attention"] * 2, "use_dsa": False}),
+                                ("llama", {"layer_types": ["attention", 7, None, "mamba"]}))),
     *(_case({"model_type": "unlimited_ocr_text", **extra})
       for extra in ({}, {"sliding_window": 3}, {"sliding_window": None}, {"sliding_window": 0},
                     {"num_hidden_layers": 2, "layer_types": ["full_attention", "reference_sliding_attention"]},

@@ -136,3 +136,50 @@ def test_dots3_bad_legacy_switches_are_named() -> None:
         read_config({**config, "use_dsa": 1})
     with pytest.raises(TypeError, match=r"config\['use_sliding_window'\] must be true, false or null, got str 'yes'"):
         read_config({**config, "use_sliding_window": "yes"})
+
+
+LEGACY_NAMED = {
+    "qwen3_next": {"num_hidden_layers": 4, "layer_types": ["linear_attention"] * 3 + ["attention"]},
+    "qwen3_5_text": {"num_hidden_layers": 4, "layer_types": ["linear_attention"] * 3 + ["attention"]},
+    "zamba2": {"num_hidden_layers": 3, "hidden_size": 64, "num_attention_heads": 4, "use_mem_rope": True,
+               "layers_block_type": ["mamba", "hybrid", "mamba"]},
+    "glm_moe_dsa": {"num_hidden_layers": 2, "layer_types": ["deepseek_sparse_attention"] * 2},
+    "deepseek_v32": {"num_hidden_layers": 2, "layer_types": ["deepseek_sparse_attention"] * 2},
+}
+
+
+@pytest.mark.parametrize("model_type", sorted(LEGACY_NAMED))
+def test_legacy_layer_names_as_every_config_class_renames_them(model_type: str) -> None:
+    """Every config class renames legacy layer types at the end of its __post_init__ (mamba,
+    attention, deepseek_sparse_attention, qwen_sparse_attention: configuration_utils.py:94-99, :514;
+    posenc.configs._plan.LEGACY_NAMES). Run live: the class's names and, per kind of layer, its rotary
+    module and rotation (rope_live.check_config on the dict with the legacy names)."""
+    from tests import rope_live
+
+    config = {"model_type": model_type, **LEGACY_NAMED[model_type]}
+    live = transformers.AutoConfig.for_model(**config).get_text_config(decoder=True)
+    rope = rope_live.check_config(config, torch.tensor([0, 1, 5, 100, 5000]))
+    assert [name.removesuffix(":nope") for name in rope.pattern] == list(live.layer_types)
+    assert all(layer.rotates is not None for layer in rope.layers.values())
+
+
+def test_dots3_with_a_legacy_name_is_refused_as_transformers_fails_on_it() -> None:
+    """Dots3 builds its rope parameters keyed by the layer names it is given, and the base class then
+    renames 'attention' to 'full_attention': its rotary module fails (KeyError), so read_config refuses
+    the config naming the key and the name."""
+    from transformers.models.dots3_note.modeling_dots3_note import Dots3NoteTextRotaryEmbedding
+
+    types = ["attention", "full_attention", "sliding_attention", "sliding_attention"]
+    live = transformers.Dots3NoteTextConfig(num_hidden_layers=4, layer_types=types)
+    assert live.layer_types[0] == "full_attention" and "attention" in live.rope_parameters
+    with pytest.raises(KeyError, match="full_attention"):
+        Dots3NoteTextRotaryEmbedding(live)
+    with pytest.raises(ValueError, match=r"config\['layer_types'\] names 'attention' layers"):
+        read_config({"model_type": "dots3_note_text", "num_hidden_layers": 4, "layer_types": types})
+    # with full_attention layers beside them (use_dsa false keeps that name), the renamed layers find theirs
+    from tests import rope_live
+
+    config = {"model_type": "dots3_note_text", "num_hidden_layers": 4, "use_dsa": False,
+              "layer_types": ["attention", "indexed_attention"] * 2}
+    rope = rope_live.check_config(config, torch.tensor([0, 1, 5, 100]))
+    assert list(rope.layers) == ["full_attention"]

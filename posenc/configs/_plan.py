@@ -27,13 +27,45 @@ from posenc.configs._schema import ModelTypeEntry
 LEGACY_LAYER_TYPES = {"dots3_note_text": {"old": "full_attention", "new": "indexed_attention"}}
 
 
+# Every config class ends by renaming legacy layer types, after its own __post_init__ (configuration_utils.py:
+# 94-99, applied to every config at :514): the names below, in layer_types or the key the class maps it to.
+LEGACY_NAMES = {"mamba": "linear_attention", "attention": "full_attention",
+                "deepseek_sparse_attention": "indexed_attention", "qwen_sparse_attention": "indexed_attention"}
+
+
 def class_layer_types(config: Mapping[str, Any], found: ModelTypeEntry,
                       model_type: str | None) -> tuple[Mapping[str, Any], ModelTypeEntry]:
-    """The config with the layer types its class writes for a legacy config (`LEGACY_LAYER_TYPES`),
-    and the table entry with the old name's rope settings; both unchanged for other model types."""
-    rule = LEGACY_LAYER_TYPES.get(model_type or "")
-    if rule is None:
+    """The config with the layer types its class writes (`LEGACY_LAYER_TYPES`, then `LEGACY_NAMES`),
+    and the table entry with a renamed type's rope settings where Dots3 reads them so."""
+    types = _dots3_types(config, LEGACY_LAYER_TYPES.get(model_type or ""))
+    # Dots3 keys its rope parameters by the names it is given, then the base class renames the layers: a
+    # renamed layer finds parameters only where a layer already had the new name
+    if isinstance(types, (list, tuple)) and (legacy := sorted(
+            t for t in {t for t in types if isinstance(t, str)} & set(LEGACY_NAMES) if LEGACY_NAMES[t] not in types)):
+        raise ValueError(f"config['layer_types'] names {legacy[0]!r} layers, which model type {model_type!r} cannot run: "
+                         f"its config class keys the rope parameters by that name, then renames the layers "
+                         f"{LEGACY_NAMES[legacy[0]]!r} (configuration_utils.py:514), and its rotary module finds no "
+                         f"parameters for them (KeyError); name them as the class does")
+    key = "layer_types" if types is not None or "layer_types" in config else (
+        found.get("attribute_map", {}).get("layer_types") or "layer_types")
+    types = config.get(key) if types is None else types
+    if isinstance(types, (list, tuple)):
+        types = [LEGACY_NAMES.get(kind, kind) if isinstance(kind, str) else kind for kind in types]
+    if types is None:
         return config, found
+    rule = LEGACY_LAYER_TYPES.get(model_type or "")
+    if rule and rule["old"] in types:  # the old name's rope settings are the new one's
+        old, new = rule["old"], rule["new"]
+        aliased: dict[str, Any] = {name: {**value, old: value[new]} for name, value in found.items()
+                                   if isinstance(value, Mapping) and new in value}
+        found = {**found, **aliased}  # type: ignore[typeddict-item]
+    return ({**config, key: types} if types != config.get(key) else config), found
+
+
+def _dots3_types(config: Mapping[str, Any], rule: Mapping[str, str] | None) -> Any:
+    """The layer types a `LEGACY_LAYER_TYPES` class writes (None: it writes none, or there is no rule)."""
+    if rule is None:
+        return None
     old, new = rule["old"], rule["new"]
     use_dsa = config.get("use_dsa", None if "per_layer_config" in config else True)
     window = config.get("use_sliding_window", True)
@@ -49,13 +81,7 @@ def class_layer_types(config: Mapping[str, Any], found: ModelTypeEntry,
     if isinstance(types, (list, tuple)) and use_dsa is not None:
         before, after = (old, new) if use_dsa else (new, old)
         types = [after if kind == before else kind for kind in types]
-    if types is None:
-        return config, found
-    if isinstance(types, (list, tuple)) and old in types:  # the old name's rope settings are the new one's
-        aliased: dict[str, Any] = {key: {**value, old: value[new]} for key, value in found.items()
-                                   if isinstance(value, Mapping) and new in value}
-        found = {**found, **aliased}  # type: ignore[typeddict-item]
-    return {**config, "layer_types": types}, found
+    return types
 
 
 # Zamba2's class sets max_position_embeddings to 16384 when use_long_context is on, whatever the config gives

@@ -216,6 +216,23 @@
       "and Llama in transformers) or layout='interleaved' (features 2i and 2i + 1, as GPT-J and Meta's original code)");
   }
 
+  // posenc/configs/_plan.py LONG_CONTEXT: Zamba2's class sets the length when use_long_context is on
+  // (configuration_zamba2.py:117-118)
+  const LONG_CONTEXT = { zamba2: { key: "use_long_context", length: 16384 } };
+
+  /** class_length: the config with the max_position_embeddings its class sets, else unchanged. */
+  function classLength(config, modelType) {
+    const rule = typeof modelType === "string" && has(LONG_CONTEXT, modelType) ? LONG_CONTEXT[modelType] : null;
+    if (rule === null) return config;
+    const on = has(config, rule.key) ? config[rule.key] : false; // a strict field: true or false, default false
+    if (!P.isBool(on)) throw typeError(`config[${repr(rule.key)}] must be true or false, got ${P.typeName(on)} ${P.reprCut(on, 40)}`);
+    if (!on) return config;
+    const out = {};
+    for (const k of P.keys(config)) P.setKey(out, k, config[k]);
+    P.setKey(out, "max_position_embeddings", rule.length);
+    return out;
+  }
+
   /** A LayerRope record (posenc/configs/_reader.py), its fields in the dataclass's order. */
   function layerRope(layerType, rotates, more = {}) {
     return { layer_type: layerType, rotates, dim: null, rotary_dim: null, layout: null, base: null, scaling: null,
@@ -225,6 +242,6 @@
 
   global.posencRopeLayer = Object.freeze({
     MAX_LENGTH, ROPE_TYPES, one, headDim, rotaryWidth, contextLength, scalingOf, temperatureOf, softmaxScale, layoutFor,
-    layerRope,
+    layerRope, classLength,
   });
 })(typeof window !== "undefined" ? window : globalThis);

@@ -324,10 +324,46 @@
   const LEGACY_LAYER_TYPES = { dots3_note_text: { old: "full_attention", new: "indexed_attention" } };
   const copied = (mapping) => { const out = {}; for (const k of P.keys(mapping)) P.setKey(out, k, mapping[k]); return out; };
 
-  /** class_layer_types: [config, found] with the layer types the class writes for a legacy config. */
+  // posenc/configs/_plan.py LEGACY_NAMES: every config class renames these layer types last
+  // (configuration_utils.py:94-99, :514)
+  const LEGACY_NAMES = { mamba: "linear_attention", attention: "full_attention",
+    deepseek_sparse_attention: "indexed_attention", qwen_sparse_attention: "indexed_attention" };
+
+  /** class_layer_types: [config, found] with the layer types the class writes (Dots3's rule, then LEGACY_NAMES). */
   function classLayerTypes(config, found, modelType) {
     const rule = typeof modelType === "string" && has(LEGACY_LAYER_TYPES, modelType) ? LEGACY_LAYER_TYPES[modelType] : null;
-    if (rule === null) return [config, found];
+    let types = dots3Types(config, rule);
+    // Dots3 keys its rope parameters by the names it is given, then the base class renames the layers: a renamed
+    // layer finds parameters only where a layer already had the new name
+    const legacy = P.isList(types) ? P.sortedStrings([...new Set(types.filter((t) => typeof t === "string" &&
+      has(LEGACY_NAMES, t) && !types.includes(LEGACY_NAMES[t])))]) : [];
+    if (legacy.length) {
+      throw valueError(`config['layer_types'] names ${repr(legacy[0])} layers, which model type ${repr(modelType)} cannot run: ` +
+        `its config class keys the rope parameters by that name, then renames the layers ${repr(LEGACY_NAMES[legacy[0]])} ` +
+        "(configuration_utils.py:514), and its rotary module finds no parameters for them (KeyError); name them as the class does");
+    }
+    const key = types !== null || has(config, "layer_types") ? "layer_types"
+      : get(get(found, "attribute_map") || {}, "layer_types") ?? "layer_types";
+    if (types === null) types = get(config, key);
+    if (P.isList(types)) types = types.map((kind) => (typeof kind === "string" && has(LEGACY_NAMES, kind) ? LEGACY_NAMES[kind] : kind));
+    if (types === null) return [config, found];
+    if (rule !== null && P.isList(types) && types.includes(rule.old)) { // the old name's rope settings are the new one's
+      found = copied(found);
+      for (const name of P.keys(found)) {
+        if (P.isMapping(found[name]) && !P.isList(found[name]) && has(found[name], rule.new)) {
+          found[name] = copied(found[name]);
+          P.setKey(found[name], rule.old, found[name][rule.new]);
+        }
+      }
+    }
+    const out = copied(config);
+    P.setKey(out, key, types);
+    return [out, found];
+  }
+
+  /** _dots3_types: the layer types a LEGACY_LAYER_TYPES class writes (null: none, or no rule). */
+  function dots3Types(config, rule) {
+    if (rule === null) return null;
     const useDsa = has(config, "use_dsa") ? config.use_dsa : has(config, "per_layer_config") ? null : true;
     const window = has(config, "use_sliding_window") ? config.use_sliding_window : true;
     for (const [key, value] of [["use_dsa", useDsa], ["use_sliding_window", window]]) { // null: None to the class too
@@ -346,38 +382,10 @@
       const [before, after] = useDsa ? [rule.old, rule.new] : [rule.new, rule.old];
       types = types.map((kind) => (kind === before ? after : kind));
     }
-    if (types === null) return [config, found];
-    if (P.isList(types) && types.includes(rule.old)) { // the old name's rope settings are the new one's
-      found = copied(found);
-      for (const key of P.keys(found)) {
-        if (P.isMapping(found[key]) && !P.isList(found[key]) && has(found[key], rule.new)) {
-          found[key] = copied(found[key]);
-          P.setKey(found[key], rule.old, found[key][rule.new]);
-        }
-      }
-    }
-    const out = copied(config);
-    P.setKey(out, "layer_types", types);
-    return [out, found];
+    return types;
   }
 
-  // posenc/configs/_plan.py LONG_CONTEXT: Zamba2's class sets the length when use_long_context is on
-  // (configuration_zamba2.py:117-118)
-  const LONG_CONTEXT = { zamba2: { key: "use_long_context", length: 16384 } };
-
-  /** class_length: the config with the max_position_embeddings its class sets, else unchanged. */
-  function classLength(config, modelType) {
-    const rule = typeof modelType === "string" && has(LONG_CONTEXT, modelType) ? LONG_CONTEXT[modelType] : null;
-    if (rule === null) return config;
-    const on = has(config, rule.key) ? config[rule.key] : false; // a strict field: true or false, default false
-    if (!P.isBool(on)) throw typeError(`config[${repr(rule.key)}] must be true or false, got ${P.typeName(on)} ${P.reprCut(on, 40)}`);
-    if (!on) return config;
-    const out = copied(config);
-    P.setKey(out, "max_position_embeddings", rule.length);
-    return out;
-  }
-
-  global.posencRopeTable = Object.freeze({ classLayerTypes, classLength,
+  global.posencRopeTable = Object.freeze({ classLayerTypes,
     ATTENTION_LAYER_TYPES, NOT_ATTENTION_LAYER_TYPES, modelTypes, lookup, entry, textModelType, layoutOf, tableGet, field,
     defaultTheta, everyK, differs, pattern, givenList, windowTypes, windowOf, windowNotes, nopeSlidingTypes, layerKind,
     causalKeptNotes,
