@@ -52,8 +52,8 @@ RESULTS = Path(__file__).resolve().parent / "results"
 RESULTS_PATHS = {task: RESULTS / f"inside_{task}.json" for task in ("lm", "retrieval")}
 #: The metric of each task.
 METRICS = {"lm": "perplexity", "retrieval": "accuracy"}
-#: PaTH's direct form sweeps every key (about five times a plain step on the CPU): its jobs go
-#: first, so that the last job to finish is a short one.
+#: PaTH's jobs go first (its training step loops over the distances between blocks of keys), so
+#: that the last job to finish is a short one.
 SLOW_FIRST = ("path",)
 
 
