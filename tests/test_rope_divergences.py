@@ -53,6 +53,8 @@ def test_every_entry_is_complete() -> None:
     assert DIVERGENCES, "the register has entries"
     for entry in DIVERGENCES:
         assert entry.published and entry.transformers and entry.key
+        # the note ends with transformers' side: a sentence; the published side gets its stop from the note
+        assert entry.transformers.endswith(".") and not entry.published.endswith("."), entry.key
         assert any(e.startswith("https://") for e in entry.evidence), entry  # the published side, by URL
         assert any("transformers" in e and ".py" in e for e in entry.evidence), entry  # transformers' side, by file
         for key, value in entry.when:  # values the browser's port compares alike: JSON true/false/null/strings
@@ -398,3 +400,27 @@ def test_the_browser_port_fires_the_note_alike(tmp_path: Path) -> None:
         assert not compare(kinds(json.loads(ours)), kinds(theirs)), text[:80]
         fired.append(any("max_window_layers" in n for n in json.loads(ours)["value"]["rope"]["notes"]))
     assert fired == [True, True, False, False, False, False, False]
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs node to run the site's JavaScript")
+def test_the_inspector_explains_each_note_as_the_register_says(tmp_path: Path) -> None:
+    """The browser inspector's 'What this means' (inspector_words.js MEANINGS) for each registered note: the
+    register's own meaning, not the generic 'does something posenc does not read' (posenc reads the model as
+    transformers runs it), MiniMax-01's naming its rotary_dim, the others their windows."""
+    from tests.test_explorer_ports import MODULES, run_js
+
+    chart = tmp_path / "chart.js"  # inspector_chart.js draws with d3; its number format is all the words use
+    chart.write_text('window.posencInspectorChart = {num: (v) => Number(v).toLocaleString("en-US")};')
+    notes = [n for c in (MINIMAX_01, QWEN2, QWEN2_MOE) for n in read_config(c).notes if "transformers departs" in n]
+    assert len(notes) == 3 and all(n.endswith(".") for n in notes)
+    meanings = run_js(tmp_path, """(notes) => notes.map((note) => {
+      const M = window.posencInspectorWords.MEANINGS;
+      const i = M.findIndex(([pattern]) => pattern.test(note));
+      return [i, M.length - 1, M[i][1], M[i][2]];
+    })""", notes, modules=[*MODULES, str(chart), "inspector_words.js"])
+    assert isinstance(meanings, list)
+    for note, (found, generic, meaning, href) in zip(notes, meanings):
+        assert found < generic, note[:60]
+        assert meaning.startswith("The reading above is the model as transformers builds it"), note[:60]
+    assert "rotary_dim" in meanings[0][2] and meanings[0][3] == "../architectures/#hybrids"
+    assert all("windows" in m[2] for m in meanings[1:])

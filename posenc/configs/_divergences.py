@@ -32,7 +32,8 @@ class Divergence:
         model_type: the config's ``model_type`` the entry applies to.
         key: the config key whose meaning differs (the note appears where a config sets it).
         published: what the model card or the authors' code does with it.
-        transformers: what the pinned transformers does with it.
+        transformers: what the pinned transformers does with it, ending with a full stop (the note ends
+            with it; ``published`` gets its full stop from the note).
         evidence: locators for both sides (URL and section; repository, file and line).
         when: the other keys' values under which the departure shows, every one required (1 is not
             true: the type must match too); empty: wherever the config sets ``key``.
@@ -53,7 +54,7 @@ DIVERGENCES: tuple[Divergence, ...] = (
         published="MiniMax-01 (MiniMax-Text-01) rotates half of each 128-wide attention head, 64 features "
                   "(model card); its configs give that width as rotary_dim",
         transformers="MiniMaxConfig has no rotary_dim: the key is kept as an unused attribute, and the rotary "
-                     "module and apply_rotary_pos_emb rotate the whole head",
+                     "module and apply_rotary_pos_emb rotate the whole head.",
         evidence=(
             ("https://huggingface.co/MiniMaxAI/MiniMax-Text-01 (model card, section 2 'Model Architecture': "
             "'Rotary Position Embedding (RoPE) applied to half of the attention head dimension with a base "
@@ -88,7 +89,7 @@ DIVERGENCES: tuple[Divergence, ...] = (
                   "(layer index below it) and the layers above attend in full (the authors' config documentation "
                   "and their flash-attention path)",
         transformers="Qwen2Config names the layers from max_window_layers on sliding_attention and those below it "
-                     "full_attention: the window lands on the top layers, the bottom ones attend in full",
+                     "full_attention: the window lands on the top layers, the bottom ones attend in full.",
         evidence=(
             ("https://github.com/huggingface/transformers/pull/28436 ('Add qwen2', Junyang Lin of the Qwen "
              "team), merged as huggingface/transformers@d6ffe74d (read in the fork bozheng-hit/transformers, "
@@ -120,7 +121,7 @@ DIVERGENCES: tuple[Divergence, ...] = (
                   "layers (layer index below it) and the layers above attend in full (the authors' config "
                   "documentation and their flash-attention path)",
         transformers="Qwen2MoeConfig names sliding_attention only the even-numbered layers (0, 2, 4, ...) below "
-                     "max_window_layers: the odd ones there attend in full, as do all from max_window_layers on",
+                     "max_window_layers: the odd ones there attend in full, as do all from max_window_layers on.",
         evidence=(
             ("https://github.com/huggingface/transformers/pull/29377 ('Add Qwen2MoE', Bo Zheng of the Qwen team), "
              "merged as huggingface/transformers@1c39974a (read in the fork bozheng-hit/transformers): "

@@ -28,6 +28,13 @@
       "every layer's window reaches after the query too, and the windows shown here are already halved.", link("architectures", "modernbert")],
     [/keeps building the causal mask/, "Whether a token sees the ones after it depends on how transformers runs the " +
       "attention here, not on the config alone; the reading follows the mask.", link("architectures", "modernbert")],
+    // the register of transformers' departures (posenc.configs._divergences): posenc reads transformers' side
+    [/^config\['rotary_dim'\].*transformers departs from the published model/, "The reading above is the model as " +
+      "transformers builds it, rotating the whole head; MiniMax-01 as released rotates only rotary_dim features, so " +
+      "when transformers runs its weights, the features trained without rotation turn too.", link("architectures", "hybrids")],
+    [/transformers departs from the published model/, "The reading above is the model as transformers builds it; " +
+      "the model's authors run it otherwise, so weights trained their way meet other windows or rotations when " +
+      "transformers runs them.", link("explore", "config-inspector")],
     [/./, "transformers' code for this model type does something posenc does not read from the config; check the model's attention code.",
       link("rope-today", "reading-a-models-config")],
   ];
