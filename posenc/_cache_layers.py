@@ -57,27 +57,40 @@ def check_unbroken_cache(cache: object, layer: int, position: str) -> None:
 
 
 # --8<-- [start:evict]
-def evict_per_layer(keys: list[Tensor], values: list[Tensor], held: list[Tensor], spans: list[AttentionSpan | None],
-                    window: Tensor, positions: Tensor, valid: Tensor, upcoming: Tensor
-                    ) -> tuple[list[Tensor], list[Tensor], Tensor, list[Tensor] | None]:
-    """Each layer keeps what the cache-wide ``window`` keeps and, with a span, what its later queries can see.
+def evict_per_layer(keys: list[Tensor], values: list[Tensor],
+                    held: list[Tensor], spans: list[AttentionSpan | None],
+                    window: Tensor, positions: Tensor, valid: Tensor,
+                    upcoming: Tensor
+                    ) -> tuple[list[Tensor], list[Tensor], Tensor,
+                               list[Tensor] | None]:
+    """Each layer keeps what the cache-wide ``window`` keeps and, with a
+    span, what its later queries can see.
 
-    Returns the kept keys and values, the entries any layer still holds (``union``, sorted) and
-    each layer's entries as indices into ``union`` (None when every layer holds all of them).
+    Returns the kept keys and values, the entries any layer still holds
+    (``union``, sorted) and each layer's entries as indices into ``union``
+    (None when every layer holds all of them).
     """
     kept, kept_keys, kept_values = [], [], []
-    for layer, columns in enumerate(held):  # columns: the entries this layer holds, [held]
+    # columns: the entries this layer holds, [held]
+    for layer, columns in enumerate(held):
         keep = window[columns]
         span = spans[layer]
-        if span is not None:  # seen by some row's next query (later queries see less)
-            keep = keep & (span._keeps(positions[:, columns], upcoming) & valid[:, columns]).any(0)
+        # seen by some row's next query (later queries see less)
+        if span is not None:
+            keep = keep & (span._keeps(positions[:, columns], upcoming)
+                           & valid[:, columns]).any(0)
         index = keep.nonzero().squeeze(-1)
-        kept_keys.append(keys[layer].index_select(-2, index.to(keys[layer].device)))
-        kept_values.append(values[layer].index_select(-2, index.to(values[layer].device)))
+        kept_keys.append(
+            keys[layer].index_select(-2, index.to(keys[layer].device)))
+        kept_values.append(
+            values[layer].index_select(-2, index.to(values[layer].device)))
         kept.append(columns[index])
-    union = torch.unique(torch.cat(kept)) if kept else torch.zeros(0, dtype=torch.long)  # sorted
+    # sorted
+    union = (torch.unique(torch.cat(kept)) if kept
+             else torch.zeros(0, dtype=torch.long))
     remapped = [torch.searchsorted(union, columns) for columns in kept]
     if all(columns.numel() == union.numel() for columns in remapped):
-        return kept_keys, kept_values, union, None  # every layer holds every entry again
+        # every layer holds every entry again
+        return kept_keys, kept_values, union, None
     return kept_keys, kept_values, union, remapped
 # --8<-- [end:evict]

@@ -195,29 +195,45 @@ def _mask(span: AttentionSpan | None, call: CallInputs, columns: Tensor | None) 
 
 
 # --8<-- [start:layer-hooks]
-def _layer_inputs(plan: LayerPlan, layer: int, call: CallInputs, rotation: RotationModule | None,
+def _layer_inputs(plan: LayerPlan, layer: int, call: CallInputs,
+                  rotation: RotationModule | None,
                   cope: CoPE | None) -> LayerInputs:
-    """Each plan field becomes a table, a mask or a tensor of the layer's attention."""
+    """Each plan field becomes a table, a mask or a tensor of the
+    layer's attention."""
     cache = call.cache
-    held = None if cache is None else cache.entries(layer)  # the cached entries this layer kept
+    # the cached entries this layer kept
+    held = None if cache is None else cache.entries(layer)
     columns = None
     if held is not None:
         past = call.key_positions.shape[1] - call.query_positions.shape[1]
-        columns = torch.cat((held, torch.arange(past, call.key_positions.shape[1]))).to(call.key_positions.device)
+        columns = torch.cat(
+            (held, torch.arange(past, call.key_positions.shape[1]))
+        ).to(call.key_positions.device)
     offsets = None
-    if plan.pair_offsets is not None:  # logits from offsets: q and k are not rotated, keys cached as they are
+    # logits from offsets: q and k are not rotated, keys cached as they are
+    if plan.pair_offsets is not None:
         if not isinstance(rotation, RotaryEmbedding):
-            raise ValueError("pair_offsets needs a layer with RoPE (a posenc.rope.RotaryEmbedding)")
-        k_pos = call.key_positions if columns is None else call.key_positions[:, columns]  # this layer's keys
-        offsets = plan.pair_offsets(call.query_positions, k_pos)  # [batch or 1, q_len, k_len]
-        offsets = offsets[..., None, :, :] if offsets.ndim == 3 else offsets  # [batch, 1 (heads), q_len, k_len]
-    tables = call.tables[rotation] if rotation is not None and offsets is None else None
-    q_scale = None if plan.temperature is None else _temperature(plan, call.query_positions)
+            raise ValueError("pair_offsets needs a layer with RoPE "
+                             "(a posenc.rope.RotaryEmbedding)")
+        # this layer's keys
+        k_pos = (call.key_positions if columns is None
+                 else call.key_positions[:, columns])
+        # [batch or 1, q_len, k_len]
+        offsets = plan.pair_offsets(call.query_positions, k_pos)
+        # [batch, 1 (heads), q_len, k_len]
+        offsets = (offsets[..., None, :, :] if offsets.ndim == 3
+                   else offsets)
+    tables = (call.tables[rotation]
+              if rotation is not None and offsets is None else None)
+    q_scale = (None if plan.temperature is None
+               else _temperature(plan, call.query_positions))
     bias = call.bias if plan.uses_position else None
     return LayerInputs(
         layer, rotation, tables, plan.qk_norm, q_scale,
-        after_cache=cache is not None and cache.key_positions == "in-cache", offsets=offsets,
-        mask=_mask(plan.span, call, columns), bias=bias if bias is None or columns is None else bias[..., columns],
+        after_cache=cache is not None and cache.key_positions == "in-cache",
+        offsets=offsets,
+        mask=_mask(plan.span, call, columns),
+        bias=bias if bias is None or columns is None else bias[..., columns],
         cache=cache, cope=cope if plan.uses_position else None)
 # --8<-- [end:layer-hooks]
 
@@ -231,30 +247,42 @@ def _temperature(plan: LayerPlan, positions: Tensor) -> Tensor:
 
 
 # --8<-- [start:attend]
-def _attend_layer(attention: SelfAttention, x: Tensor, inputs: LayerInputs) -> tuple[Tensor, Tensor]:
-    """One layer, in order: project, rotate, norm, scale, join, cache, attend, merge the heads."""
+def _attend_layer(attention: SelfAttention, x: Tensor,
+                  inputs: LayerInputs) -> tuple[Tensor, Tensor]:
+    """One layer, in order: project, rotate, norm, scale, join, cache,
+    attend, merge the heads."""
     q, k, v = attention._split_heads(x)  # (batch, heads, seq, head_dim) each
     if not inputs.after_cache:  # keys are cached as they leave this step
         q, k = _prepare(q, k, inputs)
-    if inputs.content is not None:  # FoX's gate or PaTH's transform rides with each key
-        q, k = inputs.content._join(x, q, k)  # unchecked: the model checked its input at its door
-    if inputs.cache is not None:  # the entries this layer kept first, then this call's
-        k, v = inputs.cache.update(inputs.layer, k, v)  # (batch, heads, k_len, head_dim)
+    # FoX's gate or PaTH's transform rides with each key
+    if inputs.content is not None:
+        # unchecked: the model checked its input at its door
+        q, k = inputs.content._join(x, q, k)
+    # the entries this layer kept first, then this call's
+    if inputs.cache is not None:
+        # (batch, heads, k_len, head_dim)
+        k, v = inputs.cache.update(inputs.layer, k, v)
         if inputs.after_cache:  # every key turned by its index in the cache
             q, k = _prepare(q, k, inputs)
     logits = None
-    if inputs.offsets is not None:  # RoPE logits from the pair offsets, scaled as RoPE's own
+    # RoPE logits from the pair offsets, scaled as RoPE's own
+    if inputs.offsets is not None:
         rotation = inputs.rotation
         assert isinstance(rotation, RotaryEmbedding)
         dtype = compute_dtype(q.dtype)
-        logits = rope_logits(q.to(dtype), k.to(dtype), rotation.inv_freq, inputs.offsets) * (
+        logits = rope_logits(q.to(dtype), k.to(dtype), rotation.inv_freq,
+                             inputs.offsets) * (
             rotation.attention_scaling ** 2 / math.sqrt(q.shape[-1]))
     elif inputs.content is not None:
         logits = inputs.content._scores(q, k)
-    out, weights = _attend(q, k, v, logits=logits, bias=inputs.bias, causal=inputs.mask is None, mask=inputs.mask,
-                           logit_hook=inputs.cope, sinks=attention.sinks,
-                           weighting=None if inputs.weighting is None else inputs.weighting._weights)
-    return attention.out(out.transpose(1, 2).reshape(x.shape)), weights  # (batch, seq, heads * head_dim)
+    out, weights = _attend(
+        q, k, v, logits=logits, bias=inputs.bias,
+        causal=inputs.mask is None, mask=inputs.mask,
+        logit_hook=inputs.cope, sinks=attention.sinks,
+        weighting=(None if inputs.weighting is None
+                   else inputs.weighting._weights))
+    # (batch, seq, heads * head_dim)
+    return attention.out(out.transpose(1, 2).reshape(x.shape)), weights
 # --8<-- [end:attend]
 
 

@@ -63,16 +63,20 @@ class _Block(nn.Module):
     ``x + attention(norm(x))``, then ``x + mlp(norm(x))``.
     """
 
-    def __init__(self, dim: int, num_heads: int, hidden: int, *, sinks: bool = False) -> None:
+    def __init__(self, dim: int, num_heads: int, hidden: int, *,
+                 sinks: bool = False) -> None:
         super().__init__()
         self.attention_norm = nn.LayerNorm(dim)
         self.attention = SelfAttention(dim, num_heads, sinks=sinks)
         self.mlp_norm = nn.LayerNorm(dim)
-        self.mlp = nn.Sequential(nn.Linear(dim, hidden), nn.GELU(), nn.Linear(hidden, dim))
+        self.mlp = nn.Sequential(nn.Linear(dim, hidden), nn.GELU(),
+                                 nn.Linear(hidden, dim))
 
     def forward(self, x: Tensor, inputs: LayerInputs) -> tuple[Tensor, Tensor]:
-        # x: (batch, seq, dim); inputs: this layer's tables, mask, bias and cache (posenc.layer_hooks)
-        attended, weights = _attend_layer(self.attention, self.attention_norm(x), inputs)
+        # x: (batch, seq, dim); inputs: this layer's tables, mask, bias and
+        # cache (posenc.layer_hooks)
+        attended, weights = _attend_layer(self.attention,
+                                          self.attention_norm(x), inputs)
         x = x + attended
         return x + self.mlp(self.mlp_norm(x)), weights
 # --8<-- [end:block]
@@ -218,24 +222,37 @@ class TinyTransformer(nn.Module):
         return self._run(tokens, positions=positions, attention_mask=attention_mask, cache=cache)[0]
 
     # --8<-- [start:forward]
-    def _run(self, tokens: Tensor, *, positions: Tensor | None = None, attention_mask: Tensor | None = None,
+    def _run(self, tokens: Tensor, *, positions: Tensor | None = None,
+             attention_mask: Tensor | None = None,
              cache: KVCache | None = None) -> tuple[Tensor, list[Tensor]]:
         # tokens [batch, seq], checked
-        if positions is None and cache is None and self.training and self.randomized_max_len:
-            positions = self._random_positions(tokens)  # Ruoss et al. (2023): random sorted positions
-        # the positions of this call's queries and of every key (cached ones first), and the mask
-        step = plan_step(cache, owner=self, num_layers=self.num_layers, batch=tokens.shape[0],
-                         q_len=tokens.shape[1], positions=positions, device=tokens.device,
+        if (positions is None and cache is None and self.training
+                and self.randomized_max_len):
+            # Ruoss et al. (2023): random sorted positions
+            positions = self._random_positions(tokens)
+        # the positions of this call's queries and of every key (cached ones
+        # first), and the mask
+        step = plan_step(cache, owner=self, num_layers=self.num_layers,
+                         batch=tokens.shape[0], q_len=tokens.shape[1],
+                         positions=positions, device=tokens.device,
                          attention_mask=attention_mask)
-        x = self._embed(tokens, step, default=positions is None and cache is None)  # [batch, seq, dim]
-        bias = self._step_bias(step, x)  # [batch or 1, heads, seq, k_len], or None
+        # [batch, seq, dim]
+        x = self._embed(tokens, step,
+                        default=positions is None and cache is None)
+        # [batch or 1, heads, seq, k_len], or None
+        bias = self._step_bias(step, x)
         rotations = [self._rotation(layer) for layer in range(self.num_layers)]
-        # what every layer shares, computed once: positions, mask, bias, each rotation's tables
+        # what every layer shares, computed once: positions, mask, bias,
+        # each rotation's tables
         call = _call_inputs(step, bias, cache, x.device, self.layer_plans,
-                            [r for r, plan in zip(rotations, self.layer_plans) if plan.pair_offsets is None], x.dtype)
+                            [r for r, plan in zip(rotations, self.layer_plans)
+                             if plan.pair_offsets is None], x.dtype)
         maps = []
-        for layer, (plan, block) in enumerate(zip(self.layer_plans, self.blocks)):  # each layer by its plan
-            x, weights = block(x, self._layer_inputs(layer, plan, call, rotations[layer]))
+        # each layer by its plan
+        for layer, (plan, block) in enumerate(zip(self.layer_plans,
+                                                  self.blocks)):
+            x, weights = block(x, self._layer_inputs(layer, plan, call,
+                                                     rotations[layer]))
             maps.append(weights)
         if cache is not None:
             cache.commit(step, owner=self, spans=self._spans)
@@ -256,14 +273,20 @@ class TinyTransformer(nn.Module):
 
     # --8<-- [start:position-bias]
     def _step_bias(self, step: StepPlan, x: Tensor) -> Tensor | None:
-        """The bias of this call, from the positions of its queries and of every key."""
-        query_ids, key_ids = step.query_positions, step.key_positions  # [batch, q_len], [batch, k_len]
-        if bool((query_ids == query_ids[:1]).all()) and bool((key_ids == key_ids[:1]).all()):
-            query_ids, key_ids = query_ids[:1], key_ids[:1]  # one bias for every row (no GPU sync: CPU)
-        bias = self.position_bias(query_ids.to(x.device), key_ids.to(x.device))
+        """The bias of this call, from the positions of its queries and of
+        every key."""
+        # [batch, q_len], [batch, k_len]
+        query_ids, key_ids = step.query_positions, step.key_positions
+        if (bool((query_ids == query_ids[:1]).all())
+                and bool((key_ids == key_ids[:1]).all())):
+            # one bias for every row (no GPU sync: CPU)
+            query_ids, key_ids = query_ids[:1], key_ids[:1]
+        bias = self.position_bias(query_ids.to(x.device),
+                                  key_ids.to(x.device))
         if bias is None:
             return None
-        return bias.to(x.dtype if x.dtype == torch.float64 else torch.float32)  # at least float32
+        # at least float32
+        return bias.to(x.dtype if x.dtype == torch.float64 else torch.float32)
     # --8<-- [end:position-bias]
 
     def _check_randomized(self, value: object) -> int | None:
