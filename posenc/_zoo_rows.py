@@ -3,7 +3,7 @@ table: one function per cell, each reading what `posenc.configs.read_config`
 returns for the file's config.
 
 Private: the public face is `posenc.tables` (``zoo_table``,
-``zoo_provenance_counts``). Split from it because this part reads published
+``zoo_provenance_counts``). Split from it because this part reads the zoo's
 configs with the torch-free config reader, while the rest of that module
 reads the studies' results and builds their models.
 """
@@ -55,12 +55,21 @@ def zoo_row(entry: dict[str, Any]) -> list[str]:
 
 
 def _short_number(value: float) -> str:
-    """10000 -> '10k', 1000000 -> '1M'; lengths in binary units:
-    131072 -> '128k', 10485760 -> '10M'."""
-    for unit, suffix in ((1e6, "M"), (2**20, "M"), (1e3, "k"), (2**10, "k")):
+    """A base in decimal units: 10000 -> '10k', 1000000 -> '1M'."""
+    for unit, suffix in ((1e6, "M"), (1e3, "k")):
         if value >= unit and value % unit == 0:
             return f"{value / unit:g}{suffix}"
     return f"{value:g}"
+
+
+def _short_length(value: int) -> str:
+    """A length in binary units, as model cards say them: 131072 -> '128k',
+    10485760 -> '10M'; written out where it is not a whole number of them
+    (1000000 -> '1,000,000')."""
+    for unit, suffix in ((2**20, "M"), (2**10, "k")):
+        if value >= unit and value % unit == 0:
+            return f"{value // unit}{suffix}"
+    return f"{value:,}"
 
 
 def _per_kind(rope: ConfigRope, cell: Callable[[Any], Any]) -> str:
@@ -82,10 +91,11 @@ def _layers_cell(rope: ConfigRope) -> str:
         kind = name.removesuffix(":nope").replace("_attention", "")
         # Mistral: one window for every layer
         kind = "sliding" if kind == "full" and layer.window else kind
-        count = f"{len(layer.layers)} " if layer.layers else ""
         what = ("" if layer.rotates
                 else " no attention" if kind == "linear" else " NoPE")
-        parts.append(f"{count}{kind}{what}")
+        # a file without num_hidden_layers (Qwen3-VL's) gives no count
+        parts.append(f"{len(layer.layers)} {kind}{what}" if layer.layers
+                     else f"{kind}{what} (no layer count in the file)")
     return ", ".join(parts)
 
 
@@ -118,9 +128,9 @@ def _context_cell(rope: ConfigRope) -> str:
     # the length the rule stretches to, when the config declares less
     if original and factors:
         longest = max(longest or 0, int(original * max(factors)))
-    context = "-" if longest is None else _short_number(longest)
+    context = "-" if longest is None else _short_length(longest)
     if original and longest and original != longest:
-        context = f"{_short_number(original)} → {context}"
+        context = f"{_short_length(original)} → {context}"
     return context
 
 
@@ -130,10 +140,10 @@ def _outside_cell(rope: ConfigRope) -> str:
         t = layer.temperature
         if t and t["rule"] == "llama_4_scaling_beta":
             found.append(f"q × (1 + {t['beta']:g} ln(1 + "
-                         f"⌊p/{_short_number(t['length'])}⌋))")
+                         f"⌊p/{_short_length(t['length'])}⌋))")
         elif t:
             found.append(f"NoPE q × (1 + {t['attn_scale']:g} ln(1 + "
-                         f"⌊(p+1)/{_short_number(t['floor_scale'])}⌋))")
+                         f"⌊(p+1)/{_short_length(t['floor_scale'])}⌋))")
         if layer.softmax_scale != 1.0:
             found.append(f"softmax scale ×{layer.softmax_scale:.2f}")
     if rope.sinks:

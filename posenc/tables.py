@@ -5,7 +5,7 @@ A page shows one with the line ``[[table posenc.tables:NAME | caption]]``: the s
 code (this module's source, included) and an executed example under it, so the table and the
 code that makes it cannot drift apart. Every cell is a string, formatted here once.
 
-Inside: the cells of `zoo_table` (one function per column, reading published configs with the
+Inside: the cells of `zoo_table` (one function per column, reading the zoo's configs with the
 torch-free config reader) live in ``_zoo_rows.py``; the tables themselves are all here.
 """
 
@@ -253,13 +253,14 @@ def large_table() -> Table:
 # --8<-- [start:zoo]
 def zoo_table() -> Table:
     """One checkpoint per family of the zoo (``posenc/zoo``), each cell
-    computed by `posenc.configs.read_config` from the published config:
+    computed by `posenc.configs.read_config` from the zoo's config:
     which layers rotate, the layout, the base, the rotated part of the
     query-key head (of the whole head where the rotary part is a slice of
     its own: latent attention's ``qk_rope_head_dim`` of
     ``qk_nope_head_dim + qk_rope_head_dim``, from
     `posenc.configs.sites.rotary_sites`), the scaling rule, the context
-    (trained -> declared), and what acts outside the rotation.
+    (trained -> the longest the config declares or its rule reaches), and
+    what acts outside the rotation.
 
     Examples:
         >>> header, rows = zoo_table()
