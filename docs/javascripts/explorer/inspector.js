@@ -23,7 +23,8 @@
   let counter = 0;
 
   // what each finding means and where the chapter explains it, windows and widths: inspector_words.js
-  const { MEANINGS, FACTS, windowWords, windowFact, headWidth, warningNodes, link } = window.posencInspectorWords;
+  const { MEANINGS, FACTS, NOT_ROTATED, notAttention, windowWords, windowFact, headWidth, warningNodes, link } =
+    window.posencInspectorWords;
 
   // ---- reading ------------------------------------------------------------------------------
   function parseLength(text) {
@@ -115,7 +116,9 @@
     parent.append(section);
     const heading = el("h3", null, `${name}${layer.layers.length ? ` (${count(layer.layers.length, "layer")})` : ""}`);
     section.append(heading);
-    const rows = [["Rotates", layer.rotates ? "yes" : layer.rotates === false ? `no (NoPE)${layer.note ? `; ${layer.note}` : ""}` : `unknown; ${layer.note}`]];
+    const other = notAttention(name); // a recurrent, convolution or per-token layer: no rotation, window or temperature
+    const rows = [["Rotates", other ? NOT_ROTATED[other] : layer.rotates ? "yes" :
+      layer.rotates === false ? `no (NoPE)${layer.note ? `; ${layer.note}` : ""}` : `unknown; ${layer.note}`]];
     const data = result.layers[name];
     let sites = [], unread = null;
     try { sites = layer.rotates ? R.rotarySites(result.config, result.rope)[name] || [] : []; } catch (error) { unread = error.message; }
@@ -130,7 +133,7 @@
     }
     const position = result.length !== null ? Number(result.length) - 1
       : result.rope.max_position_embeddings !== null ? Number(result.rope.max_position_embeddings) - 1 : null;
-    rows.push(["Temperature", temperatureWords(layer.temperature, position)], ["Window", windowWords(name, layer, result.rope, sites)]);
+    if (!other) rows.push(["Temperature", temperatureWords(layer.temperature, position)], ["Window", windowWords(name, layer, result.rope, sites)]);
     if (unread !== null) rows.push(["Sites", `not read: ${unread}`]);
     // a line per rotary site of a layer that rotates at more than one (posenc-inspect's "site" lines; rope_sites.js)
     for (const s of sites.length > 1 ? sites : []) {
@@ -179,6 +182,10 @@
       facts.get(key).names.push(name);
     };
     for (const [name, layer] of Object.entries(result.rope.layers)) {
+      if (notAttention(name)) { // not attention: what carries order in it, and nothing of windows or temperatures
+        fact(notAttention(name), "not attention", name);
+        continue;
+      }
       if (layer.rotates === false) fact("nope", "no rotation", name);
       if (layer.rotates === null) fact("unknown", "unknown layer type", name);
       if (layer.window !== null) fact(...windowFact(layer, sitesOf(name)), name);

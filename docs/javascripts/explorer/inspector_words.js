@@ -42,6 +42,14 @@
     nope: ["These layers get no positions from RoPE: order reaches them only through the other layers, and through the " +
       "causal mask where the model's attention is causal.",
       link("rope-today", "layer-patterns-nope-local-and-global")],
+    recurrent: ["These layers are recurrent (linear attention, Gated DeltaNet, Mamba: transformers files Mamba layers " +
+      "under linear_attention): a state updated token by token carries order by itself, so they take no rotation, and " +
+      "some also weight older tokens down by their distance (MiniMax-01's lightning layers). RoPE acts only in the " +
+      "attention layers.", link("architectures", "hybrids")],
+    conv: ["These layers mix each token with the few before it by a short causal convolution: its weights tell the " +
+      "offsets apart, so they see order within their kernel and take no rotation.", link("why-position", "why-rnns-and-cnns-do-not")],
+    pointwise: ["These layers (a feed-forward block or a mixture of experts) act on each token alone: they mix no " +
+      "tokens, so positions play no part in them.", link("glossary", "permutation-equivariance")],
     unknown: ["posenc does not know what this kind of layer does with positions.", link("rope-today", "layer-patterns-nope-local-and-global")],
     window: ["These layers attend only to the most recent tokens, so their context is the window, not the whole input.",
       link("inference", "windows-and-sinks")],
@@ -59,8 +67,19 @@
     sinks: ["Each head has a learned sink logit that can take attention away from every token.", link("inference", "windows-and-sinks")],
   };
 
-  /** Whether the model's attention reaches both ways (an encoder of posenc.configs._windows.TWO_SIDED or CENTRED). */
   const own = (data, key) => Object.prototype.hasOwnProperty.call(data || {}, key);
+  /** The layers that are not attention (posenc.configs._table.NOT_ATTENTION_LAYER_TYPES) by what carries order in
+   * them: the key of their fact, and the words of their Rotates row (they have no window or temperature either). */
+  const NOT_ATTENTION = {
+    linear_attention: "recurrent", mamba: "recurrent", conv: "conv", mlp: "pointwise", moe: "pointwise" };
+  const NOT_ROTATED = {
+    recurrent: "no: a recurrent layer, whose state carries order; only attention layers rotate",
+    conv: "no: a short causal convolution, which sees order within its kernel; only attention layers rotate",
+    pointwise: "no: it acts on each token alone; only attention layers rotate",
+  };
+  const notAttention = (name) => (own(NOT_ATTENTION, name) ? NOT_ATTENTION[name] : null);
+
+  /** Whether the model's attention reaches both ways (an encoder of posenc.configs._windows.TWO_SIDED or CENTRED). */
   const twoSided = (rope) => own(window.posencRopeData.two_sided, rope.model_type) ||
     own(window.posencRopeData.centred, rope.model_type) ||
     Object.values(rope.layers).some((layer) => ["both", "centred"].includes(layer.window_sides));
@@ -102,5 +121,5 @@
     return text.split(CODE).flatMap((part, i) => (part ? [i % 2 ? el("code", null, part) : document.createTextNode(part)] : []));
   }
 
-  window.posencInspectorWords = Object.freeze({ MEANINGS, FACTS, windowWords, windowFact, headWidth, warningNodes, link });
+  window.posencInspectorWords = Object.freeze({ MEANINGS, FACTS, NOT_ATTENTION, NOT_ROTATED, notAttention, windowWords, windowFact, headWidth, warningNodes, link });
 })();

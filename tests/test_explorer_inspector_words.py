@@ -1,0 +1,145 @@
+"""The config inspector's panel (docs/javascripts/explorer/inspector.js and inspector_words.js) under node,
+with a stand-in for the page: the rows of each kind of layer, the findings and the summary line it shows
+for a config, against posenc's reading of the same config.
+
+The browser check (tests/site/check_inspector.py, ``make check-site``) opens the built page; this is the
+quick form for the words: layers that are not attention (recurrent, convolution, per-token) get what
+carries order in them and no window or temperature rows; a window at least as long as the declared
+context is said to cut nothing within it; the summary names the pasted model type.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from posenc.configs import read_config
+from posenc.configs._table import NOT_ATTENTION_LAYER_TYPES
+from tests.test_explorer_ports import MODULES, ROOT, rope_data
+
+pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="needs node to run the site's JavaScript")
+
+VISION = ["rope_vision_towers.js", "rope_vision.js", "inspector_vision.js"]
+# a page of nodes that keep their children, text and parent; the widgets' helpers that draw nothing
+RUNNER = """
+const fs = require("fs");
+globalThis.window = globalThis;
+class Node {
+  constructor(tag) { Object.assign(this, {tag, children: [], textContent: "", dataset: {}, value: "", parent: null});
+    this.classList = {add() {}, remove() {}, toggle() {}}; }
+  adopt(nodes) { for (const n of nodes) n.parent = this; return nodes; }
+  append(...nodes) { this.children.push(...this.adopt(nodes)); }
+  prepend(...nodes) { this.children.unshift(...this.adopt(nodes)); }
+  replaceChildren(...nodes) { this.children = this.adopt(nodes); }
+  replaceWith(node) { this.parent.children[this.parent.children.indexOf(this)] = node; node.parent = this.parent; }
+  before(node) { this.parent.children.splice(this.parent.children.indexOf(this), 0, node); node.parent = this.parent; }
+  get parentElement() { return this.parent; }
+  setAttribute() {}
+  addEventListener() {}
+}
+globalThis.document = {createElement: (tag) => new Node(tag),
+  createTextNode: (text) => Object.assign(new Node("#text"), {textContent: text})};
+let widget = null;
+globalThis.posencExplorerWidgets = {register: (name, make) => { widget = make; },
+  helpers: {fmt: (v, d = 3) => Number(Number(v).toPrecision(d)).toString(), minus: (s) => String(s),
+            timed: (box, update) => update,
+            frame: (host, title) => {
+              const [root, controls, plots, readout] = ["div", "div", "div", "p"].map((t) => new Node(t));
+              readout.className = "posenc-explorer__readout";
+              root.append(controls, readout, plots);
+              host.append(root);
+              return {root, controls, plots, readout};
+            }}};
+eval(fs.readFileSync(process.argv[1], "utf8"));
+const files = JSON.parse(process.argv[2]);
+for (const file of files.slice(0, -2)) eval(fs.readFileSync(file, "utf8"));
+window.posencInspectorChart = {...window.posencInspectorChart, chart: () => {}}; // d3 draws nothing here
+for (const file of files.slice(-2)) eval(fs.readFileSync(file, "utf8"));
+const find = (n, test) => (test(n) ? [n] : n.children.flatMap((c) => find(c, test)));
+const text = (n) => n.textContent + n.children.map(text).join("");
+const out = JSON.parse(fs.readFileSync(0, "utf8")).map(([config, length]) => {
+  const host = new Node("div");
+  const redraw = widget(host);
+  find(host, (n) => n.tag === "textarea")[0].value = config;
+  find(host, (n) => n.tag === "select")[0].value = ""; // as typing in the text area sets the zoo's menu
+  find(host, (n) => n.tag === "input" && n.inputMode === "numeric")[0].value = length;
+  redraw();
+  const layers = {};
+  for (const section of find(host, (n) => n.className === "posenc-inspector__layer")) {
+    const rows = {};
+    const [terms, values] = ["dt", "dd"].map((tag) => find(section, (n) => n.tag === tag).map(text));
+    terms.forEach((term, i) => { rows[term] = values[i]; });
+    layers[text(find(section, (n) => n.tag === "h3")[0])] = {rows,
+      caption: find(section, (n) => n.className === "posenc-inspector__caption").map(text).join("")};
+  }
+  const [readout] = find(host, (n) => n.className === "posenc-explorer__readout");
+  return {layers, findings: find(host, (n) => n.tag === "li").map(text), readout: text(readout),
+          links: find(host, (n) => n.tag === "a").map((a) => a.href)};
+});
+process.stdout.write(JSON.stringify(out));
+"""
+
+
+def shown(tmp_path: Path, configs: list[tuple[dict[str, Any], int | None]]) -> list[dict[str, Any]]:
+    """What the inspector shows for each (config, chosen length): rows per layer heading, findings, readout."""
+    data = tmp_path / "rope-data.js"
+    data.write_text(rope_data.rope_data_script())
+    names = [*MODULES, *VISION, "inspector_chart.js", "inspector_words.js", "inspector.js"]
+    files = [str(ROOT / "docs" / "javascripts" / "explorer" / name) for name in names]
+    cases = [[json.dumps(config), "" if length is None else str(length)] for config, length in configs]
+    done = subprocess.run(["node", "-e", RUNNER, str(data), json.dumps(files)], input=json.dumps(cases),
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return list(json.loads(done.stdout))
+
+
+def zoo(name: str) -> dict[str, Any]:
+    return dict(json.loads((ROOT / "posenc" / "zoo" / f"{name}.json").read_text()))
+
+
+def test_the_stand_in_shows_a_plain_reading(tmp_path: Path) -> None:
+    """The page stand-in works: Llama 3.1's one kind of layer, its rows and the summary, as posenc reads it."""
+    [page] = shown(tmp_path, [(zoo("llama-3.1-8b"), None)])
+    [(heading, layer)] = page["layers"].items()
+    assert heading == "full_attention (32 layers)"
+    assert layer["rows"]["Rotates"] == "yes" and layer["rows"]["Window"] == "none: every earlier token"
+    assert layer["rows"]["Base"] == "500,000" and "Temperature" in layer["rows"]
+    assert page["readout"].startswith("Read your config: model type llama, one kind of layer; declared context 131,072")
+
+
+def test_layers_that_are_not_attention_say_what_carries_order(tmp_path: Path) -> None:
+    """Qwen3-Next's Gated DeltaNet layers and Zamba2's Mamba layers (both read as linear_attention), and each
+    kind posenc files as not attention: no 'no positions', no window or temperature rows, their own finding."""
+    zamba2 = {"model_type": "zamba2", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 6,
+              "layers_block_type": ["mamba", "hybrid", "mamba", "mamba", "hybrid", "mamba"], "use_mem_rope": True}
+    kinds = {"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 6,
+             "layer_types": ["full_attention", *NOT_ATTENTION_LAYER_TYPES]}
+    configs = [zoo("qwen3-next-80b-a3b-instruct"), zamba2, kinds]
+    pages = shown(tmp_path, [(c, None) for c in configs])
+    for config, page in zip(configs, pages):
+        reading = read_config(config)
+        others = [n for n in reading.layers if n in NOT_ATTENTION_LAYER_TYPES]
+        assert others, config["model_type"]
+        for heading, layer in page["layers"].items():
+            name = heading.split(" (")[0]
+            rotates = layer["rows"]["Rotates"]
+            if name in others:
+                assert rotates.startswith("no: ") and rotates.endswith("only attention layers rotate"), heading
+                assert "Window" not in layer["rows"] and "Temperature" not in layer["rows"], heading
+            else:
+                assert "Window" in layer["rows"] and rotates == ("yes" if reading.layers[name].rotates else rotates)
+        assert not any(f.startswith(n) and ("only through the other layers" in f or "no positions" in f)
+                       for n in others for f in page["findings"])
+    recurrent = next(f for f in pages[0]["findings"] if f.startswith("linear_attention: not attention"))
+    assert "carries order by itself" in recurrent and "../architectures/#hybrids" in pages[0]["links"]
+    assert pages[1]["layers"]["linear_attention (4 layers)"]["rows"]["Rotates"].startswith("no: a recurrent layer")
+    # one fact per way order reaches them (mamba is read as linear_attention, as transformers renames it)
+    facts = [f.split(": not attention: ")[0] for f in pages[2]["findings"] if ": not attention: " in f]
+    assert facts == ["linear_attention", "conv", "mlp, moe"]
+    findings = " ".join(pages[2]["findings"])
+    assert "short causal convolution" in findings and "act on each token alone" in findings
