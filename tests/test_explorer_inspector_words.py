@@ -143,3 +143,34 @@ def test_layers_that_are_not_attention_say_what_carries_order(tmp_path: Path) ->
     assert facts == ["linear_attention", "conv", "mlp, moe"]
     findings = " ".join(pages[2]["findings"])
     assert "short causal convolution" in findings and "act on each token alone" in findings
+
+
+def test_a_window_across_the_whole_context_is_said_to_cut_nothing(tmp_path: Path) -> None:
+    """Qwen2-7B-Instruct's published window (131,072) switched on against its declared 32,768: the Window row
+    and the finding say it cuts nothing there, and no pairs are counted 'within the window'; a window shorter
+    than the context, or a chosen length past the window, keeps the window's words and count."""
+    qwen2 = {**zoo("qwen2-7b-instruct"), "use_sliding_window": True, "max_window_layers": 21}
+    cases = [(qwen2, None), ({**qwen2, "sliding_window": 4096}, None), (qwen2, 200_000),
+             ({"model_type": "modernbert", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 3,
+              "max_position_embeddings": 64,
+               "local_attention": 128}, None)]
+    pages = shown(tmp_path, cases)
+    for (config, _), page in zip(cases, pages):
+        reading = read_config(config)
+        assert reading.layers["sliding_attention"].window == config.get("sliding_window", 64)
+    idle = pages[0]["layers"]["sliding_attention (7 layers)"]
+    assert idle["rows"]["Window"] == ("the last 131,072 tokens; it reaches across the whole declared context, "
+                                      "32,768: no effect within it")
+    assert "within the window" not in idle["caption"] and "within the declared context" in idle["caption"]
+    assert not any("their context is the window" in f for f in pages[0]["findings"])
+    assert any(f.startswith("sliding_attention: window of 131,072 tokens, no effect within the declared context "
+                            "32,768: The window reaches across the whole context shown") for f in pages[0]["findings"])
+    cut = pages[1]["layers"]["sliding_attention (7 layers)"]
+    assert cut["rows"]["Window"] == "the last 4,096 tokens" and "within the window of 4,096" in cut["caption"]
+    assert any("their context is the window" in f for f in pages[1]["findings"])
+    longer = pages[2]["layers"]["sliding_attention (7 layers)"]  # 200,000 chosen: the window cuts past 131,072
+    assert longer["rows"]["Window"] == "the last 131,072 tokens" and "within the window of 131,072" in longer["caption"]
+    # ModernBERT: 64 tokens on each side of the query reach across a context of 64
+    both = pages[3]["layers"]["sliding_attention (2 layers)"]
+    assert both["rows"]["Window"].endswith("on each side of the query; it reaches across the whole declared "
+                                           "context, 64: no effect within it")

@@ -16,14 +16,14 @@
   const J = window.posencJSON;
   const E = window.posencRopeEngines;
   const VI = window.posencInspectorVision; // inspector_vision.js: vision and video encoders
-  const { chart, contexts, num } = window.posencInspectorChart; // inspector_chart.js
+  const { chart, contexts, idleWindow, num } = window.posencInspectorChart; // inspector_chart.js
   const ZOO = window.posencRopeData.zoo;
   const DEFAULT = "llama-3.1-8b";
   const MAX_FILE_BYTES = 4 << 20;
   let counter = 0;
 
   // what each finding means and where the chapter explains it, windows and widths: inspector_words.js
-  const { MEANINGS, FACTS, NOT_ROTATED, notAttention, windowWords, windowFact, headWidth, warningNodes, link } =
+  const { MEANINGS, FACTS, NOT_ROTATED, notAttention, windowWords, idleWords, windowFact, headWidth, warningNodes, link } =
     window.posencInspectorWords;
 
   // ---- reading ------------------------------------------------------------------------------
@@ -133,7 +133,11 @@
     }
     const position = result.length !== null ? Number(result.length) - 1
       : result.rope.max_position_embeddings !== null ? Number(result.rope.max_position_embeddings) - 1 : null;
-    if (!other) rows.push(["Temperature", temperatureWords(layer.temperature, position)], ["Window", windowWords(name, layer, result.rope, sites)]);
+    const idle = idleWindow(result, layer); // a window across the whole context shown cuts nothing
+    if (!other) {
+      rows.push(["Temperature", temperatureWords(layer.temperature, position)],
+        ["Window", windowWords(name, layer, result.rope, sites) + (idle ? idleWords(idle) : "")]);
+    }
     if (unread !== null) rows.push(["Sites", `not read: ${unread}`]);
     // a line per rotary site of a layer that rotates at more than one (posenc-inspect's "site" lines; rope_sites.js)
     for (const s of sites.length > 1 ? sites : []) {
@@ -188,7 +192,9 @@
       }
       if (layer.rotates === false) fact("nope", "no rotation", name);
       if (layer.rotates === null) fact("unknown", "unknown layer type", name);
-      if (layer.window !== null) fact(...windowFact(layer, sitesOf(name)), name);
+      const idle = idleWindow(result, layer);
+      if (idle) fact("window_idle", `${windowFact(layer, sitesOf(name))[1]}, no effect within the ${idle[0]} ${num(idle[1])}`, name);
+      else if (layer.window !== null) fact(...windowFact(layer, sitesOf(name)), name);
       if (layer.temperature) fact("temperature", "query temperature", name);
       if (!layer.rotates) continue;
       if (layer.scaling && layer.scaling.type === "proportional") fact("proportional", "p-RoPE", name);

@@ -13,11 +13,28 @@
   /** A number as the inspector writes it: an int grouped by thousands, a float to 6 significant digits. */
   const num = (v) => (P.isInt(v) ? Number(v).toLocaleString("en-US") : fmt(+v, 6));
 
-  /** inspect's comparison of the slowest pair with each context, and the pairs that turn within it. */
+  /** How far a window reaches from the query on its shorter side (posenc.configs._windows.reach): the last W
+   * tokens (or a chunk of W) reach W - 1 back, W on each side W, a centred W (W - 1) // 2 before. */
+  const windowReach = (layer) => (layer.window_sides === "both" ? Number(layer.window) :
+    layer.window_sides === "centred" ? Math.floor((Number(layer.window) - 1) / 2) : Number(layer.window) - 1);
+
+  /** [label, n] of the longest context shown (the declared one or the chosen length) when the layer's window
+   * reaches across all of it, so that it cuts nothing within it (Qwen2-7B's 131,072 against 32,768); else null. */
+  function idleWindow(result, layer) {
+    const spans = [["declared context", result.rope.max_position_embeddings], ["chosen length", result.length]]
+      .filter(([, n]) => P.truthy(n)).map(([label, n]) => [label, Number(n)]);
+    if (layer.window === null || !spans.length) return null;
+    const longest = spans.reduce((a, b) => (b[1] > a[1] ? b : a));
+    return windowReach(layer) >= longest[1] - 1 ? longest : null;
+  }
+
+  /** inspect's comparison of the slowest pair with each context, and the pairs that turn within it (a window
+   * that cuts nothing within the contexts shown is left out). */
   function contexts(result, layer) {
     const { rope, length } = result;
+    const window = idleWindow(result, layer) ? null : layer.window;
     return [["trained", rope.original_max_position_embeddings], ["declared", rope.max_position_embeddings],
-      ["window", layer.window], ["chosen length", length]].filter(([, n]) => P.truthy(n)).map(([label, n]) => [label, Number(n)]);
+      ["window", window], ["chosen length", length]].filter(([, n]) => P.truthy(n)).map(([label, n]) => [label, Number(n)]);
   }
 
   /** The chart of one kind of layer, appended to `holder`; `data` holds its wavelengths (Infinity: theta = 0)
@@ -31,7 +48,8 @@
     const pairs = data.wavelengths.length;
     const m = { left: 58, right: 14, top: width < 640 ? 58 : 40, bottom: 40 }; // the legend takes two rows when narrow
     const lines = contexts(result, layer);
-    const reach = Number([layer.window, result.length, result.rope.max_position_embeddings].find(P.truthy) ?? 0);
+    const window = idleWindow(result, layer) ? null : layer.window;
+    const reach = Number([window, result.length, result.rope.max_position_embeddings].find(P.truthy) ?? 0);
     const finite = data.wavelengths.filter(Number.isFinite);
     const top = Math.max(d3.max(finite) || 1, d3.max(data.unscaled.map((t) => (2 * Math.PI) / t)), ...lines.map(([, n]) => n)) * 3;
     const x = d3.scaleLinear().domain(pairs > 1 ? [0, pairs - 1] : [-0.5, 0.5]).range([m.left, width - m.right]);
@@ -96,5 +114,5 @@
       (still.length ? `, ${still.length} never turn at all.` : ".")));
   }
 
-  window.posencInspectorChart = Object.freeze({ chart, contexts, num });
+  window.posencInspectorChart = Object.freeze({ chart, contexts, idleWindow, num });
 })();

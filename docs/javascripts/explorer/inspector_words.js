@@ -53,6 +53,8 @@
     unknown: ["posenc does not know what this kind of layer does with positions.", link("rope-today", "layer-patterns-nope-local-and-global")],
     window: ["These layers attend only to the most recent tokens, so their context is the window, not the whole input.",
       link("inference", "windows-and-sinks")],
+    window_idle: ["The window reaches across the whole context shown, so within it these layers attend as if they " +
+      "had none; it would cut only longer inputs.", link("inference", "windows-and-sinks")],
     window_both: ["These layers attend only to the tokens within the window on each side of the query, not to the whole input.",
       link("architectures", "modernbert")],
     window_centred: ["These layers attend only to a window of tokens around the query, not always as many after it as " +
@@ -108,6 +110,10 @@
     return ["window", `window of ${num(layer.window)} tokens`];
   }
 
+  /** The words added to a window that cuts nothing within the longest context shown (inspector_chart.js
+   * idleWindow: [label, n]). */
+  const idleWords = ([label, n]) => `; it reaches across the whole ${label}, ${num(n)}: no effect within it`;
+
   /** The query-key head's width where the rotary part is a slice of a wider head (latent attention,
    * DeepSeek-V4: the attention site's head_dim), else the layer's own dim. */
   const headWidth = (layer, sites) => {
@@ -121,5 +127,5 @@
     return text.split(CODE).flatMap((part, i) => (part ? [i % 2 ? el("code", null, part) : document.createTextNode(part)] : []));
   }
 
-  window.posencInspectorWords = Object.freeze({ MEANINGS, FACTS, NOT_ATTENTION, NOT_ROTATED, notAttention, windowWords, windowFact, headWidth, warningNodes, link });
+  window.posencInspectorWords = Object.freeze({ MEANINGS, FACTS, NOT_ATTENTION, NOT_ROTATED, notAttention, windowWords, idleWords, windowFact, headWidth, warningNodes, link });
 })();
