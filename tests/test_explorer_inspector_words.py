@@ -174,3 +174,21 @@ def test_a_window_across_the_whole_context_is_said_to_cut_nothing(tmp_path: Path
     both = pages[3]["layers"]["sliding_attention (2 layers)"]
     assert both["rows"]["Window"].endswith("on each side of the query; it reaches across the whole declared "
                                            "context, 64: no effect within it")
+
+
+def test_the_facts_say_what_the_reading_gives(tmp_path: Path) -> None:
+    """Gemma 4's p-RoPE layers: one 'p-RoPE' (it was doubled); T5Gemma2's centred window: the fact gives the
+    reach exactly as posenc.configs._windows.reach does (2,047 before, 2,048 after for 4,096)."""
+    from posenc.configs._windows import reach
+
+    small = {"hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 6, "max_position_embeddings": 8192}
+    gemma4 = {**small, "model_type": "gemma4_text"}
+    t5 = {**small, "model_type": "t5gemma2_text", "sliding_window": 4096}
+    assert read_config(gemma4).layers["full_attention"].scaling["type"] == "proportional"
+    pages = shown(tmp_path, [(gemma4, None), (t5, None)])
+    [p_rope] = [f for f in pages[0]["findings"] if "p-RoPE" in f]
+    assert p_rope.startswith("full_attention: p-RoPE: The slowest pairs do not turn at all") and p_rope.count("p-RoPE") == 1
+    before, after = reach(4096, read_config(t5).layers["sliding_attention"].window_sides)
+    [centred] = [f for f in pages[1]["findings"] if "before the query" in f]
+    assert centred.startswith(f"sliding_attention: {before:,} tokens before the query and {after:,} after: ")
+    assert "(W - 1) // 2 before it and W // 2 after, one more after than before when W is even" in centred

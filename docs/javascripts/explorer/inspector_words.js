@@ -57,12 +57,12 @@
       "had none; it would cut only longer inputs.", link("inference", "windows-and-sinks")],
     window_both: ["These layers attend only to the tokens within the window on each side of the query, not to the whole input.",
       link("architectures", "modernbert")],
-    window_centred: ["These layers attend only to a window of tokens around the query, not always as many after it as " +
-      "before; the rest of the input is out of their reach.", link("architectures", "modernbert")],
+    window_centred: ["These layers attend only to a window centred on the query: W tokens reach (W - 1) // 2 before " +
+      "it and W // 2 after, one more after than before when W is even; the rest of the input is out of their reach.", link("architectures", "modernbert")],
     window_compressed: ["The window limits only these layers' uncompressed keys; their compressed keys summarise the whole past.",
       link("architectures", "rotary-sites")],
     partial: ["Only part of each head rotates; the other features carry no position.", link("rope-today", "partial-rotary-only-some-features-turn")],
-    proportional: ["p-RoPE: the slowest pairs do not turn at all.", link("rope-today", "p-rope-the-slowest-pairs-do-not-turn-at-all")],
+    proportional: ["The slowest pairs do not turn at all: their frequency is zero, so those features carry no position.", link("rope-today", "p-rope-the-slowest-pairs-do-not-turn-at-all")],
     attention: ["cos and sin are multiplied by this factor, so the attention logits by its square.", link("rope-today", "yarns-attention-factor-in-full")],
     softmax: ["DeepSeek's attention also multiplies the softmax scale 1/sqrt(d) by this factor.", link("rope-today", "yarns-attention-factor-in-full")],
     temperature: ["The queries are scaled after the rotation by a factor that grows with the position.", link("glossary", "query-temperature")],
