@@ -192,3 +192,17 @@ def test_the_facts_say_what_the_reading_gives(tmp_path: Path) -> None:
     [centred] = [f for f in pages[1]["findings"] if "before the query" in f]
     assert centred.startswith(f"sliding_attention: {before:,} tokens before the query and {after:,} after: ")
     assert "(W - 1) // 2 before it and W // 2 after, one more after than before when W is even" in centred
+
+
+def test_the_summary_names_the_pasted_model_type(tmp_path: Path) -> None:
+    """A config whose language model posenc reads as another model type (VideoLLaMA 3's qwen2, T5Gemma2's
+    encoder's t5gemma2_text) is summed up under its own model_type, the one read named beside it."""
+    transformers = pytest.importorskip("transformers", reason="the configs are transformers' class defaults")
+    video, t5 = (json.loads(transformers.AutoConfig.for_model(t).to_json_string()) for t in ("video_llama_3", "t5gemma2"))
+    configs = [video, t5["encoder"]]  # T5Gemma2's encoder: model type t5gemma2_encoder, read as t5gemma2_text
+    pages = shown(tmp_path, [(c, None) for c in configs])
+    for config, page in zip(configs, pages):
+        read = read_config(config).model_type
+        assert read != config["model_type"]
+        assert page["readout"].startswith(f"Read your config: model type {config['model_type']} "
+                                          f"(its text model read as {read}), "), page["readout"]

@@ -308,7 +308,11 @@
         try { all = R.rotarySites(r.config, r.rope); } catch (error) { /* said in the layer's table */ }
         const layers = Object.entries(r.rope.layers).map(([n, l]) => `${n} ${l.rotates ? `rotates ${num(l.rotary_dim)} of ` +
           `${num(headWidth(l, all[n] || []))} features, base ${base(l.base)}` : "does not rotate"}`);
-        box.readout.textContent = minus(`Read ${state.shown}: model type ${r.rope.model_type}, ` +
+        // the pasted model type, and the one read where that is its text model's (VideoLLaMA 3: qwen2)
+        const given = P.get(r.config, "model_type");
+        const type = typeof given === "string" && given !== r.rope.model_type ?
+          `${given} (its text model read as ${r.rope.model_type})` : r.rope.model_type;
+        box.readout.textContent = minus(`Read ${state.shown}: model type ${type}, ` +
           `${kinds === 1 ? "one kind of layer" : `${kinds} kinds of layer`}${r.rope.sinks ? ", attention sinks" : ""}` +
           (r.rope.max_position_embeddings !== null ? `; declared context ${num(r.rope.max_position_embeddings)}` : "") +
           (r.rope.original_max_position_embeddings !== null ? `, trained ${num(r.rope.original_max_position_embeddings)}` : "") +
