@@ -1,9 +1,9 @@
 """Figures for "Positions in today's architectures".
 
-Every number comes from posenc: the layer patterns and windows from the published configs of
-``posenc/zoo`` read by `posenc.configs.read_config`, the temperatures from
-`posenc.temperature.attention_temperature`, the attention rows from
-`posenc.attention.scaled_dot_product_attention`, the cache widths from
+Every number comes from posenc: the layer patterns and windows from the configs of
+``posenc/zoo`` (published files copied whole, or rebuilt from named sources) read by
+`posenc.configs.read_config`, the temperatures from `posenc.temperature.attention_temperature`,
+the attention rows from `posenc.attention.scaled_dot_product_attention`, the cache widths from
 `posenc.latent.latent_cache_widths` and the entries a layer keeps from `posenc.spans.AttentionSpan`.
 """
 
@@ -32,7 +32,7 @@ ZOO = Path(__file__).resolve().parents[1] / "zoo"
 
 
 def zoo_config(name: str) -> dict[str, Any]:
-    """A published config of ``posenc/zoo``, without the zoo's own ``_`` notes."""
+    """A config of ``posenc/zoo``, without the zoo's own ``_`` notes."""
     entry = json.loads((ZOO / f"{name}.json").read_text(encoding="utf-8"))
     return {key: value for key, value in entry.items() if not key.startswith("_")}
 
@@ -76,7 +76,7 @@ def _kind_colours() -> list[str]:
 @figure(
     "architectures-layer-patterns",
     alt=("One row per model, one cell per layer, coloured by what the layer does with positions, read from "
-         "the published configs: Llama 4 Scout repeats three chunked RoPE layers and one NoPE layer; "
+         "their configs in posenc's zoo: Llama 4 Scout repeats three chunked RoPE layers and one NoPE layer; "
          "gpt-oss-120b alternates windowed and full RoPE layers; Gemma 3 27B has five windowed RoPE layers per "
          "full RoPE layer; Command R7B three windowed RoPE layers per NoPE layer; SmolLM3 three full RoPE "
          "layers per NoPE layer; ModernBERT one full RoPE layer then two windowed ones; Qwen3-Next three "
@@ -305,7 +305,7 @@ def kept_fraction(name: str, tokens: int) -> float:
 @figure(
     "architectures-cache-sizes",
     alt=("The share of a full key-value cache that four models keep, against the number of tokens on a "
-         "logarithmic axis from 1 thousand to 1 million, computed from their published configs. Each curve "
+         "logarithmic axis from 1 thousand to 1 million, computed from their configs in posenc's zoo. Each curve "
          "starts at 1 while the sequence is shorter than the windows and falls towards the share of global "
          "layers: 10 of 62 for Gemma 3 27B, one in four for Llama 4 Scout and Command R7B, one in two for "
          "gpt-oss-120b. Llama 4's curve has teeth, because a chunked layer's cache empties at each chunk "
