@@ -2,7 +2,8 @@
 stand-in for the page: what it reads and the headings and notes it shows, against posenc.
 
 VideoLLaMA 3's tower is read per kind of input (``read_vision_config``'s ``input_kind``): the inspector
-shows both readings, images first, each headed with its kind and carrying posenc's notes for it; every
+shows both readings, images first, each headed with its kind and carrying posenc's notes for it (their
+pointer to the other ``input_kind`` names where that reading is on the page instead); every
 other model type keeps one reading (tests/site/inspector_widget.py checks those in Chromium).
 """
 
@@ -74,7 +75,15 @@ def test_videollama_3_shows_the_image_then_the_video_reading(tmp_path: Path, mod
     assert page["headings"] == ["Vision encoder: video_llama_3_vision, for images",
                                 "Vision encoder: video_llama_3_vision, for videos"]
     notes = [n for kind in INPUT_KINDS for n in read_vision_config(config, kind).notes]
-    assert [n for n in page["notes"] if n in notes] == notes  # each reading's notes, in order, under its heading
+    # each reading's notes, in order, under its heading; the pointer to the other input_kind names where that
+    # reading is on the page (images first: the videos' below, the images' above)
+    pointers = {"; read them with input_kind='video'": "; the reading for videos is below",
+                "; read them with input_kind='image'": "; the reading for images is above"}
+    for python, browser in pointers.items():
+        assert sum(n.endswith(python) for n in notes) == 1
+        notes = [n.removesuffix(python) + browser if n.endswith(python) else n for n in notes]
+    assert [n for n in page["notes"] if n in notes] == notes
+    assert not any("input_kind" in n for n in page["notes"])
     assert page["readout"].startswith("vision encoder video_llama_3_vision (read for images and videos): 2-D RoPE")
     # posenc-inspect prints the same two readings in the same order
     heads = [line for line in describe_vision(config) if line.startswith("vision encoder ")]

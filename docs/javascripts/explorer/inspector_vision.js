@@ -79,6 +79,12 @@
     return out;
   }
 
+  // posenc's notes send a Python reader to the other kind of input (read_vision_config's input_kind); here that
+  // reading is on show, images first: the note points to it instead
+  const PLACE = { image: "above", video: "below" };
+  const shownNote = (note) => note.replace(/; read them with input_kind='(image|video)'$/,
+    (_, kind) => `; the reading for ${kind}s is ${PLACE[kind]}`);
+
   /** One reading (and SAM 3's windowed layers as a second) as sections of the results. */
   function sections(el, parent, r, label = "Vision encoder") {
     const section = el("section", "posenc-inspector__layer posenc-inspector__vision");
@@ -91,7 +97,7 @@
     for (const [term, value] of rows(r)) dl.append(el("dt", null, term), el("dd", null, minus(value)));
     section.append(dl);
     const notes = el("ul", "posenc-inspector__findings");
-    for (const note of r.notes) notes.append(el("li", "posenc-inspector__fact", note));
+    for (const note of r.notes) notes.append(el("li", "posenc-inspector__fact", shownNote(note)));
     const more = el("li", "posenc-inspector__fact");
     const a = el("a", null, "Read more");
     a.href = MORE;
@@ -125,5 +131,5 @@
       (r.layout === "half_per_axis" ? "half pairs within each axis's block" : `${r.layout} pairs`);
   }
 
-  window.posencInspectorVision = Object.freeze({ isEncoder, readVision, render, readout });
+  window.posencInspectorVision = Object.freeze({ isEncoder, readVision, render, readout, shownNote });
 })();
