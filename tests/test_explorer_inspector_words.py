@@ -79,7 +79,10 @@ const out = JSON.parse(fs.readFileSync(0, "utf8")).map(([config, length]) => {
   }
   const [readout] = find(host, (n) => n.className === "posenc-explorer__readout");
   return {layers, findings: find(host, (n) => n.tag === "li").map(text), readout: text(readout),
-          links: find(host, (n) => n.tag === "a").map((a) => a.href)};
+          links: find(host, (n) => n.tag === "a").map((a) => a.href),
+          options: find(find(host, (n) => n.tag === "select")[0], (n) => n.tag === "option" && n.value)
+            .map((o) => [o.value, text(o)]),
+          labels: find(host, (n) => n.tag === "label").map(text)};
 });
 process.stdout.write(JSON.stringify(out));
 """
@@ -206,3 +209,18 @@ def test_the_summary_names_the_pasted_model_type(tmp_path: Path) -> None:
         assert read != config["model_type"]
         assert page["readout"].startswith(f"Read your config: model type {config['model_type']} "
                                           f"(its text model read as {read}), "), page["readout"]
+
+
+def test_the_zoo_menu_marks_the_rebuilt_configs(tmp_path: Path) -> None:
+    """The menu is 'a config of posenc's zoo', not 'a published config': each file that is not a published
+    config.json copied whole (its _provenance.verbatim) is marked rebuilt."""
+    [page] = shown(tmp_path, [(zoo("llama-3.1-8b"), None)])
+    assert "Start from a config of posenc's zoo" in page["labels"]
+    assert not any("published config" in label for label in page["labels"])
+    files = {json.loads(p.read_text()).get("_name", p.stem): json.loads(p.read_text())
+             for p in (ROOT / "posenc" / "zoo").glob("*.json")}
+    assert sorted(name for name, _ in page["options"]) == sorted(files)
+    for name, label in page["options"]:
+        copied = files[name].get("_provenance", {}).get("verbatim") is True
+        assert label == (name if copied else f"{name} (rebuilt)"), name
+    assert 0 < sum(label == name for name, label in page["options"]) < len(files)

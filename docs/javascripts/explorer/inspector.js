@@ -1,6 +1,6 @@
-// The config inspector: paste or open a model's config.json (or start from posenc's zoo of published
-// configs) and see, per kind of layer, what it does with positions, read by the ports of posenc's
-// read_config, rope_inverse_frequencies, rope_attention_scaling and inspect's warnings (rope_config.js
+// The config inspector: paste or open a model's config.json (or start from a config of posenc's zoo:
+// published files, or rebuilt from named sources) and see, per kind of layer, what it does with positions,
+// read by the ports of posenc's read_config, rope_inverse_frequencies, rope_attention_scaling and inspect's warnings (rope_config.js
 // and friends). Everything runs in the page. Bad input gets one message and the last good result stays.
 // This file reads the config and writes the form, the settings and the findings; inspector_chart.js
 // (loaded before it) draws each kind of layer's wavelengths.
@@ -265,10 +265,15 @@
     }
     for (const [family, entries] of families) {
       const group = Object.assign(el("optgroup"), { label: family });
-      for (const entry of entries) group.append(Object.assign(el("option", null, entry.name), { value: entry.name }));
+      for (const entry of entries) {
+        // some of the zoo's files are published config.json files copied whole; the others are rebuilt (models page)
+        const copied = (JSON.parse(entry.text)._provenance || {}).verbatim === true;
+        group.append(Object.assign(el("option", null, `${entry.name}${copied ? "" : " (rebuilt)"}`), { value: entry.name }));
+      }
       zoo.append(group);
     }
-    control(box.controls, "Start from a published config", zoo, null, true);
+    control(box.controls, "Start from a config of posenc's zoo", zoo,
+      "rebuilt: not a published config.json copied whole, but made from one or from its sources", true);
     const file = Object.assign(el("input"), { type: "file", accept: ".json,application/json" });
     control(box.controls, "Open a config.json", file, null, true);
     const layout = el("select");
