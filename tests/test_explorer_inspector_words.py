@@ -224,3 +224,23 @@ def test_the_zoo_menu_marks_the_rebuilt_configs(tmp_path: Path) -> None:
         copied = files[name].get("_provenance", {}).get("verbatim") is True
         assert label == (name if copied else f"{name} (rebuilt)"), name
     assert 0 < sum(label == name for name, label in page["options"]) < len(files)
+
+
+def test_p_rope_layers_count_the_pairs_that_turn(tmp_path: Path) -> None:
+    """Gemma 4's proportional layers rotate the whole head in form, but only a quarter of the pairs turn:
+    the width, the caption and the summary say how many, as posenc's frequencies give them."""
+    from posenc.configs import from_config
+    from posenc.rope_scaling import rope_inverse_frequencies
+
+    gemma4 = {"hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 6, "max_position_embeddings": 8192,
+              "model_type": "gemma4_text"}
+    kwargs = from_config(gemma4, "full_attention")
+    theta = rope_inverse_frequencies(kwargs["dim"], base=kwargs["base"], scaling=kwargs["scaling"],
+                                     rotary_dim=kwargs["rotary_dim"])
+    turning, pairs = int((theta > 0).sum()), theta.numel()
+    assert 0 < turning < pairs
+    [page] = shown(tmp_path, [(gemma4, None)])
+    layer = page["layers"]["full_attention (1 layer)"]
+    assert layer["rows"]["Rotated width"].endswith(f"({pairs} pairs; {turning} turn, {pairs - turning} never do: \u03b8 = 0)")
+    assert f"within the declared context: {turning} of {turning} that turn." in layer["caption"]
+    assert f"({turning} of {pairs} pairs turn)" in page["readout"]

@@ -90,6 +90,9 @@
     return `${P.formatGeneral(t.attn_scale)} ln(1 + floor((p + 1) / ${num(t.floor_scale)})) + 1 (Llama 4's temperature tuning of NoPE layers)${at}`;
   }
 
+  /** How many of a layer's pairs never turn (theta = 0: p-RoPE's still pairs). */
+  const still = (data) => data.theta.filter((t) => t === 0).length;
+
   const within = (label, n, keys) => (label === "window" ? `window of ${num(n)}${keys}` : label === "chosen length" ?
     `chosen length ${num(n)}` : `${label} context`);
 
@@ -125,7 +128,8 @@
     const head = headWidth(layer, sites); // the query-key head's width where the rotary part is a slice of it
     if (layer.rotates) {
       rows.push(["Layout", layer.layout === "half" ? "half: features i and i + d/2 form a pair" : "interleaved: features 2i and 2i + 1 form a pair"],
-        ["Rotated width", `${num(layer.rotary_dim)} of ${num(head)} features (${count(data.theta.length, "pair")})` +
+        ["Rotated width", `${num(layer.rotary_dim)} of ${num(head)} features (${count(data.theta.length, "pair")}` +
+          `${still(data) ? `; ${num(data.theta.length - still(data))} turn, ${num(still(data))} never do: \u03b8 = 0` : ""})` +
           (Number(head) !== Number(layer.dim) ? ", a slice of each query-key head" : "")],
         ["Base", base(layer.base)], ["Scaling", scalingWords(layer.scaling)],
         ["Attention factor", `${data.attention_factor.toFixed(4)} on cos and sin`]);
@@ -158,7 +162,8 @@
       const slowest = finite.length ? Math.max(...finite) : null;
       const words = slowest === null ? "No pair turns." : `Slowest pair: one turn per ${fmt(slowest, 3)} positions` +
         (lines.length ? ` (${lines.map(([l, n]) => `${fmt(slowest / n, 3)}\u00d7 the ${l} ${num(n)}`).join(", ")}). ` : ". ") +
-        lines.map(([l, n]) => `Pairs completing a turn within the ${within(l, n, compressed)}: ${finite.filter((w) => w <= n).length} of ${finite.length}.`).join(" ");
+        lines.map(([l, n]) => `Pairs completing a turn within the ${within(l, n, compressed)}: ${finite.filter((w) => w <= n).length} ` +
+          `of ${finite.length}${still(data) ? " that turn" : ""}.`).join(" ");
       section.append(el("p", "posenc-inspector__caption", minus(words)));
     }
   }
@@ -312,7 +317,8 @@
         let all = {};
         try { all = R.rotarySites(r.config, r.rope); } catch (error) { /* said in the layer's table */ }
         const layers = Object.entries(r.rope.layers).map(([n, l]) => `${n} ${l.rotates ? `rotates ${num(l.rotary_dim)} of ` +
-          `${num(headWidth(l, all[n] || []))} features, base ${base(l.base)}` : "does not rotate"}`);
+          `${num(headWidth(l, all[n] || []))} features` + (still(r.layers[n]) ? ` (${num(r.layers[n].theta.length -
+          still(r.layers[n]))} of ${num(r.layers[n].theta.length)} pairs turn)` : "") + `, base ${base(l.base)}` : "does not rotate"}`);
         // the pasted model type, and the one read where that is its text model's (VideoLLaMA 3: qwen2)
         const given = P.get(r.config, "model_type");
         const type = typeof given === "string" && given !== r.rope.model_type ?
