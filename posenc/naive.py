@@ -106,7 +106,8 @@ def _counting(positions: Tensor) -> Tensor:
 
 
 def _normalized_counting(seq_len: int) -> Tensor:
-    """Attempt 2: 0 for the first word, 1 for the last (and 0 for a single word)."""
+    """Attempt 2: 0 for the first word, 1 for the last (and 0 for a single
+    word)."""
     pos = torch.arange(seq_len, dtype=torch.float64)
     return (pos / max(seq_len - 1, 1))[:, None]  # [seq_len, 1]
 
@@ -119,5 +120,6 @@ def _single_sine(positions: Tensor, frequency: float) -> Tensor:
 def _sine_cosine_pairs(positions: Tensor, frequencies: Tensor) -> Tensor:
     """Attempt 4: a (sin, cos) pair per frequency, interleaved."""
     angles = positions[:, None] * frequencies[None, :]  # [len, n]
-    return torch.stack((angles.sin(), angles.cos()), dim=-1).flatten(-2)  # [len, 2n]
+    # [len, 2n]
+    return torch.stack((angles.sin(), angles.cos()), dim=-1).flatten(-2)
 # --8<-- [end:naive]
