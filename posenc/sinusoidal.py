@@ -35,8 +35,8 @@ __all__ = ["SinusoidalPositionalEncoding", "inverse_frequencies", "offset_matrix
 
 # --8<-- [start:encoding]
 def inverse_frequencies(dim: int, base: float = 10000.0) -> Tensor:
-    r"""Angular frequency of each (sin, cos) pair, \(\text{base}^{-2i/d}\) for \(i = 0, \dots, d/2 - 1\)
-    (\(d\) = ``dim``), float64."""
+    r"""Angular frequency of each (sin, cos) pair, \(\text{base}^{-2i/d}\)
+    for \(i = 0, \dots, d/2 - 1\) (\(d\) = ``dim``), float64."""
     dim = check_even_dim("dim", dim)
     base = check_float("base", base, positive=True)
     exponents = torch.arange(0, dim, 2, dtype=torch.float64) / dim
@@ -44,17 +44,19 @@ def inverse_frequencies(dim: int, base: float = 10000.0) -> Tensor:
 
 
 def sinusoidal_encoding(
-    positions: int | Tensor, dim: int, *, base: float = 10000.0, dtype: torch.dtype = torch.float32
+    positions: int | Tensor, dim: int, *, base: float = 10000.0,
+    dtype: torch.dtype = torch.float32
 ) -> Tensor:
     r"""The sinusoidal position table, ``[len(positions), dim]``.
 
     Args:
-        positions: an int ``n`` (positions 0 .. n-1) or a 1-D tensor of positions, which may be
-            large or fractional.
+        positions: an int ``n`` (positions 0 .. n-1) or a 1-D tensor of
+            positions, which may be large or fractional.
         dim: model width, a positive even integer.
-        base: the constant 10000 of the paper; wavelengths run from \(2\pi\) to nearly
-            \(2\pi \cdot \text{base}\).
-        dtype: dtype of the result; the angles are computed in float64 whatever it is.
+        base: the constant 10000 of the paper; wavelengths run from
+            \(2\pi\) to nearly \(2\pi \cdot \text{base}\).
+        dtype: dtype of the result; the angles are computed in float64
+            whatever it is.
 
     Examples:
         >>> sinusoidal_encoding(2, 4)
@@ -64,10 +66,14 @@ def sinusoidal_encoding(
     pos = check_positions("positions", positions)  # float64
     dtype = check_float_dtype("dtype", dtype)
     freqs = inverse_frequencies(dim, base)
-    check_elements("the table (positions x dim)", pos.numel(), 2 * freqs.numel())
-    angles = check_finite_result(pos[:, None] * freqs[None, :], "positions x frequencies")
-    table = torch.stack((angles.sin(), angles.cos()), dim=-1)  # [len, dim/2, (sin, cos)]
-    return table.flatten(-2).to(dtype)  # interleave: sin in even columns, cos in odd ones
+    check_elements("the table (positions x dim)", pos.numel(),
+                   2 * freqs.numel())
+    angles = check_finite_result(pos[:, None] * freqs[None, :],
+                                 "positions x frequencies")
+    # [len, dim/2, (sin, cos)]
+    table = torch.stack((angles.sin(), angles.cos()), dim=-1)
+    # interleave: sin in even columns, cos in odd ones
+    return table.flatten(-2).to(dtype)
 # --8<-- [end:encoding]
 
 
@@ -93,10 +99,13 @@ def offset_matrix(k: int | float, dim: int, *, base: float = 10000.0,
 
 # --8<-- [start:offset]
 def _rotation_blocks(angles: Tensor) -> Tensor:
-    """The block-diagonal matrix that turns each (sin, cos) pair by its angle, float64 ``[dim, dim]``."""
+    """The block-diagonal matrix that turns each (sin, cos) pair by its
+    angle, float64 ``[dim, dim]``."""
     cos, sin = angles.cos(), angles.sin()  # [dim/2] each
     # [sin(a+b), cos(a+b)] = [[cos b, sin b], [-sin b, cos b]] @ [sin a, cos a]
-    blocks = torch.stack((torch.stack((cos, sin), -1), torch.stack((-sin, cos), -1)), -2)  # [dim/2, 2, 2]
+    # [dim/2, 2, 2]
+    blocks = torch.stack((torch.stack((cos, sin), -1),
+                          torch.stack((-sin, cos), -1)), -2)
     return torch.block_diag(*blocks)
 # --8<-- [end:offset]
 
