@@ -41,23 +41,31 @@ def _complex_view(t: Tensor) -> Tensor | None:
 
 
 # --8<-- [start:rotate]
-def rotate(x: Tensor, cos: Tensor, sin: Tensor, layout: str, out: Tensor) -> Tensor:
-    """Write x with its pairs rotated (by the angles whose cos and sin are given) into ``out``.
+def rotate(x: Tensor, cos: Tensor, sin: Tensor, layout: str,
+           out: Tensor) -> Tensor:
+    """Write x with its pairs rotated (by the angles whose cos and sin are
+    given) into ``out``.
 
-    Interleaved pairs (2i, 2i+1) are read as complex numbers and multiplied by ``cos + i sin``:
-    one fused pass over x. Half pairs (i, i + dim/2) are strided views of x and out: each half
-    of ``out`` is written by one multiply, then updated in place by a fused multiply-add, block
-    of positions by block, so that the update finds its operands still in cache. When a
-    gradient is needed the same formula is evaluated out of place instead.
+    Interleaved pairs (2i, 2i+1) are read as complex numbers and multiplied
+    by ``cos + i sin``: one fused pass over x. Half pairs (i, i + dim/2) are
+    strided views of x and out: each half of ``out`` is written by one
+    multiply, then updated in place by a fused multiply-add, block of
+    positions by block, so that the update finds its operands still in
+    cache. When a gradient is needed the same formula is evaluated out of
+    place instead.
     """
     half = x.shape[-1] // 2
     if layout == "half":
-        x1, x2, out1, out2 = x[..., :half], x[..., half:], out[..., :half], out[..., half:]
+        x1, x2, out1, out2 = (x[..., :half], x[..., half:],
+                              out[..., :half], out[..., half:])
     else:
-        x1, x2, out1, out2 = x[..., 0::2], x[..., 1::2], out[..., 0::2], out[..., 1::2]
-    if torch.is_grad_enabled() and (x.requires_grad or cos.requires_grad or sin.requires_grad):
-        # Training: autograd cannot differentiate writes into `out`, so build the result
-        # out of place (same arithmetic, one extra temporary per half).
+        x1, x2, out1, out2 = (x[..., 0::2], x[..., 1::2],
+                              out[..., 0::2], out[..., 1::2])
+    if torch.is_grad_enabled() and (x.requires_grad or cos.requires_grad
+                                    or sin.requires_grad):
+        # Training: autograd cannot differentiate writes into `out`, so
+        # build the result out of place (same arithmetic, one extra
+        # temporary per half).
         first, second = x1 * cos - x2 * sin, x2 * cos + x1 * sin
         if layout == "half":
             return torch.cat((first, second), dim=-1)
@@ -65,14 +73,19 @@ def rotate(x: Tensor, cos: Tensor, sin: Tensor, layout: str, out: Tensor) -> Ten
     if layout == "interleaved":
         x_c, out_c = _complex_view(x), _complex_view(out)
         if x_c is not None and out_c is not None:
-            torch.mul(x_c, torch.complex(cos, sin), out=out_c)  # (x1 + i x2)(cos + i sin)
+            # (x1 + i x2)(cos + i sin)
+            torch.mul(x_c, torch.complex(cos, sin), out=out_c)
             return out
-    for rows in _blocks(x, cos):  # a few positions at a time, so the second pass reads from cache
-        c, s = (cos[..., rows, :], sin[..., rows, :]) if cos.shape[-2] > 1 else (cos, sin)
+    # a few positions at a time, so the second pass reads from cache
+    for rows in _blocks(x, cos):
+        c, s = ((cos[..., rows, :], sin[..., rows, :]) if cos.shape[-2] > 1
+                else (cos, sin))
         torch.mul(x1[..., rows, :], c, out=out1[..., rows, :])
-        out1[..., rows, :].addcmul_(x2[..., rows, :], s, value=-1.0)  # x1' = x1 cos - x2 sin
+        # x1' = x1 cos - x2 sin
+        out1[..., rows, :].addcmul_(x2[..., rows, :], s, value=-1.0)
         torch.mul(x2[..., rows, :], c, out=out2[..., rows, :])
-        out2[..., rows, :].addcmul_(x1[..., rows, :], s)              # x2' = x2 cos + x1 sin
+        # x2' = x2 cos + x1 sin
+        out2[..., rows, :].addcmul_(x1[..., rows, :], s)
     return out
 # --8<-- [end:rotate]
 
@@ -99,8 +112,10 @@ def _broadcast_table(table: Tensor, x: Tensor) -> Tensor:
 
 
 # --8<-- [start:partial]
-def apply_table(x: Tensor, cos: Tensor, sin: Tensor, layout: str, rotary_dim: int | None = None) -> Tensor:
-    """Rotate the first ``rotary_dim`` features of x (all if None) by the table; copy the rest as is."""
+def apply_table(x: Tensor, cos: Tensor, sin: Tensor, layout: str,
+                rotary_dim: int | None = None) -> Tensor:
+    """Rotate the first ``rotary_dim`` features of x (all if None) by the
+    table; copy the rest as is."""
     dtype = compute_dtype(x.dtype)
     cos = _broadcast_table(cos.to(device=x.device, dtype=dtype), x)
     sin = _broadcast_table(sin.to(device=x.device, dtype=dtype), x)
@@ -109,8 +124,11 @@ def apply_table(x: Tensor, cos: Tensor, sin: Tensor, layout: str, rotary_dim: in
     out = torch.empty_like(source)
     if width == x.shape[-1]:
         out = rotate(source, cos, sin, layout, out)
-    elif torch.is_grad_enabled() and (source.requires_grad or cos.requires_grad or sin.requires_grad):
-        turned = rotate(source[..., :width], cos, sin, layout, out[..., :width])
+    elif torch.is_grad_enabled() and (source.requires_grad
+                                      or cos.requires_grad
+                                      or sin.requires_grad):
+        turned = rotate(source[..., :width], cos, sin, layout,
+                        out[..., :width])
         out = torch.cat((turned, source[..., width:]), dim=-1)
     else:  # partial rotary: the pass-through features are copied bit for bit
         rotate(source[..., :width], cos, sin, layout, out[..., :width])

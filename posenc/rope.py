@@ -110,13 +110,17 @@ def apply_rope(x: Tensor, positions: Tensor | None = None, *, base: float = 1000
 
 
 # --8<-- [start:apply]
-def _rope(x: Tensor, positions: Tensor, *, base: float, layout: str, scaling: Mapping[str, object] | None,
+def _rope(x: Tensor, positions: Tensor, *, base: float, layout: str,
+          scaling: Mapping[str, object] | None,
           rotary_dim: int | None) -> Tensor:
-    """`apply_rope` once its arguments are checked: the tables from float64 angles, then the rotation."""
+    """`apply_rope` once its arguments are checked: the tables from float64
+    angles, then the rotation."""
     theta = rope_inverse_frequencies(x.shape[-1], base=base, scaling=scaling,
-                                     seq_len=_sequence_length(positions), rotary_dim=rotary_dim)
+                                     seq_len=_sequence_length(positions),
+                                     rotary_dim=rotary_dim)
     cos, sin = angle_table(positions, theta)  # [..., seq, rotary_dim / 2]
-    attention = rope_attention_scaling(scaling)  # YaRN's and LongRoPE's factor on q and k
+    # YaRN's and LongRoPE's factor on q and k
+    attention = rope_attention_scaling(scaling)
     if attention != 1.0:
         cos, sin = cos * attention, sin * attention
     return apply_table(x, cos, sin, layout, rotary_dim)
@@ -269,8 +273,13 @@ def rope_long_term_decay(distances: Tensor, dim: int, *, base: float = 10000.0) 
 
 # --8<-- [start:decay]
 def _long_term_decay(distances: Tensor, dim: int, base: float) -> Tensor:
-    """mean_j |S_j| for each distance m - n, float64 (arguments checked by `rope_long_term_decay`)."""
-    angles = distances.to(torch.float64)[:, None] * frequency_ladder(dim, base)[None, :]  # [len, dim/2]
-    partial_sums = torch.polar(torch.ones_like(angles), angles).cumsum(dim=-1)  # S_1 .. S_{dim/2}
+    """mean_j |S_j| for each distance m - n, float64 (arguments checked by
+    `rope_long_term_decay`)."""
+    # [len, dim/2]
+    angles = (distances.to(torch.float64)[:, None]
+              * frequency_ladder(dim, base)[None, :])
+    # S_1 .. S_{dim/2}
+    partial_sums = torch.polar(torch.ones_like(angles),
+                               angles).cumsum(dim=-1)
     return partial_sums.abs().mean(dim=-1)
 # --8<-- [end:decay]
