@@ -111,10 +111,13 @@ def _llama3(s: Scaling, dim: int, base: float, seq_len: int | None) -> Tensor:
 
 
 # --8<-- [start:proportional]
-def _proportional(s: Scaling, dim: int, base: float, seq_len: int | None) -> Tensor:
-    # p-RoPE: the frequencies of the full width; only the fastest `fraction` of the pairs turn,
-    # the slowest pairs get theta = 0 (no rotation: those features carry no position at all).
-    fraction = 1.0 if s.partial_rotary_factor is None else s.partial_rotary_factor
+def _proportional(s: Scaling, dim: int, base: float,
+                  seq_len: int | None) -> Tensor:
+    # p-RoPE: the frequencies of the full width; only the fastest `fraction`
+    # of the pairs turn, the slowest pairs get theta = 0 (no rotation: those
+    # features carry no position at all).
+    fraction = (1.0 if s.partial_rotary_factor is None
+                else s.partial_rotary_factor)
     theta = _default_frequencies(dim, base) / s.scale
     turning = math.floor(fraction * dim / 2)
     theta[turning:] = 0.0
@@ -125,10 +128,12 @@ def _proportional(s: Scaling, dim: int, base: float, seq_len: int | None) -> Ten
 # --8<-- [start:longrope]
 def _longrope(s: Scaling, dim: int, base: float, seq_len: int | None) -> Tensor:
     import torch
-    # LongRoPE: one searched factor per pair; the long list once the sequence is past the trained length.
+    # LongRoPE: one searched factor per pair; the long list once the
+    # sequence is past the trained length.
     long = seq_len is not None and seq_len > _original(s)
     chosen = (s.long_factor if long else s.short_factor) or ()
-    return _default_frequencies(dim, base) / torch.tensor(chosen, dtype=torch.float64)
+    return (_default_frequencies(dim, base)
+            / torch.tensor(chosen, dtype=torch.float64))
 # --8<-- [end:longrope]
 
 

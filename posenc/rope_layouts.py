@@ -110,11 +110,16 @@ def convert_rope_layout(weight: Tensor, head_dim: int, *, source: str = "interle
 
 
 # --8<-- [start:convert]
-def _convert(weight: Tensor, head_dim: int, source: str, target: str, rotary_dim: int) -> Tensor:
-    """The rows of ``weight`` (whole heads of ``head_dim`` rows, head after head) in the target layout."""
-    perm = layout_permutation(head_dim, heads=weight.shape[0] // head_dim, rotary_dim=rotary_dim)
+def _convert(weight: Tensor, head_dim: int, source: str, target: str,
+             rotary_dim: int) -> Tensor:
+    """The rows of ``weight`` (whole heads of ``head_dim`` rows, head after
+    head) in the target layout."""
+    perm = layout_permutation(head_dim, heads=weight.shape[0] // head_dim,
+                              rotary_dim=rotary_dim)
     if source == target:
         return weight.clone()
-    # half -> interleaved: new row j is old row perm[j]; the other way, the inverse permutation
-    return weight[perm.to(weight.device)] if source == "half" else weight[perm.argsort().to(weight.device)]
+    # half -> interleaved: new row j is old row perm[j]; the other way, the
+    # inverse permutation
+    return (weight[perm.to(weight.device)] if source == "half"
+            else weight[perm.argsort().to(weight.device)])
 # --8<-- [end:convert]
