@@ -82,7 +82,8 @@ def _where_past(i: Tensor, j: Tensor, changed: Tensor) -> Tensor:
 
 # --8<-- [start:offsets]
 def relative_offsets(query_positions: Tensor, key_positions: Tensor) -> Tensor:
-    """RoPE's own offsets, ``i - j`` for every query-key pair (float64 ``[..., q_len, k_len]``).
+    """RoPE's own offsets, ``i - j`` for every query-key pair (float64
+    ``[..., q_len, k_len]``).
 
     Examples:
         >>> relative_offsets(torch.arange(3), torch.arange(3))
@@ -94,22 +95,26 @@ def relative_offsets(query_positions: Tensor, key_positions: Tensor) -> Tensor:
     return (i - j).to(torch.float64)
 
 
-def rerope_offsets(query_positions: Tensor, key_positions: Tensor, *, window: int,
-                   factor: float | None = None) -> Tensor:
-    """ReRoPE: offsets below ``window`` as they are, larger ones clipped to ``window``.
+def rerope_offsets(query_positions: Tensor, key_positions: Tensor, *,
+                   window: int, factor: float | None = None) -> Tensor:
+    """ReRoPE: offsets below ``window`` as they are, larger ones clipped to
+    ``window``.
 
-    With ``factor`` (Leaky ReRoPE), offsets past the window grow again, ``factor`` times slower:
-    ``window + (i - j - window) / factor``. The authors' patch computes two attention matrices,
-    one with ordinary RoPE and one with the query rotated to ``window`` (to ``i + window
-    (factor - 1)`` with frequencies divided by ``factor`` for the leaky form) and the key
+    With ``factor`` (Leaky ReRoPE), offsets past the window grow again,
+    ``factor`` times slower: ``window + (i - j - window) / factor``. The
+    authors' patch computes two attention matrices, one with ordinary RoPE and
+    one with the query rotated to ``window`` (to ``i + window (factor - 1)``
+    with frequencies divided by ``factor`` for the leaky form) and the key
     unrotated (rotated to j), and picks per pair by ``|i - j| < window``
-    (bojone/rerope ``rerope_patch.py:76-88``, ``leaky_rerope_patch.py:73-97``). The patch also
-    scales queries by `log_length_scale` (``rerope_patch.py:56``), which is not an offset.
+    (bojone/rerope ``rerope_patch.py:76-88``, ``leaky_rerope_patch.py:73-97``).
+    The patch also scales queries by `log_length_scale`
+    (``rerope_patch.py:56``), which is not an offset.
 
     Examples:
         >>> rerope_offsets(torch.arange(5), torch.arange(5), window=2)[4]
         tensor([2., 2., 2., 1., 0.], dtype=torch.float64)
-        >>> rerope_offsets(torch.arange(5), torch.arange(5), window=2, factor=2.0)[4]
+        >>> rerope_offsets(torch.arange(5), torch.arange(5), window=2,
+        ...                factor=2.0)[4]
         tensor([3.0000, 2.5000, 2.0000, 1.0000, 0.0000], dtype=torch.float64)
     """
     window = check_int("window", window, minimum=1, maximum=_MAX_POSITION)
@@ -121,48 +126,57 @@ def rerope_offsets(query_positions: Tensor, key_positions: Tensor, *, window: in
     return _where_past(i, j, torch.where(r < window, r, beyond))
 
 
-def self_extend_offsets(query_positions: Tensor, key_positions: Tensor, *, group_size: int,
-                        window: int) -> Tensor:
-    """Self-Extend: neighbours (``i - j < window``) keep ``i - j``; farther keys see
-    ``i // group_size - j // group_size + window - window / group_size``.
+def self_extend_offsets(query_positions: Tensor, key_positions: Tensor, *,
+                        group_size: int, window: int) -> Tensor:
+    """Self-Extend: neighbours (``i - j < window``) keep ``i - j``; farther keys
+    see ``i // group_size - j // group_size + window - window / group_size``.
 
-    The shift ``window - window / group_size`` makes the grouped offsets continue where the
-    neighbour offsets stop. As in the authors' code (datamllab/LongLM
-    ``self_extend_patch/Llama.py:133-135`` for the grouped query and key positions, ``:167-180``
-    for the neighbour mask); the largest offset at length n is about
+    The shift ``window - window / group_size`` makes the grouped offsets
+    continue where the neighbour offsets stop. As in the authors' code
+    (datamllab/LongLM ``self_extend_patch/Llama.py:133-135`` for the grouped
+    query and key positions, ``:167-180`` for the neighbour mask); the largest
+    offset at length n is about
     ``(n - 1) // group_size + window - window / group_size``.
 
     Examples:
-        >>> self_extend_offsets(torch.arange(8), torch.arange(8), group_size=2, window=2)[7]
+        >>> self_extend_offsets(torch.arange(8), torch.arange(8),
+        ...                     group_size=2, window=2)[7]
         tensor([4., 4., 3., 3., 2., 2., 1., 0.], dtype=torch.float64)
     """
-    group_size = check_int("group_size", group_size, minimum=1, maximum=_MAX_POSITION)
+    group_size = check_int("group_size", group_size, minimum=1,
+                           maximum=_MAX_POSITION)
     window = check_int("window", window, minimum=0, maximum=_MAX_POSITION)
     i, j = _pairs(query_positions, key_positions)
     r = (i - j).to(torch.float64)
-    grouped = (i // group_size - j // group_size).to(torch.float64) + (window - window / group_size)
+    grouped = ((i // group_size - j // group_size).to(torch.float64)
+               + (window - window / group_size))
     return _where_past(i, j, torch.where(r < window, r, grouped))
 
 
-def dual_chunk_offsets(query_positions: Tensor, key_positions: Tensor, *, chunk_size: int,
-                       local_window: int) -> Tensor:
+def dual_chunk_offsets(query_positions: Tensor, key_positions: Tensor, *,
+                       chunk_size: int, local_window: int) -> Tensor:
     """Dual Chunk Attention: every offset at most ``chunk_size``.
 
-    Positions are cut into chunks of ``c = chunk_size - local_window``; a key sits at ``j % c``.
-    A query in the key's chunk sits at ``i % c`` (intra-chunk: ``i - j``); a query in the next
-    chunk at ``min(i % c + c, chunk_size)`` (successive chunks: exact offsets for the first
-    ``local_window`` queries of a chunk); a query two or more chunks later at
-    ``min(2c - 1, chunk_size)`` (inter-chunk). As in HKUNLP/ChunkLlama
-    ``chunkllama_attn_replace.py:47-52`` (the three position tables) and ``:161-192`` (which
-    pairs use which); its defaults are ``chunk_size = 3L/4`` and ``local_window = L/8`` for a
-    model trained on L tokens (``:251-252``; ``L/16`` in ``chunkqwen_attn_replace.py:371-372``).
+    Positions are cut into chunks of ``c = chunk_size - local_window``; a key
+    sits at ``j % c``. A query in the key's chunk sits at ``i % c``
+    (intra-chunk: ``i - j``); a query in the next chunk at
+    ``min(i % c + c, chunk_size)`` (successive chunks: exact offsets for the
+    first ``local_window`` queries of a chunk); a query two or more chunks later
+    at ``min(2c - 1, chunk_size)`` (inter-chunk). As in HKUNLP/ChunkLlama
+    ``chunkllama_attn_replace.py:47-52`` (the three position tables) and
+    ``:161-192`` (which pairs use which); its defaults are ``chunk_size = 3L/4``
+    and ``local_window = L/8`` for a model trained on L tokens (``:251-252``;
+    ``L/16`` in ``chunkqwen_attn_replace.py:371-372``).
 
     Examples:
-        >>> dual_chunk_offsets(torch.arange(9), torch.arange(9), chunk_size=4, local_window=1)[8]
+        >>> dual_chunk_offsets(torch.arange(9), torch.arange(9),
+        ...                    chunk_size=4, local_window=1)[8]
         tensor([4., 3., 2., 4., 3., 2., 2., 1., 0.], dtype=torch.float64)
     """
-    chunk_size = check_int("chunk_size", chunk_size, minimum=2, maximum=_MAX_POSITION)
-    local_window = check_int("local_window", local_window, minimum=0, maximum=chunk_size - 1)
+    chunk_size = check_int("chunk_size", chunk_size, minimum=2,
+                           maximum=_MAX_POSITION)
+    local_window = check_int("local_window", local_window, minimum=0,
+                             maximum=chunk_size - 1)
     c = chunk_size - local_window
     i, j = _pairs(query_positions, key_positions)
     chunks_apart = i // c - j // c
@@ -172,25 +186,31 @@ def dual_chunk_offsets(query_positions: Tensor, key_positions: Tensor, *, chunk_
     return _where_past(i, j, torch.where(chunks_apart <= 0, i - j, changed))
 
 
-def string_offsets(query_positions: Tensor, key_positions: Tensor, *, shift: int, local_window: int) -> Tensor:
-    """STRING: offsets below ``shift`` as they are; larger ones shifted to ``i - j - shift + local_window``.
+def string_offsets(query_positions: Tensor, key_positions: Tensor, *,
+                   shift: int, local_window: int) -> Tensor:
+    """STRING: offsets below ``shift`` as they are; larger ones shifted to
+    ``i - j - shift + local_window``.
 
-    The authors' code attends with ordinary RoPE within a band of ``shift`` keys and with queries
-    moved to ``i - shift + local_window`` to the keys beyond it, merging the two by their
-    log-sum-exp (HKUNLP/STRING ``string_for_llama.py:323-367`` and ``:413-420``); its flash band
-    includes the key at ``i - shift`` in both parts, which this matrix counts once, shifted.
-    They suggest ``shift`` of 0.25 to 0.4 times the training length and ``local_window`` of
-    128 to 512 tokens for a 128K model (README).
+    The authors' code attends with ordinary RoPE within a band of ``shift`` keys
+    and with queries moved to ``i - shift + local_window`` to the keys beyond
+    it, merging the two by their log-sum-exp (HKUNLP/STRING
+    ``string_for_llama.py:323-367`` and ``:413-420``); its flash band includes
+    the key at ``i - shift`` in both parts, which this matrix counts once,
+    shifted. They suggest ``shift`` of 0.25 to 0.4 times the training length and
+    ``local_window`` of 128 to 512 tokens for a 128K model (README).
 
     Examples:
-        >>> string_offsets(torch.arange(6), torch.arange(6), shift=3, local_window=1)[5]
+        >>> string_offsets(torch.arange(6), torch.arange(6), shift=3,
+        ...                local_window=1)[5]
         tensor([3., 2., 1., 2., 1., 0.], dtype=torch.float64)
     """
     shift = check_int("shift", shift, minimum=1, maximum=_MAX_POSITION)
-    local_window = check_int("local_window", local_window, minimum=0, maximum=shift - 1)
+    local_window = check_int("local_window", local_window, minimum=0,
+                             maximum=shift - 1)
     i, j = _pairs(query_positions, key_positions)
     r = (i - j).to(torch.float64)
-    return _where_past(i, j, torch.where(r < shift, r, r - shift + local_window))
+    return _where_past(i, j, torch.where(r < shift, r,
+                                         r - shift + local_window))
 # --8<-- [end:offsets]
 
 
