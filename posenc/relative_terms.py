@@ -52,24 +52,30 @@ def _check_table(name: str, value: object, *, ndim: int, width: int, dtype: torc
 
 
 # --8<-- [start:transformer-xl]
-def transformer_xl_scores(q: Tensor, k: Tensor, r: Tensor, u: Tensor, v: Tensor) -> Tensor:
-    r"""Transformer-XL's logits \((q_i + u) \cdot k_j + (q_i + v) \cdot r_{i-j}\) for self-attention.
+def transformer_xl_scores(q: Tensor, k: Tensor, r: Tensor, u: Tensor,
+                          v: Tensor) -> Tensor:
+    r"""Transformer-XL's logits
+    \((q_i + u) \cdot k_j + (q_i + v) \cdot r_{i-j}\) for self-attention.
 
     Args:
         q: projected queries, ``[..., n, d]``.
         k: projected keys, ``[..., n, d]``.
-        r: projected position rows for the offsets ``i - j = -(n-1) .. n-1`` in that order,
-            ``[2n - 1, d]`` (in the paper \(W_{k,R} R_{i-j}\), \(R\) the sinusoid table).
-        u: the learned global vector that stands for the query in the content term, ``[d]``.
-        v: the learned global vector that stands for the query in the position term, ``[d]``.
+        r: projected position rows for the offsets ``i - j = -(n-1) .. n-1`` in
+            that order, ``[2n - 1, d]`` (in the paper \(W_{k,R} R_{i-j}\), \(R\)
+            the sinusoid table).
+        u: the learned global vector that stands for the query in the content
+            term, ``[d]``.
+        v: the learned global vector that stands for the query in the position
+            term, ``[d]``.
 
     Returns:
         ``[..., n, n]``, unscaled.
 
     Examples:
         >>> q, k = torch.zeros(3, 2), torch.zeros(3, 2)
-        >>> r = torch.arange(10.0).view(5, 2)           # rows for offsets -2 .. 2
-        >>> transformer_xl_scores(q, k, r, torch.zeros(2), torch.tensor([1.0, 0.0]))
+        >>> r = torch.arange(10.0).view(5, 2)   # rows for offsets -2 .. 2
+        >>> transformer_xl_scores(q, k, r, torch.zeros(2),
+        ...                       torch.tensor([1.0, 0.0]))
         tensor([[4., 2., 0.],
                 [6., 4., 2.],
                 [8., 6., 4.]])
@@ -77,23 +83,29 @@ def transformer_xl_scores(q: Tensor, k: Tensor, r: Tensor, u: Tensor, v: Tensor)
     q, k = _check_pair(("q", "k"), q, k)
     n, d = q.shape[-2], q.shape[-1]
     if k.dtype != q.dtype:
-        raise TypeError(f"k must have the dtype of q ({q.dtype}), got {k.dtype}")
+        raise TypeError(f"k must have the dtype of q ({q.dtype}), "
+                        f"got {k.dtype}")
     r = _check_table("r", r, ndim=2, width=d, dtype=q.dtype, like="q")
-    check_size("r", r, 0, 2 * n - 1, expected_from="2n - 1 offsets for n queries")
+    check_size("r", r, 0, 2 * n - 1,
+               expected_from="2n - 1 offsets for n queries")
     u = _check_table("u", u, ndim=1, width=d, dtype=q.dtype, like="q")
     v = _check_table("v", v, ndim=1, width=d, dtype=q.dtype, like="q")
-    content = (q + u) @ k.transpose(-2, -1)                  # [..., n, n]: terms (a) and (c)
-    by_offset = (q + v) @ r.transpose(-2, -1)                # [..., n, 2n-1]: terms (b) and (d), every offset
+    # [..., n, n]: terms (a) and (c)
+    content = (q + u) @ k.transpose(-2, -1)
+    # [..., n, 2n-1]: terms (b) and (d), every offset
+    by_offset = (q + v) @ r.transpose(-2, -1)
     i = torch.arange(n, device=q.device)
-    index = (i[:, None] - i[None, :] + n - 1).expand(*q.shape[:-1], n)  # [..., n, n]: row of offset i - j
+    # [..., n, n]: row of offset i - j
+    index = (i[:, None] - i[None, :] + n - 1).expand(*q.shape[:-1], n)
     return content + by_offset.gather(-1, index)             # [..., n, n]
 # --8<-- [end:transformer-xl]
 
 
 # --8<-- [start:deberta]
 def deberta_relative_index(q_len: int, k_len: int, max_distance: int) -> Tensor:
-    r"""DeBERTa's clipped relative index \(\delta(i, j)\) of query \(i\) and key \(j\): \(i - j + k\)
-    clipped to \(0, \dots, 2k - 1\) (\(k\) = ``max_distance``), a LongTensor ``[q_len, k_len]``.
+    r"""DeBERTa's clipped relative index \(\delta(i, j)\) of query \(i\) and key
+    \(j\): \(i - j + k\) clipped to \(0, \dots, 2k - 1\) (\(k\) =
+    ``max_distance``), a LongTensor ``[q_len, k_len]``.
 
     Examples:
         >>> deberta_relative_index(4, 4, 2)
@@ -104,23 +116,27 @@ def deberta_relative_index(q_len: int, k_len: int, max_distance: int) -> Tensor:
     """
     q_len = check_size_int("q_len", q_len, minimum=0)
     k_len = check_size_int("k_len", k_len, minimum=0)
-    max_distance = check_int("max_distance", max_distance, minimum=1, maximum=MAX_SIZE)
+    max_distance = check_int("max_distance", max_distance, minimum=1,
+                             maximum=MAX_SIZE)
     check_elements("the relative index", q_len, k_len)
-    offsets = torch.arange(q_len)[:, None] - torch.arange(k_len)[None, :]  # [q_len, k_len]: i - j
+    # [q_len, k_len]: i - j
+    offsets = torch.arange(q_len)[:, None] - torch.arange(k_len)[None, :]
     return (offsets + max_distance).clamp(0, 2 * max_distance - 1)
 
 
 def deberta_scores(qc: Tensor, kc: Tensor, qr: Tensor, kr: Tensor) -> Tensor:
-    r"""DeBERTa's disentangled logits: content to content, content to position, position to content,
+    r"""DeBERTa's disentangled logits: content to content, content to
+    position, position to content,
 
-    \(Q^c_i \cdot K^c_j + Q^c_i \cdot K^r_{\delta(i,j)} + K^c_j \cdot Q^r_{\delta(j,i)}\), with \(Q^c\), \(K^c\),
-    \(Q^r\), \(K^r\) the arguments ``qc``, ``kc``, ``qr``, ``kr``.
+    \(Q^c_i \cdot K^c_j + Q^c_i \cdot K^r_{\delta(i,j)} +
+    K^c_j \cdot Q^r_{\delta(j,i)}\), with \(Q^c\), \(K^c\), \(Q^r\), \(K^r\)
+    the arguments ``qc``, ``kc``, ``qr``, ``kr``.
 
     Args:
         qc: projected content queries, ``[..., n, d]``.
         kc: projected content keys, ``[..., n, d]``.
-        qr: the relative position table projected as queries, ``[2k, d]``; ``k`` (the clipping
-            distance) is read from its length.
+        qr: the relative position table projected as queries, ``[2k, d]``; ``k``
+            (the clipping distance) is read from its length.
         kr: the relative position table projected as keys, ``[2k, d]``.
 
     Returns:
@@ -129,17 +145,23 @@ def deberta_scores(qc: Tensor, kc: Tensor, qr: Tensor, kr: Tensor) -> Tensor:
     qc, kc = _check_pair(("qc", "kc"), qc, kc)
     n, d = qc.shape[-2], qc.shape[-1]
     if kc.dtype != qc.dtype:
-        raise TypeError(f"kc must have the dtype of qc ({qc.dtype}), got {kc.dtype}")
+        raise TypeError(f"kc must have the dtype of qc ({qc.dtype}), "
+                        f"got {kc.dtype}")
     qr = _check_table("qr", qr, ndim=2, width=d, dtype=qc.dtype, like="qc")
     kr = _check_table("kr", kr, ndim=2, width=d, dtype=qc.dtype, like="qc")
     if qr.shape[0] % 2 or qr.shape[0] == 0:
-        raise ValueError(f"qr must have 2k rows (k >= 1), got shape {tuple(qr.shape)}")
+        raise ValueError(f"qr must have 2k rows (k >= 1), "
+                         f"got shape {tuple(qr.shape)}")
     if kr.shape != qr.shape:
-        raise ValueError(f"kr must have the shape of qr {tuple(qr.shape)}, got {tuple(kr.shape)}")
-    delta = deberta_relative_index(n, n, qr.shape[0] // 2).to(qc.device)    # [n, n]: δ(i, j)
+        raise ValueError(f"kr must have the shape of qr {tuple(qr.shape)}, "
+                         f"got {tuple(kr.shape)}")
+    # [n, n]: δ(i, j)
+    delta = deberta_relative_index(n, n, qr.shape[0] // 2).to(qc.device)
     batch = qc.shape[:-2]
-    content = qc @ kc.transpose(-2, -1)                                       # [..., n, n]
-    c2p = (qc @ kr.transpose(-2, -1)).gather(-1, delta.expand(*batch, n, n))  # [..., n, n]: qc_i · kr[δ(i, j)]
-    p2c = (kc @ qr.transpose(-2, -1)).gather(-1, delta.expand(*batch, n, n))  # [..., j, i]: kc_j · qr[δ(j, i)]
-    return content + c2p + p2c.transpose(-2, -1)                              # [..., n, n]
+    content = qc @ kc.transpose(-2, -1)                   # [..., n, n]
+    # [..., n, n]: qc_i · kr[δ(i, j)]
+    c2p = (qc @ kr.transpose(-2, -1)).gather(-1, delta.expand(*batch, n, n))
+    # [..., j, i]: kc_j · qr[δ(j, i)]
+    p2c = (kc @ qr.transpose(-2, -1)).gather(-1, delta.expand(*batch, n, n))
+    return content + c2p + p2c.transpose(-2, -1)          # [..., n, n]
 # --8<-- [end:deberta]
