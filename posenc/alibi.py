@@ -24,16 +24,20 @@ __all__ = ["AlibiBias", "alibi_bias", "alibi_slopes"]
 
 # --8<-- [start:slopes]
 def _power_of_two_slopes(heads: int) -> Tensor:
-    """(2^(-8/heads))^h for h = 1 .. heads, with heads a power of two: 1/256 is always the last."""
+    """(2^(-8/heads))^h for h = 1 .. heads, with heads a power of two: 1/256 is
+    always the last."""
     h = torch.arange(1, heads + 1, dtype=torch.float64)
     return torch.exp2(-8.0 * h / heads)
 
 
 def _slopes(num_heads: int) -> Tensor:
-    """The slope of each head, float64 ``[num_heads]``, in the paper's head order."""
-    closest = 1 << (num_heads.bit_length() - 1)  # largest power of two <= num_heads
+    """The slope of each head, float64 ``[num_heads]``, in the paper's head
+    order."""
+    # largest power of two <= num_heads
+    closest = 1 << (num_heads.bit_length() - 1)
     slopes = _power_of_two_slopes(closest)
-    if closest < num_heads:  # the rest: every other slope of the 2 * closest sequence
+    # the rest: every other slope of the 2 * closest sequence
+    if closest < num_heads:
         rest = _power_of_two_slopes(2 * closest)[0::2][: num_heads - closest]
         slopes = torch.cat((slopes, rest))
     return slopes
@@ -42,8 +46,10 @@ def _slopes(num_heads: int) -> Tensor:
 
 # --8<-- [start:bias]
 def _alibi(slopes: Tensor, distance: Tensor) -> Tensor:
-    """``-slope_h * |i - j|``: slopes ``[heads]`` and distances ``[(batch,) q, k]``, float64."""
-    bias = -(slopes[:, None, None] * distance[..., None, :, :])  # [(batch,) heads, q, k]
+    """``-slope_h * |i - j|``: slopes ``[heads]`` and distances
+    ``[(batch,) q, k]``, float64."""
+    # [(batch,) heads, q, k]
+    bias = -(slopes[:, None, None] * distance[..., None, :, :])
     return bias + 0.0  # + 0.0: the diagonal's -0.0 becomes 0.0
 # --8<-- [end:bias]
 
