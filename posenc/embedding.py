@@ -122,8 +122,10 @@ class PositionalEmbedding(nn.Module):
         return self._embed(tokens, offset, None if positions is None else positions.to(tokens.device))
 
     # --8<-- [start:embedding]
-    def _embed(self, tokens: Tensor, offset: int, positions: Tensor | None) -> Tensor:
-        x = self.token(tokens)  # [batch, seq, dim]: the same vector for a token wherever it is
+    def _embed(self, tokens: Tensor, offset: int,
+               positions: Tensor | None) -> Tensor:
+        # [batch, seq, dim]: the same vector for a token wherever it is
+        x = self.token(tokens)
         if positions is None:  # + the rows of offset .. offset + seq - 1
             return self.dropout(self.position(x, offset))
         # + the row of each position, [batch (or 1), seq, dim]

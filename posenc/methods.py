@@ -102,37 +102,58 @@ def _per_layer_modules(kind: type[ForgetGate | HouseholderPath]) -> Callable[[Si
 
 
 # --8<-- [start:methods]
-#: Every ``position`` of `posenc.model.TinyTransformer`: where it acts and how the model builds it.
+#: Every ``position`` of `posenc.model.TinyTransformer`: where it acts and
+#: how the model builds it.
 METHODS: dict[str, Method] = {
     "none": Method("none"),
-    "sinusoidal": Method("embedding", "embedding", lambda m: PositionalEmbedding(
-        m.vocab_size, m.dim, kind="sinusoidal", max_len=m.max_len), takes_positions=True),
-    "learned": Method("embedding", "embedding", lambda m: PositionalEmbedding(
-        m.vocab_size, m.dim, kind="learned", max_len=m.max_len), takes_positions=True),
+    "sinusoidal": Method("embedding", "embedding",
+                         lambda m: PositionalEmbedding(
+                             m.vocab_size, m.dim, kind="sinusoidal",
+                             max_len=m.max_len),
+                         takes_positions=True),
+    "learned": Method("embedding", "embedding",
+                      lambda m: PositionalEmbedding(
+                          m.vocab_size, m.dim, kind="learned",
+                          max_len=m.max_len),
+                      takes_positions=True),
     # rotates q and k in every layer
-    "rope": Method("rotation", "rotary", lambda m: RotaryEmbedding(m.head_dim), takes_positions=True, pairs=True,
-                   per_layer=True),
+    "rope": Method("rotation", "rotary",
+                   lambda m: RotaryEmbedding(m.head_dim),
+                   takes_positions=True, pairs=True, per_layer=True),
     # fixed slopes: -m_h |i - j|
     "alibi": Method("bias", "alibi", lambda m: AlibiBias(m.num_heads)),
-    # one scalar per (bucket, head), shared by the layers; causal buckets, 32 of them up to 128
-    "t5": Method("bias", "relative_bias", lambda m: T5RelativeBias(m.num_heads, bidirectional=False)),
+    # one scalar per (bucket, head), shared by the layers; causal buckets, 32
+    # of them up to 128
+    "t5": Method("bias", "relative_bias",
+                 lambda m: T5RelativeBias(m.num_heads, bidirectional=False)),
     # RoPE with a decay about a fixed centre
-    "xpos": Method("rotation", "xpos", lambda m: XPos(m.head_dim, centre=xpos_centre(m.max_len)), pairs=True),
+    "xpos": Method("rotation", "xpos",
+                   lambda m: XPos(m.head_dim, centre=xpos_centre(m.max_len)),
+                   pairs=True),
     # -r1 log(1 + r2 |i - j|), shared by the layers
-    "kerple": Method("bias", "learned_bias", lambda m: KerpleBias(m.num_heads)),
+    "kerple": Method("bias", "learned_bias",
+                     lambda m: KerpleBias(m.num_heads)),
     # an MLP of the normalised distance, shared by the layers
-    "fire": Method("bias", "learned_bias", lambda m: FireBias(m.num_heads, max_len=m.max_len)),
+    "fire": Method("bias", "learned_bias",
+                   lambda m: FireBias(m.num_heads, max_len=m.max_len)),
     # position embeddings per layer, shared by its heads
     "cope": Method("logits", "cope", _cope_layers),
-    # a forget gate per head and token: the logit gains the log gates between key and query (Lin et al.)
+    # a forget gate per head and token: the logit gains the log gates between
+    # key and query (Lin et al.)
     "fox": Method("content", "content", _per_layer_modules(ForgetGate)),
-    "fox_rope": Method("content", "content", _per_layer_modules(ForgetGate), pairs=True, rope=True),
-    # sigmoid shares from the nearest key back, in place of the softmax (Tan et al.)
-    "stick_breaking": Method("weights", "weighting", lambda m: StickBreaking()),
-    # q . H_i ... H_{j+1} k: Householder-like transforms of the tokens in between (Yang et al.)
+    "fox_rope": Method("content", "content", _per_layer_modules(ForgetGate),
+                       pairs=True, rope=True),
+    # sigmoid shares from the nearest key back, in place of the softmax (Tan
+    # et al.)
+    "stick_breaking": Method("weights", "weighting",
+                             lambda m: StickBreaking()),
+    # q . H_i ... H_{j+1} k: Householder-like transforms of the tokens in
+    # between (Yang et al.)
     "path": Method("content", "content", _per_layer_modules(HouseholderPath)),
     # magnitudes from content, angles from position (Gopalakrishnan et al.)
-    "pope": Method("rotation", "pope", lambda m: PolarEmbedding(m.head_dim, m.num_heads), takes_positions=True),
+    "pope": Method("rotation", "pope",
+                   lambda m: PolarEmbedding(m.head_dim, m.num_heads),
+                   takes_positions=True),
 }
 # --8<-- [end:methods]
 #: The ``position`` values of `posenc.model.TinyTransformer`.
