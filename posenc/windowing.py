@@ -73,15 +73,18 @@ def window_spans(length: int, max_len: int, stride: int) -> list[Window]:
 # --8<-- [start:spans]
 @dataclass(frozen=True)
 class Window:
-    """One window: the model sees tokens ``start:end`` and keeps outputs ``keep_from:end``."""
+    """One window: the model sees tokens ``start:end`` and keeps outputs
+    ``keep_from:end``."""
 
     start: int
     end: int
     keep_from: int
 
 
-def _spans(length: int, max_len: int, stride: int, count: int) -> list[Window]:
-    """``count`` windows, ``stride`` apart: each keeps what no earlier window reached."""
+def _spans(length: int, max_len: int, stride: int,
+           count: int) -> list[Window]:
+    """``count`` windows, ``stride`` apart: each keeps what no earlier window
+    reached."""
     windows = []
     kept_up_to = 0
     for index in range(count):
@@ -131,17 +134,20 @@ def apply_in_windows(model: Callable[[Tensor], Tensor], x: Tensor, max_len: int,
 
 
 # --8<-- [start:apply]
-def _stitch(model: Callable[[Tensor], Tensor], x: Tensor, windows: list[Window]) -> Tensor:
+def _stitch(model: Callable[[Tensor], Tensor], x: Tensor,
+            windows: list[Window]) -> Tensor:
     """The outputs each window keeps, in order: ``[batch, seq, ...]``."""
     pieces = []
     for window in windows:
         chunk = x[:, window.start:window.end]
         out = model(chunk)
-        if not isinstance(out, Tensor) or tuple(out.shape[:2]) != tuple(chunk.shape[:2]):
-            shape = tuple(out.shape) if isinstance(out, Tensor) else type(out).__name__
+        if (not isinstance(out, Tensor)
+                or tuple(out.shape[:2]) != tuple(chunk.shape[:2])):
+            shape = (tuple(out.shape) if isinstance(out, Tensor)
+                     else type(out).__name__)
             raise ValueError(
-                f"model must return a tensor whose first two sizes match its input "
-                f"{tuple(chunk.shape[:2])}, got {shape}"
+                f"model must return a tensor whose first two sizes match "
+                f"its input {tuple(chunk.shape[:2])}, got {shape}"
             )
         pieces.append(out[:, window.keep_from - window.start:])
     return torch.cat(pieces, dim=1)
