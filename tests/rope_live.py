@@ -47,7 +47,7 @@ class Reference:
         self.module = derive._module(text.model_type)
         source = inspect.getsource(self.module)
         functions = derive._rotation_functions(self.module)
-        used = derive._called_in_attention(source)
+        used = derive._called_in_attention(source, derive.own_name(text))
         functions = {n: f for n, f in functions.items() if n in used} or functions
         if len(functions) > 1:  # DeepSeek: the branch the config's rope_interleave selects
             wanted = "apply_rotary_pos_emb_interleave" if getattr(text, "rope_interleave", False) \
@@ -107,7 +107,9 @@ def check_layer(ref: Reference, layer: LayerRope, name: str, positions: torch.Te
     """One rotating kind of layer: frequencies, attention factor and rotated q and k."""
     layer_type = ref.layer_type(name)
     ours = RotaryEmbedding(**layer.rotary_kwargs())
-    theirs = ref.inv_freq(layer_type)
+    # in posenc's order, largest first: Ernie 4.5 VL stores its rungs permuted and its M-RoPE sections
+    # put them back in that order for text tokens (the rotated q below checks the order used)
+    theirs = ref.inv_freq(layer_type).sort(descending=True).values
     torch.testing.assert_close(ours.inv_freq.float(), theirs.float(), rtol=4e-6, atol=1e-30,
                                msg=lambda m: f"{name}: inverse frequencies differ: {m}")
     assert math.isclose(layer.attention_factor, ref.attention_scaling(layer_type), rel_tol=1e-6), name

@@ -175,5 +175,20 @@ FOUND = [
                     {"use_mem_rope": True, "hidden_size": 2**23, "num_attention_heads": 1},
                     {"use_mem_rope": True, "use_long_context": True}, {"use_long_context": None},
                     {"use_mem_rope": True, "use_long_context": False, "max_position_embeddings": 100})),
+    # text models issue 33 left unread: a rotation turned the other way, a text model that does not rotate,
+    # a config whose parts rotate, M-RoPE sections transformers fails on, a vision part's reason
+    *(_case({"model_type": t}) for t in ("nanochat", "glm5_next_text", "inkling2_text", "blt", "deepseek_ocr2_vision",
+                                         "glm_image_vision", "lightglue", "esm", "ernie4_5_vl_moe_text",
+                                         "granite4_vision_text")),
+    _case({"model_type": "nanochat"}, "half"),
+    _case({"model_type": "glm5_next"}), _case({"model_type": "inkling2", "text_config": {"model_type": "inkling2_text"}}),
+    *(_case({"model_type": t, **extra}) for t in ("glm4v_text", "glm_image_text", "hunyuan_vl_text", "qwen2_vl_text")
+      for extra in ({}, {"rope_parameters": {"rope_type": "default", "mrope_section": [2, 3, 3]}},
+                    {"rope_parameters": {"rope_type": "default", "mrope_section": [2, 3, 4]}},
+                    {"rope_parameters": {"rope_type": "default", "mrope_section": [2, 3, 3.0]}},
+                    {"rope_parameters": {"rope_type": "default", "mrope_section": [True, 3, 4]}},
+                    {"rope_parameters": {"rope_type": "default", "mrope_section": None}},
+                    {"rope_scaling": {"type": "mrope", "mrope_section": [4, 2, 2]}})),
+    *(_case({"model_type": "glm4v_moe_text", **extra}) for extra in ({}, {"rope_parameters": {
+        "rope_type": "default", "partial_rotary_factor": 0.5, "mrope_section": [1, 2, 1]}})),
 ]
-

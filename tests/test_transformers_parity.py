@@ -278,12 +278,20 @@ DEFAULTS_DIFFER = {
                 "to 42, posenc refuses the config",
     "qwen3_omni_moe_text": "the class defaults split hidden_size 2048 over 28 heads (no head_dim): transformers "
                            "floors it, posenc refuses the config",
+    "glm4v_moe_text": "the class defaults split hidden_size 4096 over 96 heads (no head_dim), as GLM-4-MoE's: "
+                      "transformers floors it to 42, posenc refuses the config",
 }
+# M-RoPE models whose class defaults transformers' rotary module fails on (posenc refuses them alike)
+from tests.test_rope_text_parts import SECTIONS_DO_NOT_FIT
+from tests.test_rope_text_parts import _fitted as fitted_sections
+
 # Model types with a layer type posenc does not classify, each for a stated reason (none at present:
 # Zamba2's 'hybrid' layers are read since posenc.configs._windows.LAYER_KINDS and the table's use_mem_rope).
 UNKNOWN_LAYERS: dict[str, str] = {}
 READABLE = sorted(k for k, v in _table().items() if v.get("layout") and v.get("rope", True))
-UNDERIVED = sorted(k for k, v in _table().items() if "layout" in v and v["layout"] is None and not v.get("read_by"))
+# (a rotation turned the other way and a config whose parts rotate are refused for that: tests/test_rope_text_parts.py)
+UNDERIVED = sorted(k for k, v in _table().items() if "layout" in v and v["layout"] is None and not v.get("read_by")
+                   and not v.get("turns_backward") and not v.get("rotating_parts"))
 # Model types the table's generator cannot derive one layout for, read by a reader of their own (DeepSeek-V4)
 READ_ELSEWHERE = sorted(k for k, v in _table().items() if v.get("read_by"))
 
@@ -301,6 +309,10 @@ def test_every_model_type_at_its_defaults(model_type: str) -> None:
         with pytest.raises(ValueError, match="must be a multiple"):
             rope_live.check_config(text)
         pytest.xfail(DEFAULTS_DIFFER[model_type])
+    if model_type in SECTIONS_DO_NOT_FIT:  # transformers fails on them at the defaults; read with sections that fit
+        with pytest.raises(ValueError, match=SECTIONS_DO_NOT_FIT[model_type]):
+            rope_live.check_config(text)
+        text = fitted_sections(text, [16, 24, 24])
     rope_live.check_config(text, torch.tensor([0, 1, 5, 100, 5000, 40000]))
 
 
@@ -311,7 +323,7 @@ def test_a_model_type_without_a_derived_layout_asks_for_it(model_type: str) -> N
 
     try:
         text = rope_model_types._text_config(rope_model_types._model_types()[model_type])
-    except Exception as error:  # noqa: BLE001 - a config class that cannot be built at its defaults
+    except Exception as error:
         pytest.skip(f"transformers cannot build {model_type}'s config at its defaults: {error!r:.80}")
     # a vision or video encoder is refused first, pointing to the reader that reads it in 2-D or 3-D
     from posenc.configs.vision import ENCODER_MODEL_TYPES

@@ -203,3 +203,26 @@ def _layout(config: Mapping[str, Any], found: ModelTypeEntry, model_type: str | 
     raise ValueError(f"layout is needed: {why}; pass layout='half' (features i and i + d/2 form a pair, "
                      f"as GPT-NeoX and Llama in transformers) or layout='interleaved' (features 2i and 2i + 1, "
                      f"as GPT-J and Meta's original code)")
+
+
+def _mrope_fit(found: ModelTypeEntry, params: Mapping[str, Any], width: int, model_type: str | None) -> None:
+    """Refuse M-RoPE sections that transformers' rotary module fails on (`MropeSections`): none where it
+    has no default, or a sum other than its number of rungs (``width // 2``) where it splits by them."""
+    demand = found.get("mrope_sections")
+    if not demand:
+        return
+    name = "config['rope_parameters']['mrope_section']"
+    sections = params.get("mrope_section", demand["default"])
+    if sections is None:
+        raise ValueError(f"{name} is needed for model type {model_type!r}: transformers' rotary module for it splits "
+                         f"the frequencies by these M-RoPE sections"
+                         + ("" if "mrope_section" in params else " and has no default"))
+    if not isinstance(sections, list) or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0
+                                                 for s in sections):
+        raise TypeError(f"{name} must be a list of integers >= 0, got {sections!r:.60}")
+    if demand["sum"] and sum(sections) != width // 2:
+        given = (f"{name} ({sections})" if "mrope_section" in params else
+                 f"the sections transformers' rotary module uses without {name} ({sections})")
+        raise ValueError(f"{given} must sum to {width // 2}, the number of frequencies of the rotated width {width}: "
+                         f"transformers' rotary module for model type {model_type!r} splits them by these sections "
+                         f"and fails otherwise")

@@ -31,6 +31,7 @@ from posenc.configs._layer import (
     _head_dim,
     _layout,
     _length,
+    _mrope_fit,
     _rotary_width,
     _scaling,
     _softmax_scale,
@@ -39,6 +40,7 @@ from posenc.configs._layer import (
 from posenc.configs._params import _as_mapping, _parameters, _text_part
 from posenc.configs._plan import class_layer_types, class_length, layer_plan
 from posenc.configs._schema import ModelTypeEntry
+from posenc.configs._vision_refused import refusal
 from posenc.configs.vision import ENCODER_MODEL_TYPES
 from posenc.rope_scaling import _real, rope_attention_scaling
 
@@ -191,6 +193,7 @@ def _layer(config: Mapping[str, Any], found: ModelTypeEntry, model_type: str | N
     head_dim = _head_dim(config, found, layer_type)
     proportional = params["rope_type"] == "proportional"
     width = head_dim if proportional else _rotary_width(config, found, params, head_dim)
+    _mrope_fit(found, params, width, model_type)  # GLM-4V's and Qwen2-VL's split fails on sections that do not fit
     base = _real("rope_theta", params["rope_theta"], positive=True)
     scaling = _scaling(config, found, params, head_dim)
     return LayerRope(layer_type, True, head_dim, width, layout, base, scaling,
@@ -208,6 +211,18 @@ def _null_is_nope(found: ModelTypeEntry) -> bool:
     # Beam: its config class sets rope_parameters[layer_type] = None for NoPE layer types, and its model
     # passes those layers no position embeddings; other classes fill a None in or fail on it.
     return any(value is None for value in (found.get("default_rope_parameters") or {}).values())
+
+
+def _rotates_elsewhere(config: Mapping[str, Any], model_type: str | None, classes: list[str]) -> str:
+    """Why a model type whose model does not rotate is refused (``rotates_elsewhere``): a language
+    model uses no RoPE; a multimodal parent's vision tower may still rotate, so it is not said to."""
+    own = config.get("model_type")
+    wrapper = (table.model_types().get(own) or {}).get("text_model_type") if isinstance(own, str) else None
+    what = (f"model type {own!r}: its language model ({wrapper!r}) does not rotate q and k" if wrapper else
+            f"model type {model_type!r} uses no rotary position embedding")
+    return (f"{what}: no module of the model transformers builds from {'its text config' if wrapper else 'it'} "
+            f"rotates; the rotation in its modeling file is other classes' ({', '.join(classes)})"
+            f"{refusal(model_type)}")
 
 
 def read_config(config: Mapping[str, Any], *, layout: str | None = None) -> ConfigRope:
@@ -256,11 +271,13 @@ def read_config(config: Mapping[str, Any], *, layout: str | None = None) -> Conf
     if model_type == "deepseek_v4":  # rope parameters keyed by rope kind (main, compress), not by layer type
         from posenc.configs.sites import read_deepseek_v4  # sites imports this module
         return read_deepseek_v4(text, layout=given)
+    if found.get("rope") is False and (elsewhere := found.get("rotates_elsewhere")):  # GLM-5-Next's text model
+        raise ValueError(_rotates_elsewhere(config, model_type, elsewhere))
     if found.get("rope") is False and found.get("rotation_calls"):
         raise ValueError(f"model type {model_type!r}: posenc does not read its rotary position embedding from a config "
                          f"(transformers' modeling file for it calls {', '.join(found['rotation_calls'])}: this model "
                          f"type, or another model of the same file, rotates q and k; vision, audio and video encoders "
-                         f"are not read yet)")
+                         f"are not read yet){refusal(model_type)}")
     own = table.model_types().get(config.get("model_type") or "") or {}  # the config's own type, not its text model's
     if parts := own.get("rotating_parts") or found.get("rotating_parts"):  # pi0's Gemma, CHMv2's DINOv3 backbone
         raise ValueError(f"model type {config.get('model_type') or model_type!r}: its own code does not rotate, but its "
@@ -269,6 +286,11 @@ def read_config(config: Mapping[str, Any], *, layout: str | None = None) -> Conf
     if found.get("rope") is False:
         raise ValueError(f"model type {model_type!r} uses no rotary position embedding (transformers' code for it "
                          f"has no RoPE): from_config reads RoPE settings only")
+    if backward := found.get("turns_backward"):  # NanoChat: rotate_half with both signs flipped
+        raise ValueError(f"model type {model_type!r}: transformers' code for it turns each pair of the {backward!r} "
+                         f"layout the other way, by -m theta at position m where RoPE turns by +m theta (found by "
+                         f"running its rotary module and rotation function): posenc's rotation does not express that, "
+                         f"in either layout")
     if "no_alibi" in found.get("rope_condition", ()) and text.get("alibi") is True:
         raise ValueError(f"config['alibi'] is true: this {model_type} model uses ALiBi, not RoPE")
     text, found = class_layer_types(text, found, model_type)  # Dots3's legacy layer names

@@ -196,6 +196,20 @@ class WindowLayers(TypedDict):
     offset: int
 
 
+class MropeSections(TypedDict):
+    """What the rotary module of an M-RoPE model demands of ``rope_parameters['mrope_section']``,
+    found by running it (GLM-4V's splits its frequencies by the sections, modeling_glm4v.py:481-486).
+
+    Attributes:
+        default: the sections it uses when the config gives none (None: it fails without them,
+            HunYuan-VL's ``len(self.mrope_section)``, modeling_hunyuan_vl.py:106, 131).
+        sum: whether it fails unless the sections add up to its number of rungs (half the rotated width).
+    """
+
+    default: list[int] | None
+    sum: bool
+
+
 class ModelTypeEntry(TypedDict, total=False):
     """One model type's row of the table: what differs, for its RoPE, from what posenc assumes.
 
@@ -209,7 +223,12 @@ class ModelTypeEntry(TypedDict, total=False):
             sub-configs whose own entry rotates, by dotted key (``"vlm_config.text_config"``) ->
             their model type, followed three levels down through the config class's
             ``sub_configs_defaults`` (pi0's Gemma, CHMv2's DINOv3 backbone); posenc refuses the
-            model type by name and points to those sub-configs.
+            model type by name and points to those sub-configs. Also where the entry's settings reach
+            no rotary module of its modeling file (BLT: its four parts rotate, each with its own config).
+        rotates_elsewhere: with ``rotation_calls``, the classes of the modeling file that rotate, where
+            the model transformers builds from this config (``AutoModel.from_config``) uses none of
+            them (GLM-5-Next's and Inkling 2's text models: only their vision towers rotate); posenc
+            says the model type's own attention uses no RoPE and names those classes.
         text_model_type: for a wrapper (a vision-language config, ...), the model type of its text
             config (``get_text_config(decoder=True)``), whose entry is read instead.
         text_model_type_aliases: names the wrapper's config class accepts for its text model's
@@ -220,6 +239,11 @@ class ModelTypeEntry(TypedDict, total=False):
             and k and comparing the scores with posenc's rotation in each layout; a `LayoutFlag`
             where the attention code branches on ``rope_interleave``; None where neither matched
             (posenc then asks for the layout).
+        turns_backward: with ``layout`` None, the layout whose pairs the model's rotation turns the
+            other way (by -m theta where posenc turns by +m theta), found by probing: NanoChat's
+            ``rotate_half`` flips both signs (modeling_nanochat.py:169-173); posenc refuses it.
+        mrope_sections: the M-RoPE sections the rotary module demands (`MropeSections`); posenc
+            refuses a config whose sections transformers' module fails on.
         rotary_sites: where a layer rotates at two sites in two layouts, each attention class's
             layout (DeepSeek-V3.2: its indexer half, its attention interleaved).
         fixed_tables: GPT-J's and CodeGen's ``create_sinusoidal_positions``: base 10000 and no
@@ -301,9 +325,12 @@ class ModelTypeEntry(TypedDict, total=False):
     rope: Literal[False]
     rotation_calls: list[str]
     rotating_parts: dict[str, str]
+    rotates_elsewhere: list[str]
     text_model_type: str
     text_model_type_aliases: dict[str, str]
     layout: Layout | LayoutFlag | None
+    turns_backward: Layout
+    mrope_sections: MropeSections
     rotary_sites: dict[str, Layout]
     fixed_tables: bool
     rotated_width_key: str

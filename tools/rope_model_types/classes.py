@@ -241,3 +241,37 @@ def _field_default(cls: type, name: str) -> Any:
             if field.name == name and field.default is not dataclasses.MISSING:
                 return field.default
     return getattr(cls, name, None) if not isinstance(getattr(cls, name, None), property) else None
+
+
+def _head_dim_source(config_name: str, text: Any) -> dict[str, Any] | None:
+    """The key the config class copies into ``head_dim`` (DeepSeek-V3: ``qk_rope_head_dim``), and
+    whether it wins over a ``head_dim`` the config gives."""
+    try:
+        dim = text.head_dim
+    except Exception:  # heterogeneous configs (per-layer head_dim) refuse a global read
+        return None
+    if not isinstance(dim, int) or isinstance(dim, bool):
+        return None
+    for key, value in sorted(text.to_dict().items()):
+        if key == "head_dim" or value != dim or isinstance(value, bool):
+            continue
+        if getattr(_built(config_name, text, **{key: dim + 2}), "head_dim", None) == dim + 2:
+            over = _built(config_name, text, **{key: dim + 2, "head_dim": dim + 4})
+            source = {"key": key, "over_head_dim": getattr(over, "head_dim", None) == dim + 2}
+            if _field_default(type(text), key) is None and (factor := _hidden_factor(config_name, text, key)) != 1:
+                source["hidden_factor"] = factor  # Zamba2: attention_head_dim = 2 * hidden_size // heads
+            return source
+    return None
+
+
+def _hidden_factor(config_name: str, text: Any, key: str) -> int | None:
+    """f where the class computes ``key`` as ``f * hidden_size // num_attention_heads`` when the config
+    gives none (1: the usual split; None: no such rule fits)."""
+    found = set()
+    for hidden, heads in ((64, 4), (96, 4), (192, 8)):
+        built = _built(config_name, text, hidden_size=hidden, num_attention_heads=heads)
+        value = getattr(built, key, None)
+        if not isinstance(value, int) or isinstance(value, bool) or (value * heads) % hidden:
+            return None
+        found.add(value * heads // hidden)
+    return found.pop() if len(found) == 1 else None

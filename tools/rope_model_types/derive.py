@@ -65,9 +65,10 @@ import torch
 
 from posenc.configs._table import TABLE_PATH
 from tools.rope_model_types import dependence, probes, rotation, windows
-from tools.rope_model_types.classes import (  # noqa: F401 - _landing, _read_keys: the probes reach them here
+from tools.rope_model_types.classes import (  # noqa: F401 - _built, _landing, _read_keys: the probes reach them here
     _built,
     _field_default,
+    _head_dim_source,
     _key_landings,
     _landing,
     _nested,
@@ -77,6 +78,7 @@ from tools.rope_model_types.classes import (  # noqa: F401 - _landing, _read_key
     _type_aliases,
 )
 from tools.rope_model_types.modeling import (  # noqa: F401 - _apply, _inv_freq: tests/rope_live.py reaches them here
+    _annotated_for,
     _apply,
     _branches,
     _called_in_attention,
@@ -86,6 +88,8 @@ from tools.rope_model_types.modeling import (  # noqa: F401 - _apply, _inv_freq:
     _legacy_rotary,
     _rotary_candidates,
     _rotation_functions,
+    mrope_sections,
+    own_name,
 )
 
 # The condition around a rotation call (ast.unparse of the `if` test) -> posenc's name for it.
@@ -130,40 +134,6 @@ def _text_config(config_name: str) -> Any:
 # Keys posenc reads under transformers' canonical names; a config class may store them under others.
 _MAPPED_KEYS = ("hidden_size", "num_attention_heads", "head_dim", "max_position_embeddings", "num_hidden_layers",
                 "layer_types")
-def _head_dim_source(config_name: str, text: Any) -> dict[str, Any] | None:
-    """The key the config class copies into ``head_dim`` (DeepSeek-V3: ``qk_rope_head_dim``), and
-    whether it wins over a ``head_dim`` the config gives."""
-    try:
-        dim = text.head_dim
-    except Exception:  # heterogeneous configs (per-layer head_dim) refuse a global read
-        return None
-    if not isinstance(dim, int) or isinstance(dim, bool):
-        return None
-    for key, value in sorted(text.to_dict().items()):
-        if key == "head_dim" or value != dim or isinstance(value, bool):
-            continue
-        if getattr(_built(config_name, text, **{key: dim + 2}), "head_dim", None) == dim + 2:
-            over = _built(config_name, text, **{key: dim + 2, "head_dim": dim + 4})
-            source = {"key": key, "over_head_dim": getattr(over, "head_dim", None) == dim + 2}
-            if _field_default(type(text), key) is None and (factor := _hidden_factor(config_name, text, key)) != 1:
-                source["hidden_factor"] = factor  # Zamba2: attention_head_dim = 2 * hidden_size // heads
-            return source
-    return None
-
-
-def _hidden_factor(config_name: str, text: Any, key: str) -> int | None:
-    """f where the class computes ``key`` as ``f * hidden_size // num_attention_heads`` when the config
-    gives none (1: the usual split; None: no such rule fits)."""
-    found = set()
-    for hidden, heads in ((64, 4), (96, 4), (192, 8)):
-        built = _built(config_name, text, hidden_size=hidden, num_attention_heads=heads)
-        value = getattr(built, key, None)
-        if not isinstance(value, int) or isinstance(value, bool) or (value * heads) % hidden:
-            return None
-        found.add(value * heads // hidden)
-    return found.pop() if len(found) == 1 else None
-
-
 _FIELD_DEFAULTS = ("head_dim", "max_position_embeddings", "rope_interleave", "attn_temperature_tuning",
                    "floor_scale", "attn_scale", "sliding_window", "attention_chunk_size", "qk_rope_head_dim",
                    "use_mem_rope")
@@ -210,7 +180,10 @@ def derive(model_type: str, config_name: str) -> dict[str, Any] | None:
     legacy = isinstance(getattr(text, "rotary_dim", None), int) and "create_sinusoidal_positions" in source
     if not legacy and (not isinstance(params, dict) or not params or "Rotary" not in source):
         calls = rotation.rotation_calls(source)  # no settings to read is not "no RoPE" (DINOv3, V-JEPA 2, ESM)
-        return {"rope": False, "rotation_calls": calls} if calls else {"rope": False}
+        if not calls:
+            return {"rope": False}
+        elsewhere = rotation.rotates_elsewhere(text, source, calls)  # GLM-5-Next: only its vision tower rotates
+        return {"rope": False, "rotation_calls": calls, **({"rotates_elsewhere": elsewhere} if elsewhere else {})}
     params = params if isinstance(params, dict) else {}
     # GPT-J's and CodeGen's fixed tables: base 10000 and no scaling, whatever the config says
     entry: dict[str, Any] = {"rotated_width_key": "rotary_dim", "fixed_tables": True} if legacy else {}
@@ -224,10 +197,20 @@ def derive(model_type: str, config_name: str) -> dict[str, Any] | None:
     probe_type = next((named[k] for k in ATTENTION_LAYER_TYPES if k in named and params.get(named[k], {}) is not None),
                       None)
     functions = _rotation_functions(module)
-    used = _called_in_attention(source)
+    used = _called_in_attention(source, own_name(text))
     functions = {name: f for name, f in functions.items() if name in used} or functions
     layouts: dict[str, str | None] = {}
-    for rotary in _rotary_candidates(module, text) or _legacy_rotary(module, text):
+    rotaries = _rotary_candidates(module, text) or _legacy_rotary(module, text)
+    if not rotaries:  # BLT: its settings reach no rotary module; its four parts rotate with their own
+        NO_ROTARY_MODULE.add(model_type)
+    elif (sections := mrope_sections(rotaries[0], probe_type)) is not None:
+        # first: the layout's probe below fits the sections it is given, so the module must be the model's
+        # own (Qwen2.5-Omni's DiT has its own rotary module; the file's text module builds from its config too)
+        if _annotated_for(module, text) not in (None, type(rotaries[0]).__name__):
+            rotaries = []
+        else:
+            entry["mrope_sections"] = sections
+    for rotary in rotaries:
         for name, function in functions.items():
             layouts.setdefault(name, _layout_of(function, rotary, text, probe_type))
         if any(layouts.values()):
@@ -243,6 +226,9 @@ def derive(model_type: str, config_name: str) -> dict[str, Any] | None:
     else:
         found = {v for v in layouts.values() if v is not None}
         entry["layout"] = found.pop() if len(found) == 1 else None
+        backward = {_layout_of(f, r, text, probe_type, sign=-1.0) for r in rotaries[:1] for f in functions.values()}
+        if entry["layout"] is None and len(backward - {None}) == 1:
+            entry["turns_backward"] = (backward - {None}).pop()  # NanoChat's rotate_half, signs flipped
     theta = getattr(type(text), "default_theta", 10000.0)
     if theta != 10000.0:
         entry["default_theta"] = theta
@@ -313,6 +299,8 @@ def derive(model_type: str, config_name: str) -> dict[str, Any] | None:
 # ``compress``, not by layer type: configuration_deepseek_v4.py:293-320). read_config hands them to
 # it; the entry keeps what the probes found and names the reader.
 READ_ELSEWHERE = {"deepseek_v4": "posenc.configs.sites.read_deepseek_v4"}
+# Model types whose settings no rotary module of their file builds from (filled by `derive`).
+NO_ROTARY_MODULE: set[str] = set()
 
 
 _LAYER_TYPES = ATTENTION_LAYER_TYPES + NOT_ATTENTION_LAYER_TYPES
@@ -364,7 +352,14 @@ def derive_all() -> dict[str, Any]:
             table[model_type] = _canonical(entry)
     classes = _config_classes(table)
     for model_type, entry in table.items():  # a model whose parts rotate is not a model without RoPE
-        if _says_no_rope(table, model_type) and (parts := rotation.rotating_parts(table, classes, model_type)):
+        no_rope = _says_no_rope(table, model_type)
+        if not no_rope and model_type not in NO_ROTARY_MODULE:
+            continue
+        parts = rotation.rotating_parts(table, classes, model_type)
+        if not no_rope:  # settings no rotary module reads: only parts posenc reads with a layout count (BLT's
+            # four; not SAM 2 video's decoders, whose file rotates in its memory attention, read_vision_config's)
+            parts = {key: kind for key, kind in parts.items() if isinstance(table[kind].get("layout"), str)}
+        if parts:
             entry["rotating_parts"] = parts
     import transformers
     return {"_source": f"derived by tools/rope_model_types from transformers {transformers.__version__}; "

@@ -7,6 +7,7 @@ the ``if`` tests around them).
 from __future__ import annotations
 
 import ast
+import contextlib
 import inspect
 from typing import Any
 
@@ -17,13 +18,26 @@ _ROTARY_CALLS = ("apply_rotary_pos_emb", "apply_rotary_emb", "apply_rotary_pos_e
 
 
 # ---------------------------------------------------------------- the layout, by probing
+def own_name(text: Any) -> str:
+    """The model's own name in its class names (``Granite4Vision`` for ``Granite4VisionTextConfig``):
+    a word such as Vision in it names the model, not another tower."""
+    return type(text).__name__.removesuffix("Config").removesuffix("Text")
+
+
+def _other_tower(name: str, own: str = "") -> bool:
+    """Whether a class name names another tower (vision, audio, ...) than the text model's, the
+    model's own name left out (GLM-Image's ``GlmImageTextRotaryEmbedding`` is its text model's)."""
+    rest = name.removeprefix(own) if own else name
+    return any(word in rest for word in _OTHER_MODALITIES)
+
+
 def _rotary_candidates(module: Any, text: Any) -> list[Any]:
     """The rotary modules of ``module`` that build from the text config, text ones first."""
     found = []
     for name, cls in vars(module).items():
         if not (inspect.isclass(cls) and name.endswith("RotaryEmbedding")):
             continue
-        if any(word in name for word in _OTHER_MODALITIES):
+        if _other_tower(name, own_name(text)):
             continue
         try:
             rotary = cls(config=text)
@@ -34,7 +48,7 @@ def _rotary_candidates(module: Any, text: Any) -> list[Any]:
     return found
 
 
-def _tables(rotary: Any, length: int, layer_type: str | None) -> Any:
+def _tables(rotary: Any, length: int, layer_type: str | None, fitted: bool = False) -> Any:
     x = torch.zeros(1, length, 8, dtype=torch.float64)
     positions = torch.arange(length)[None, :]
     args: list[Any] = [x, positions]
@@ -45,6 +59,14 @@ def _tables(rotary: Any, length: int, layer_type: str | None) -> Any:
             return call()
         except Exception:
             continue
+    inv_freq = getattr(rotary, "inv_freq", None)
+    if hasattr(rotary, "mrope_section") and isinstance(inv_freq, torch.Tensor) and not fitted:
+        # M-RoPE whose sections do not fit the frequencies at the class defaults (GLM-4V's fallback
+        # [8, 12, 12] on 64 of them; HunYuan-VL has no fallback): splits that fit, for text tokens
+        # (the same position on every axis) any split turns alike; only the layout is probed
+        n = inv_freq.shape[-1]
+        rotary.mrope_section = [n - 2 * (n // 3), n // 3, n // 3]
+        return _tables(rotary, length, layer_type, fitted=True)
     return None
 
 
@@ -77,11 +99,13 @@ def _apply(function: Any, q: torch.Tensor, k: torch.Tensor, tables: Any) -> tupl
     return (out[0], out[1]) if isinstance(out, tuple) and len(out) >= 2 else None
 
 
-def _posenc_rotation(x: torch.Tensor, inv_freq: torch.Tensor, layout: str, scale: float) -> torch.Tensor:
-    """RoPE written out (float64) over the first ``width`` features, pairs as ``layout`` says."""
+def _posenc_rotation(x: torch.Tensor, inv_freq: torch.Tensor, layout: str, scale: float,
+                     sign: float = 1.0) -> torch.Tensor:
+    """RoPE written out (float64) over the first ``width`` features, pairs as ``layout`` says
+    (``sign`` -1: each pair turned the other way, by -m theta)."""
     width = 2 * inv_freq.shape[-1]
     x = x.clone()
-    angles = torch.arange(x.shape[-2], dtype=torch.float64)[:, None] * inv_freq.to(torch.float64)
+    angles = sign * torch.arange(x.shape[-2], dtype=torch.float64)[:, None] * inv_freq.to(torch.float64)
     cos, sin = angles.cos() * scale, angles.sin() * scale
     part = x[..., :width]
     if layout == "half":
@@ -93,11 +117,15 @@ def _posenc_rotation(x: torch.Tensor, inv_freq: torch.Tensor, layout: str, scale
     return x
 
 
-def _layout_of(function: Any, rotary: Any, text: Any, layer_type: str | None) -> str | None:
-    """The layout whose attention scores (q_m . k_n for every m, n) the model's rotation reproduces."""
+def _layout_of(function: Any, rotary: Any, text: Any, layer_type: str | None, sign: float = 1.0) -> str | None:
+    """The layout whose attention scores (q_m . k_n for every m, n) the model's rotation reproduces
+    (``sign`` -1: turned the other way). The rungs are taken in posenc's order, largest first:
+    Ernie 4.5 VL stores its frequencies permuted and its sections put them back in that order for
+    text tokens (modeling_ernie4_5_vl_moe.py:94-100, 119-126); the scores decide."""
     inv_freq = _inv_freq(rotary, layer_type)
     if inv_freq is None:
         return None
+    inv_freq = inv_freq.sort(descending=True).values
     rotary = rotary.double()
     length = 7
     tables = _tables(rotary, length, layer_type)
@@ -114,8 +142,8 @@ def _layout_of(function: Any, rotary: Any, text: Any, layer_type: str | None) ->
             continue
         scores = out[0].double() @ out[1].double().transpose(-1, -2)
         for layout in ("half", "interleaved"):
-            ours = (_posenc_rotation(q, inv_freq.double(), layout, scale)
-                    @ _posenc_rotation(k, inv_freq.double(), layout, scale).transpose(-1, -2))
+            ours = (_posenc_rotation(q, inv_freq.double(), layout, scale, sign)
+                    @ _posenc_rotation(k, inv_freq.double(), layout, scale, sign).transpose(-1, -2))
             if torch.allclose(scores, ours, atol=1e-6):
                 return layout
         return None
@@ -174,15 +202,55 @@ def _conditions(source: str) -> list[str]:
 _OTHER_MODALITIES = ("Vision", "Audio", "Image", "Video", "Patch", "Speech", "Conformer", "Indexer")
 
 
-def _called_in_attention(source: str) -> set[str]:
-    """The rotation functions the text attention classes call (``class ...Attention``)."""
+def _called_in_attention(source: str, own: str = "") -> set[str]:
+    """The rotation functions the text attention classes call (``class ...Attention``; ``own``: the
+    model's own name, `own_name`)."""
     called = set()
     for node in ast.walk(ast.parse(source)):
         if (isinstance(node, ast.ClassDef) and node.name.endswith("Attention")
-                and not any(word in node.name for word in _OTHER_MODALITIES)):
+                and not _other_tower(node.name, own)):
             for call in ast.walk(node):
                 if isinstance(call, ast.Call):
                     name = getattr(call.func, "id", getattr(call.func, "attr", ""))
                     if name in _ROTARY_CALLS:
                         called.add(name)
     return called
+
+
+def mrope_sections(rotary: Any, layer_type: str | None) -> dict[str, Any] | None:
+    """What a rotary module that splits its frequencies by M-RoPE sections (``mrope_section``) demands
+    of them: ``default``, the sections it uses when the config gives none (None: it fails without
+    them, HunYuan-VL), and ``sum``, whether it fails unless they add up to its number of rungs
+    (GLM-4V's and Qwen2-VL's ``split``; Qwen3-VL's strided slices take any). Found by running it
+    with sections that fit and with one rung too many; None where it takes any sections and has a
+    default (nothing to check) or is no such module."""
+    section = getattr(rotary, "mrope_section", "absent")
+    inv_freq = _inv_freq(rotary, layer_type)
+    if isinstance(section, (str, dict)) or inv_freq is None:
+        return None
+    n = inv_freq.shape[-1]
+    fit = [n - 2 * (n // 3), n // 3, n // 3]
+
+    def runs(sections: list[int]) -> bool:
+        rotary.mrope_section = sections
+        return _tables(rotary, 7, layer_type, fitted=True) is not None
+
+    try:
+        fits, over = runs(fit), runs([fit[0] + 1, *fit[1:]])
+    finally:
+        rotary.mrope_section = section
+    if not fits or (over and section is not None):
+        return None
+    return {"default": None if section is None else [int(s) for s in section], "sum": not over}
+
+
+def _annotated_for(module: Any, text: Any) -> str | None:
+    """The rotary module class of ``module`` whose ``config`` argument is annotated with the text
+    config's class (the one its model builds), if any."""
+    for name, cls in vars(module).items():
+        if inspect.isclass(cls) and name.endswith("RotaryEmbedding"):
+            with contextlib.suppress(TypeError, ValueError, KeyError):
+                annotation = inspect.signature(cls.__init__).parameters["config"].annotation
+                if getattr(annotation, "__name__", annotation) == type(text).__name__:
+                    return name
+    return None

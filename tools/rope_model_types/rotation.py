@@ -141,3 +141,30 @@ def rotary_sites(module: object, source: str, text: object, layer_type: str | No
     sites = {name: layouts.pop() for name, calls in by_class.items()
              if len(layouts := {probed[c] for c in calls} - {None}) == 1}
     return dict(sorted(sites.items())) if len(set(sites.values())) > 1 else {}
+
+
+def rotates_elsewhere(text: object, source: str, calls: list[str]) -> list[str]:
+    """The classes of the file that rotate, where the model transformers builds from ``text``
+    (``AutoModel.from_config``, on the meta device) uses none of them and every rotation call of the
+    file is in one of them: GLM-5-Next's text model attends without RoPE (its config demands
+    ``qk_rope_head_dim`` 0, configuration_glm5_next.py:223-225) and only its vision tower rotates.
+    Empty where the model cannot be built, or one of its modules rotates."""
+    by_class = calls_by_class(source)
+    if not by_class or not set(calls) <= {c for names in by_class.values() for c in names}:
+        return []
+    used = classes_built(text)
+    return [] if used is None or used & set(by_class) else sorted(by_class)
+
+
+def classes_built(text: object) -> set[str] | None:
+    """The names of the classes (with their bases) of every module of the model transformers builds
+    from ``text`` (``AutoModel.from_config`` on the meta device); None where it builds none."""
+    import torch
+    from transformers import AutoModel
+
+    try:
+        with torch.device("meta"):
+            model = AutoModel.from_config(text)
+    except Exception:
+        return None
+    return {cls.__name__ for module in model.modules() for cls in type(module).__mro__}

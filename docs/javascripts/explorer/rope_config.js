@@ -152,6 +152,29 @@
       `Published: ${d.published}. transformers (what posenc reads): ${d.transformers}`);
   }
 
+  // posenc/configs/_layer.py _mrope_fit: M-RoPE sections transformers' rotary module fails on are refused.
+  function mropeFit(found, params, width, modelType) {
+    const demand = get(found, "mrope_sections");
+    if (!P.truthy(demand)) return;
+    const name = "config['rope_parameters']['mrope_section']";
+    const absent = !P.has(params, "mrope_section");
+    const sections = absent ? get(demand, "default") : P.get(params, "mrope_section");
+    if (P.isNone(sections)) {
+      throw valueError(`${name} is needed for model type ${repr(modelType)}: transformers' rotary module for it splits ` +
+        `the frequencies by these M-RoPE sections${absent ? " and has no default" : ""}`);
+    }
+    if (!P.isList(sections) || !sections.every((s) => P.isInt(s) && s >= 0)) {
+      throw typeError(`${name} must be a list of integers >= 0, got ${P.reprCut(sections, 60)}`);
+    }
+    const half = Math.floor(width / 2);
+    if (get(demand, "sum") && sections.reduce((a, b) => a + Number(b), 0) !== half) {
+      const given = absent ? `the sections transformers' rotary module uses without ${name} (${repr(sections)})`
+        : `${name} (${repr(sections)})`;
+      throw valueError(`${given} must sum to ${half}, the number of frequencies of the rotated width ${width}: ` +
+        `transformers' rotary module for model type ${repr(modelType)} splits them by these sections and fails otherwise`);
+    }
+  }
+
   function layerOf(config, found, modelType, name, params, rotates, note, layout, layers) {
     const [window, sides] = windowOf(config, found, name, modelType);
     if (rotates && params === null) [rotates, note] = [false, `config['rope_parameters'][${repr(name)}] is None (NoPE)`];
@@ -161,6 +184,7 @@
     }
     const dim = R.headDim(config, found, name);
     const width = params.rope_type === "proportional" ? dim : R.rotaryWidth(config, found, params, dim);
+    mropeFit(found, params, width, modelType); // GLM-4V's and Qwen2-VL's split fails on sections that do not fit
     const base = P.checkFloat("rope_theta", params.rope_theta, { positive: true });
     const scaling = R.scalingOf(config, found, params);
     return layerRope(name, true, { dim, rotary_dim: width, layout, base, scaling,
@@ -173,6 +197,15 @@
   function nullIsNope(found) {
     const defaults = get(found, "default_rope_parameters");
     return P.truthy(defaults) && P.keys(defaults).some((k) => P.get(defaults, k) === null);
+  }
+
+  // posenc/configs/_vision_refused.py's refusal(model_type): why a vision or video part is not read
+  // ("" where it is not listed), from the vision tables hooks/rope_data.py ships.
+  function visionRefusal(modelType) {
+    const shipped = global.posencRopeData && global.posencRopeData.vision;
+    if (!shipped || typeof modelType !== "string") return "";
+    const refused = get(global.posencJSON.parseJSON(shipped), "refused") || {};
+    return P.has(refused, modelType) ? P.get(refused, modelType) : "";
   }
 
   /** read_config(config, layout=layout): what every kind of layer does with positions. */
@@ -189,10 +222,19 @@
         "from_config read 1-D RoPE");
     }
     if (modelType === "deepseek_v4") return readDeepseekV4(text, given); // rope parameters keyed by rope kind
+    if (get(found, "rope") === false && P.truthy(get(found, "rotates_elsewhere"))) { // GLM-5-Next's text model
+      // a multimodal parent's vision tower may still rotate: it is not said to use no RoPE
+      const wrapper = typeof own === "string" ? get(R.lookup(own) || {}, "text_model_type") : null;
+      const what = P.truthy(wrapper) ? `model type ${repr(own)}: its language model (${repr(wrapper)}) does not rotate q and k`
+        : `model type ${repr(modelType)} uses no rotary position embedding`;
+      throw valueError(`${what}: no module of the model transformers builds from ${P.truthy(wrapper) ? "its text config" : "it"} ` +
+        `rotates; the rotation in its modeling file is other classes' (${found.rotates_elsewhere.join(", ")})` +
+        visionRefusal(modelType));
+    }
     if (get(found, "rope") === false && P.truthy(get(found, "rotation_calls"))) {
       throw valueError(`model type ${repr(modelType)}: posenc does not read its rotary position embedding from a config ` +
         `(transformers' modeling file for it calls ${found.rotation_calls.join(", ")}: this model type, or another model ` +
-        "of the same file, rotates q and k; vision, audio and video encoders are not read yet)");
+        `of the same file, rotates q and k; vision, audio and video encoders are not read yet)${visionRefusal(modelType)}`);
     }
     const ownParts = get(R.lookup(own) || {}, "rotating_parts"); // the config's own type, not its text model's
     const parts = P.truthy(ownParts) ? ownParts : get(found, "rotating_parts");
@@ -203,6 +245,12 @@
     if (get(found, "rope") === false) {
       throw valueError(`model type ${repr(modelType)} uses no rotary position embedding (transformers' code for it ` +
         "has no RoPE): from_config reads RoPE settings only");
+    }
+    const backward = get(found, "turns_backward"); // NanoChat: rotate_half with both signs flipped
+    if (P.truthy(backward)) {
+      throw valueError(`model type ${repr(modelType)}: transformers' code for it turns each pair of the ${repr(backward)} ` +
+        "layout the other way, by -m theta at position m where RoPE turns by +m theta (found by running its rotary " +
+        "module and rotation function): posenc's rotation does not express that, in either layout");
     }
     if ((get(found, "rope_condition") || []).includes("no_alibi") && get(text, "alibi") === true) {
       throw valueError(`config['alibi'] is true: this ${P.str(modelType)} model uses ALiBi, not RoPE`);
