@@ -181,6 +181,8 @@ FOUND = [
                                          "glm_image_vision", "lightglue", "esm", "ernie4_5_vl_moe_text",
                                          "granite4_vision_text")),
     _case({"model_type": "nanochat"}, "half"),
+    _case({"model_type": "cohere_compass_text", "layer_types": ["full_attention"], "rope_parameters": {
+        "full_attention": {"rope_type": "default", "rope_theta": 1e4}}}),
     _case({"model_type": "glm5_next"}), _case({"model_type": "inkling2", "text_config": {"model_type": "inkling2_text"}}),
     *(_case({"model_type": t, **extra}) for t in ("glm4v_text", "glm_image_text", "hunyuan_vl_text", "qwen2_vl_text")
       for extra in ({}, {"rope_parameters": {"rope_type": "default", "mrope_section": [2, 3, 3]}},

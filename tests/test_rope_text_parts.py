@@ -143,3 +143,35 @@ def test_given_m_rope_sections_are_checked_as_transformers_splits_them() -> None
     rope_live.check_config(_fitted(text, [8, 28, 28]), torch.tensor([0, 3, 4000]))
     # Qwen3-VL's strided slices take any sections: nothing recorded, nothing refused
     assert "mrope_sections" not in _table()["qwen3_vl_text"]
+
+
+def test_cohere_compass_text_rotates_with_given_parameters_only_and_is_refused_saying_so() -> None:
+    """Its text model rotates (half layout, the usual rungs, for text tokens) with rope_parameters a
+    config gives per layer type; at the class defaults there are none and its rotary module fails."""
+    import transformers
+    from transformers.models.cohere_compass import modeling_cohere_compass as theirs
+
+    from posenc.rope import RotaryEmbedding
+
+    assert _table()["cohere_compass_text"]["rope_parameters_given_only"] is True
+    text = _defaults("cohere_compass_text")
+    assert text.rope_parameters == {}
+    with pytest.raises(KeyError):
+        theirs.CohereCompassRotaryEmbedding(text)
+    with pytest.raises(ValueError, match="its attention rotates q and k with the rope_parameters a config gives, and "
+                                         "its config class fills none"):
+        read_config(text)
+    given = transformers.AutoConfig.for_model(
+        "cohere_compass_text", hidden_size=64, num_attention_heads=4, head_dim=16, num_hidden_layers=2,
+        layer_types=["full_attention", "full_attention"],
+        rope_parameters={"full_attention": {"rope_type": "default", "rope_theta": 1e4}})
+    rotary = theirs.CohereCompassRotaryEmbedding(given).double()
+    positions = torch.tensor([0, 1, 9, 300])
+    cos, sin = rotary(torch.zeros(1, 4, 1, dtype=torch.float64), positions[None, :], "full_attention")
+    generator = torch.Generator().manual_seed(2)
+    q, k = (torch.randn(1, 2, 4, 16, dtype=torch.float64, generator=generator) for _ in "qk")
+    their_q, _ = theirs.apply_rotary_pos_emb(q, k, cos, sin)
+    our_q, _ = RotaryEmbedding(dim=16, base=1e4, layout="half").double()(q, k, positions)
+    torch.testing.assert_close(their_q.double(), our_q, atol=1e-5, rtol=0)
+    with pytest.raises(ValueError, match="posenc does not read it yet"):
+        read_config(given)

@@ -273,6 +273,10 @@ def read_config(config: Mapping[str, Any], *, layout: str | None = None) -> Conf
         return read_deepseek_v4(text, layout=given)
     if found.get("rope") is False and (elsewhere := found.get("rotates_elsewhere")):  # GLM-5-Next's text model
         raise ValueError(_rotates_elsewhere(config, model_type, elsewhere))
+    if found.get("rope") is False and found.get("rope_parameters_given_only"):  # Cohere Compass's text model
+        raise ValueError(f"model type {model_type!r}: its attention rotates q and k with the rope_parameters a config "
+                         f"gives, and its config class fills none (an empty rope_parameters at its defaults, where "
+                         f"posenc's table is derived): posenc does not read it yet")
     if found.get("rope") is False and found.get("rotation_calls"):
         raise ValueError(f"model type {model_type!r}: posenc does not read its rotary position embedding from a config "
                          f"(transformers' modeling file for it calls {', '.join(found['rotation_calls'])}: this model "

@@ -229,6 +229,10 @@ class ModelTypeEntry(TypedDict, total=False):
             the model transformers builds from this config (``AutoModel.from_config``) uses none of
             them (GLM-5-Next's and Inkling 2's text models: only their vision towers rotate); posenc
             says the model type's own attention uses no RoPE and names those classes.
+        rope_parameters_given_only: with ``rotation_calls``, the config class fills no rope parameters
+            (an empty ``rope_parameters`` at its defaults) while its model rotates with those a config
+            gives (Cohere Compass's text model, per layer type: modeling_cohere_compass.py:67-90): no
+            defaults for the generator to probe; posenc refuses it saying so.
         text_model_type: for a wrapper (a vision-language config, ...), the model type of its text
             config (``get_text_config(decoder=True)``), whose entry is read instead.
         text_model_type_aliases: names the wrapper's config class accepts for its text model's
@@ -326,6 +330,7 @@ class ModelTypeEntry(TypedDict, total=False):
     rotation_calls: list[str]
     rotating_parts: dict[str, str]
     rotates_elsewhere: list[str]
+    rope_parameters_given_only: bool
     text_model_type: str
     text_model_type_aliases: dict[str, str]
     layout: Layout | LayoutFlag | None

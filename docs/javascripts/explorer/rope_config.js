@@ -231,6 +231,11 @@
         `rotates; the rotation in its modeling file is other classes' (${found.rotates_elsewhere.join(", ")})` +
         visionRefusal(modelType));
     }
+    if (get(found, "rope") === false && P.truthy(get(found, "rope_parameters_given_only"))) { // Cohere Compass's text
+      throw valueError(`model type ${repr(modelType)}: its attention rotates q and k with the rope_parameters a config ` +
+        "gives, and its config class fills none (an empty rope_parameters at its defaults, where posenc's table is " +
+        "derived): posenc does not read it yet");
+    }
     if (get(found, "rope") === false && P.truthy(get(found, "rotation_calls"))) {
       throw valueError(`model type ${repr(modelType)}: posenc does not read its rotary position embedding from a config ` +
         `(transformers' modeling file for it calls ${found.rotation_calls.join(", ")}: this model type, or another model ` +
