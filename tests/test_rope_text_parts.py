@@ -175,3 +175,24 @@ def test_cohere_compass_text_rotates_with_given_parameters_only_and_is_refused_s
     torch.testing.assert_close(their_q.double(), our_q, atol=1e-5, rtol=0)
     with pytest.raises(ValueError, match="posenc does not read it yet"):
         read_config(given)
+
+
+def test_ernie_4_5_vl_stores_its_rungs_permuted_and_rotates_text_in_rung_order() -> None:
+    """Its rotary module keeps the rungs of its first two sections split by parity (even ones, then odd
+    ones: modeling_ernie4_5_vl_moe.py:94-100) and its forward interleaves the two back (:119-126): for
+    text tokens the rotation is posenc's interleaved layout, rungs in order."""
+    import transformers
+    from transformers.models.ernie4_5_vl_moe import modeling_ernie4_5_vl_moe as theirs
+
+    assert _table()["ernie4_5_vl_moe_text"]["layout"] == "interleaved"
+    assert _table()["ernie4_5_vl_moe_text"]["mrope_sections"] == {"default": [22, 22, 20], "sum": True}
+    text = _defaults("ernie4_5_vl_moe_text")
+    stored = theirs.Ernie4_5_VLMoeTextRotaryEmbedding(text).inv_freq
+    assert not torch.equal(stored, stored.sort(descending=True).values)  # permuted, as read above
+    rope_live.check_config(text, torch.tensor([0, 1, 5, 100, 5000, 40000]))
+    small = transformers.AutoConfig.for_model("ernie4_5_vl_moe_text", hidden_size=64, num_attention_heads=4)
+    with pytest.raises(RuntimeError):  # 8 rungs: the default sections do not fit
+        theirs.Ernie4_5_VLMoeTextRotaryEmbedding(small)
+    with pytest.raises(ValueError, match=r"\(\[22, 22, 20\]\) must sum to 8"):
+        read_config(small)
+    rope_live.check_config(_fitted(small, [2, 2, 4]), torch.tensor([0, 3, 4000]))

@@ -229,14 +229,14 @@ def mrope_sections(rotary: Any, layer_type: str | None) -> dict[str, Any] | None
     if isinstance(section, (str, dict)) or inv_freq is None:
         return None
     n = inv_freq.shape[-1]
-    fit = [n - 2 * (n // 3), n // 3, n // 3]
 
     def runs(sections: list[int]) -> bool:
         rotary.mrope_section = sections
         return _tables(rotary, 7, layer_type, fitted=True) is not None
 
-    try:
-        fits, over = runs(fit), runs([fit[0] + 1, *fit[1:]])
+    try:  # the remainder on the first axis, else on the last (Ernie 4.5 VL interleaves two equal ones)
+        fit = next((f for f in ([n - 2 * (n // 3), n // 3, n // 3], [n // 3, n // 3, n - 2 * (n // 3)]) if runs(f)), None)
+        fits, over = fit is not None, fit is not None and runs([fit[0] + 1, *fit[1:]])
     finally:
         rotary.mrope_section = section
     if not fits or (over and section is not None):
