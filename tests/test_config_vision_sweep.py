@@ -53,6 +53,7 @@ ELSEWHERE = {
     **dict.fromkeys(["clvp_decoder", "clvp_encoder"], "speech synthesis (CLVP)"),
     **dict.fromkeys(["esm", "esmfold2"], "proteins"),
     "roformer": "text (RoFormer)",
+    "blt": "text (BLT: its four parts rotate, each read with its own config)",
     **dict.fromkeys(["cohere_compass_text", "glm5_next_text", "inkling2_text"], "the text model of a multimodal model"),
     **dict.fromkeys(["gemma3n_audio", "gemma4_audio", "gemma4_unified_audio", "lasr_ctc", "moonshine_streaming_encoder",
                      "muse_spark_audio", "nemotron3_5_transcribe_audio", "nemotron3_diarization",
@@ -204,7 +205,7 @@ def test_each_refusal_is_true_of_transformers_code(model_type: str):
 
 
 def test_the_elsewhere_types_are_not_image_or_video_models():
-    """What transformers declares of their models (``input_modalities``): no image or video, but for three
+    """What transformers declares of their models (``input_modalities``): no image or video, but for four
     checked otherwise."""
     import importlib
     import inspect
@@ -223,7 +224,7 @@ def test_the_elsewhere_types_are_not_image_or_video_models():
                     kinds |= {modalities} if isinstance(modalities, str) else set(modalities)
         declared[model_type] = kinds
     odd = {t for t, kinds in declared.items() if kinds & {"image", "video"}}
-    assert odd == {"cohere_compass_text", "gemma4_audio", "pi0"}, odd
+    assert odd == {"blt", "cohere_compass_text", "gemma4_audio", "pi0"}, odd
     assert _table()["cohere_compass"]["text_model_type"] == "cohere_compass_text"  # the text model of the parent
     assert set(_table()["pi0"]["rotating_parts"].values()) == {"gemma"}  # Gemma language models
     from transformers.models.gemma4.modeling_gemma4 import (
@@ -231,6 +232,11 @@ def test_the_elsewhere_types_are_not_image_or_video_models():
     )
 
     assert Gemma4AudioModel.main_input_name == "input_features"
+    # BLT's PreTrainedModel declares ("image", "text") (modeling_blt.py:405), but its models read byte ids
+    from transformers.models.blt.modeling_blt import BltForCausalLM, BltModel
+
+    assert BltForCausalLM.main_input_name == "input_ids"
+    assert not {"pixel_values", "pixel_values_videos"} & set(inspect.signature(BltModel.forward).parameters)
 
 
 def test_chmv2_is_read_through_its_dinov3_backbone():
