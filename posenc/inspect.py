@@ -143,8 +143,12 @@ def warnings_for(rope: ConfigRope, length: int | None = None, config: Mapping[st
         found.append("static YaRN: the frequencies are stretched at every length, short inputs included "
                      "(as in Qwen3's long-context config); add the scaling only for long inputs")
     for layer in rotating:
-        # a sliding layer sees its window (0: Gemma 3 bidirectional with a window of 1, the query alone)
-        context = layer.window if layer.window is not None else length or rope.max_position_embeddings
+        if layer.scaling and layer.scaling["type"] == "proportional":
+            continue  # p-RoPE keeps its slow pairs still on purpose; the turning ones are fast by design
+        # a sliding layer sees its window (0: Gemma 3 bidirectional with a window of 1, the query alone),
+        # or the context where the window reaches further
+        reach = length or rope.max_position_embeddings
+        context = reach if layer.window is None else min(layer.window, reach) if reach else layer.window
         waves = _wavelengths(layer, length)
         if context and waves and max(waves) < context:
             found.append(f"{layer.layer_type}: the base {layer.base:g} is too small for {context:,} positions: "

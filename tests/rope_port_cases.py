@@ -95,6 +95,24 @@ FOUND = [
       for model_type in ("t5gemma2_text", "t5gemma2_decoder")
       for extra in ({}, {"sliding_window": 5}, {"sliding_window": 1}, {"sliding_window": None}, {"sliding_window": 0})),
     _case({"model_type": "t5gemma2_encoder", "text_config": {**SMALL, "model_type": "t5gemma2_text", "sliding_window": 9}}),
+    # encoder-decoder configs: the language model in 'decoder', 'generator' or 'decoder_config'
+    # (posenc.configs._params.TEXT_CONFIG_KEYS), with a note naming the part read
+    *(_case({"model_type": "t5gemma2", "decoder": {**SMALL, "model_type": "t5gemma2_decoder", "sliding_window": 1024,
+                                                   "num_hidden_layers": 6}, **extra})
+      for extra in ({}, {"encoder": {"model_type": "t5gemma2_encoder"}}, {"text_config": {**SMALL, "model_type": "gemma3_text"}})),
+    _case({"model_type": "dia", "decoder_config": {**SMALL, "model_type": "dia_decoder", "rope_theta": 5000.0},
+           "encoder_config": {}}),
+    _case({"model_type": "vision-encoder-decoder", "decoder": {**SMALL, "model_type": "llama", "rope_theta": 5e5}}),
+    _case({"model_type": "rag", "generator": {**SMALL, "model_type": "bart"}}),
+    _case({"model_type": "t5gemma2", "decoder": {"model_type": 5}}),
+    _case({"model_type": "t5gemma2", "decoder": "not a dict"}),
+    # inspect's base check: p-RoPE spared, a window longer than the context bounded by the context
+    _case({"model_type": "gemma4_text", "layer_types": ["full_attention"], "head_dim": 256, "global_head_dim": 512,
+           "max_position_embeddings": 131072, "rope_parameters": {"full_attention": {
+               "rope_type": "proportional", "rope_theta": 1e6, "partial_rotary_factor": 0.25}}}),
+    *(_case({"model_type": "qwen2", "use_sliding_window": True, "max_window_layers": 1, "num_hidden_layers": 2,
+             "sliding_window": 131072, "max_position_embeddings": 32768, "rope_theta": 10000.0}, None, length)
+      for length in (None, 60000)),
     # Gemma 3 made bidirectional by its flag (EmbeddingGemma; posenc.configs._windows.BIDIRECTIONAL)
     *(_case({"model_type": "gemma3_text", "use_bidirectional_attention": flag, **extra})
       for flag in (True, False, None, 1)

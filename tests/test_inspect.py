@@ -66,6 +66,33 @@ def test_warnings() -> None:
     assert "no 'rope_interleave'" not in describe({**deepseek, "rope_interleave": True})
 
 
+def test_the_base_check_stops_at_the_context_and_spares_p_rope() -> None:
+    """A window longer than the context bounds nothing: Qwen2-7B's published window (131,072) with
+    its window on and base 10,000 (slowest turn 2*pi*10000^(126/128), about 54,410 positions) is
+    not too small for its declared 32,768, nor for the window. p-RoPE (Gemma 4's global layers: 64
+    of 256 pairs turn, the slowest every 2*pi*1e6^(126/512), about 188) keeps its slow pairs still
+    on purpose and gets no warning; a plain layer as fast does."""
+    qwen2 = json.loads(next(p for p in ZOO if p.stem == "qwen2-7b-instruct").read_text())
+    windowed = {**qwen2, "use_sliding_window": True, "max_window_layers": 21, "rope_theta": 10000.0}
+    assert "too small" not in describe(windowed)
+    assert "the base 10000 is too small for 60,000" in describe(windowed, length=60000)
+    slowest = 2 * math.pi * 1e6 ** (126 / 512)
+    gemma4 = {"model_type": "gemma4_text", "layer_types": ["full_attention"], "head_dim": 256, "global_head_dim": 512,
+              "hidden_size": 1024, "num_attention_heads": 4, "max_position_embeddings": 131072,
+              "rope_parameters": {"full_attention": {"rope_type": "proportional", "rope_theta": 1e6,
+                                                     "partial_rotary_factor": 0.25}}}
+    from posenc.configs import read_config
+    from posenc.inspect import _wavelengths
+
+    layer = read_config(gemma4).layers["full_attention"]  # the warning's condition holds: 188 < 131,072
+    assert layer.scaling == {"type": "proportional", "partial_rotary_factor": 0.25}
+    assert max(_wavelengths(layer, None)) == pytest.approx(slowest)
+    assert "too small" not in describe(gemma4)
+    fast = {**LLAMA, "rope_theta": 1e6 ** 0.25, "max_position_embeddings": 131072}  # about as fast: 2*pi*31.6^(126/128)
+    assert 2 * math.pi * (1e6 ** 0.25) ** (126 / 128) < 2 * slowest
+    assert "too small for 131,072 positions" in describe(fast)
+
+
 def _run(tmp_path: Path, content: str, *args: str) -> tuple[int, str, str]:
     path = tmp_path / "config.json"
     path.write_text(content)

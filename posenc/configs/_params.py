@@ -52,20 +52,39 @@ def _too_deep(value: object) -> bool:
                 stack.append((child, depth + 1))
     return False
 
+#: Where a wrapper keeps its language model's config: ``text_config``, else the names transformers'
+#: ``get_text_config(decoder=True)`` looks for (configuration_utils.py:1539: T5Gemma's ``decoder``,
+#: RAG's ``generator``), else ``decoder_config`` (Canary and Dia, whose get_text_config returns it).
+TEXT_CONFIG_KEYS = ("text_config", "decoder", "generator", "decoder_config")
+
+
+def _text_key(config: Mapping[str, Any]) -> str | None:
+    """The key of a wrapper's language-model config in ``config`` (a dict there), or None."""
+    model_type = config.get("model_type")
+    if not isinstance(model_type, str) or not table.model_types().get(model_type, {}).get("text_model_type"):
+        return None
+    return next((key for key in TEXT_CONFIG_KEYS if isinstance(config.get(key), Mapping)), None)
+
+
 def _text_part(config: Mapping[str, Any]) -> tuple[str | None, Mapping[str, Any]]:
     """The model type and the keys of the language model (a vision-language config keeps them in
-    ``text_config``)."""
+    ``text_config``, an encoder-decoder in ``decoder``: `TEXT_CONFIG_KEYS`)."""
     model_type = config.get("model_type")
     if model_type is not None and not isinstance(model_type, str):
         raise TypeError(f"config['model_type'] must be a string, got {type(model_type).__name__}")
-    text = config.get("text_config")
-    if isinstance(text, Mapping) and model_type is not None and table.model_types().get(model_type, {}).get(
-            "text_model_type"):
-        inner = text.get("model_type")
-        if inner is not None and not isinstance(inner, str):
-            raise TypeError(f"config['text_config']['model_type'] must be a string, got {type(inner).__name__}")
-        return table.text_model_type(model_type, inner), text
-    return model_type, config
+    key = _text_key(config)
+    if key is None or model_type is None:
+        if model_type is not None and table.model_types().get(model_type, {}).get("text_model_type"):
+            for name in TEXT_CONFIG_KEYS:  # a wrapper's language model given as something else than a dict
+                if config.get(name) is not None:
+                    raise TypeError(f"config[{name!r}] must be a dict (the language model's config), "
+                                    f"got {type(config[name]).__name__}")
+        return model_type, config
+    text = config[key]
+    inner = text.get("model_type")
+    if inner is not None and not isinstance(inner, str):
+        raise TypeError(f"config[{key!r}]['model_type'] must be a string, got {type(inner).__name__}")
+    return table.text_model_type(model_type, inner), text
 
 def _sources(config: Mapping[str, Any], found: ModelTypeEntry) -> dict[str, Mapping[str, Any]]:
     """``rope_scaling`` and ``rope_parameters`` as the config gives them (dicts), without a source the

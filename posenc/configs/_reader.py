@@ -37,7 +37,7 @@ from posenc.configs._layer import (
     _softmax_scale,
     _temperature,
 )
-from posenc.configs._params import _as_mapping, _parameters, _text_part
+from posenc.configs._params import _as_mapping, _parameters, _text_key, _text_part
 from posenc.configs._plan import class_layer_types, class_length, layer_plan
 from posenc.configs._schema import ModelTypeEntry
 from posenc.configs._vision_refused import refusal
@@ -163,7 +163,8 @@ def query_temperature(temperature: Mapping[str, Any] | None, position: int) -> f
 def _rotates(config: Mapping[str, Any], found: ModelTypeEntry, layer_type: str) -> tuple[bool | None, str | None]:
     conditions = found.get("rope_condition", ())
     if layer_type in table.NOT_ATTENTION_LAYER_TYPES:
-        return False, f"{layer_type} layers are not softmax attention and have no positions"
+        order = table.NOT_ATTENTION_ORDER[layer_type]
+        return False, f"{layer_type} layers are not attention and take no rotation: {order}"
     if "sliding_only" in conditions and layer_type != "sliding_attention":
         return False, "only the sliding-window layers of this model type rotate (NoPE)"
     if ("sliding_or_no_window" in conditions and layer_type != "sliding_attention"
@@ -223,6 +224,23 @@ def _rotates_elsewhere(config: Mapping[str, Any], model_type: str | None, classe
     return (f"{what}: no module of the model transformers builds from {'its text config' if wrapper else 'it'} "
             f"rotates; the rotation in its modeling file is other classes' ({', '.join(classes)})"
             f"{refusal(model_type)}")
+
+
+#: The encoder's key beside a decoder's (T5Gemma, T5Gemma 2; Dia).
+_ENCODER_KEYS = {"decoder": "encoder", "decoder_config": "encoder_config"}
+
+
+def _part_notes(config: Mapping[str, Any]) -> list[str]:
+    """Which part of an encoder-decoder config was read: a whole T5Gemma 2 config is read as its
+    decoder, and its encoder (a window reaching both ways) only when given alone."""
+    key = _text_key(config)
+    if key in (None, "text_config"):
+        return []
+    encoder = _ENCODER_KEYS.get(str(key))
+    other = (f"; its encoder, config[{encoder!r}], is read when given on its own"
+             if encoder and isinstance(config.get(encoder), Mapping) else "")
+    read = f"read: config[{key!r}], the language model transformers' get_text_config(decoder=True) returns"
+    return [read + other]
 
 
 def read_config(config: Mapping[str, Any], *, layout: str | None = None) -> ConfigRope:
@@ -334,7 +352,7 @@ def read_config(config: Mapping[str, Any], *, layout: str | None = None) -> Conf
         notes.append("M-RoPE (mrope_section): a text token has the same position on all three axes, so text "
                      "rotates as the 1-D RoPE given here; image and video tokens get 3-D positions")
     notes += windows.window_notes(text, found, model_type, types) + windows.causal_kept_notes(text, model_type)
-    notes += divergence_notes(model_type, text) + _site_notes(model_type, found, given)
+    notes += divergence_notes(model_type, text) + _site_notes(model_type, found, given) + _part_notes(config)
     pattern = {index: name for name, indices in kinds.items() for index in indices}
     return ConfigRope(model_type, result, tuple(pattern[i] for i in sorted(pattern)), _length(text, found),
                       originals[0] if originals else None, tuple(notes), bool(found.get("attention_sinks")))

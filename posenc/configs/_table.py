@@ -23,6 +23,11 @@ TABLE_PATH = Path(__file__).resolve().parent / "model_types.json"
 ATTENTION_LAYER_TYPES = ("full_attention", "sliding_attention", "chunked_attention", "indexed_attention",
                          "reference_sliding_attention")
 NOT_ATTENTION_LAYER_TYPES = ("linear_attention", "mamba", "conv", "mlp", "moe")
+#: What carries order in each of them (their LayerRope's note; the inspector's words say the same).
+NOT_ATTENTION_ORDER = {"linear_attention": "a recurrent layer, whose state carries order",
+                       "mamba": "a recurrent layer, whose state carries order",
+                       "conv": "a short causal convolution, which sees order within its kernel",
+                       "mlp": "it acts on each token alone", "moe": "it acts on each token alone"}
 
 
 @functools.cache

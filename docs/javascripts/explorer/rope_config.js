@@ -123,7 +123,7 @@
   function rotatesOf(config, found, layerType) {
     const conditions = get(found, "rope_condition") || [];
     if (R.NOT_ATTENTION_LAYER_TYPES.includes(layerType)) {
-      return [false, `${layerType} layers are not softmax attention and have no positions`];
+      return [false, `${layerType} layers are not attention and take no rotation: ${R.NOT_ATTENTION_ORDER[layerType]}`];
     }
     if (conditions.includes("sliding_only") && layerType !== "sliding_attention") {
       return [false, "only the sliding-window layers of this model type rotate (NoPE)"];
@@ -140,6 +140,16 @@
       if (!on) return [false, "config['use_mem_rope'] is false: this model type's attention does not rotate (NoPE)"];
     }
     return [true, null];
+  }
+
+  /** _part_notes(config): which part of an encoder-decoder config was read (T5Gemma 2: its decoder). */
+  function partNotes(config) {
+    const key = R.textKey(config);
+    if (key === null || key === "text_config") return [];
+    const encoder = { decoder: "encoder", decoder_config: "encoder_config" }[key];
+    const other = encoder && P.isMapping(get(config, encoder))
+      ? `; its encoder, config[${repr(encoder)}], is read when given on its own` : "";
+    return [`read: config[${repr(key)}], the language model transformers' get_text_config(decoder=True) returns${other}`];
   }
 
   /** posenc.configs._divergences.divergence_notes: transformers' departures from the published model. */
@@ -305,7 +315,7 @@
         "the 1-D RoPE given here; image and video tokens get 3-D positions");
     }
     notes.push(...windowNotes(text, found, modelType, types), ...R.causalKeptNotes(text, modelType));
-    notes.push(...divergenceNotes(modelType, text), ...siteNotes(modelType, found, chosen));
+    notes.push(...divergenceNotes(modelType, text), ...siteNotes(modelType, found, chosen), ...partNotes(config));
     const pattern = [];
     for (const [name, indices] of kinds) for (const i of indices) pattern[i] = name;
     return { model_type: modelType, layers, pattern: pattern.filter((n) => n !== undefined),
@@ -370,8 +380,11 @@
         "long-context config); add the scaling only for long inputs");
     }
     for (const layer of rotating) {
-      const context = layer.window !== null ? layer.window // a window of 0: the query alone
-        : [length, rope.max_position_embeddings].find(P.truthy) ?? null;
+      // p-RoPE keeps its slow pairs still on purpose; the turning ones are fast by design
+      if (P.truthy(layer.scaling) && layer.scaling.type === "proportional") continue;
+      // a window of 0: the query alone; a window past the context: the context
+      const reach = [length, rope.max_position_embeddings].find(P.truthy) ?? null;
+      const context = layer.window === null ? reach : P.truthy(reach) ? Math.min(layer.window, reach) : layer.window;
       const waves = wavelengths(layer, length);
       if (P.truthy(context) && waves.length && Math.max(...waves) < context) {
         found.push(`${layer.layer_type}: the base ${P.formatGeneral(layer.base)} is too small for ${P.formatInt(context)} ` +

@@ -44,20 +44,37 @@
     return false;
   }
 
+  /** posenc.configs._params.TEXT_CONFIG_KEYS: where a wrapper keeps its language model's config. */
+  const TEXT_CONFIG_KEYS = ["text_config", "decoder", "generator", "decoder_config"];
+
+  /** _text_key(config): the key of a wrapper's language-model config (a dict there), or null. */
+  function textKey(config) {
+    const modelType = get(config, "model_type");
+    if (typeof modelType !== "string" || !P.truthy(get(get(modelTypes(), modelType) || {}, "text_model_type"))) return null;
+    return TEXT_CONFIG_KEYS.find((key) => P.isMapping(get(config, key))) ?? null;
+  }
+
   function textPart(config) {
     const modelType = get(config, "model_type");
     if (modelType !== null && typeof modelType !== "string") {
       throw typeError(`config['model_type'] must be a string, got ${P.typeName(modelType)}`);
     }
-    const text = get(config, "text_config");
-    if (P.isMapping(text) && modelType !== null && P.truthy(get(get(modelTypes(), modelType) || {}, "text_model_type"))) {
-      const inner = get(text, "model_type");
-      if (inner !== null && typeof inner !== "string") {
-        throw typeError(`config['text_config']['model_type'] must be a string, got ${P.typeName(inner)}`);
+    const key = textKey(config);
+    if (key === null || modelType === null) {
+      if (modelType !== null && P.truthy(get(get(modelTypes(), modelType) || {}, "text_model_type"))) {
+        const name = TEXT_CONFIG_KEYS.find((k) => get(config, k) !== null); // given as something else than a dict
+        if (name !== undefined) {
+          throw typeError(`config[${repr(name)}] must be a dict (the language model's config), got ${P.typeName(get(config, name))}`);
+        }
       }
-      return [textModelType(modelType, inner), text];
+      return [modelType, config];
     }
-    return [modelType, config];
+    const text = get(config, key);
+    const inner = get(text, "model_type");
+    if (inner !== null && typeof inner !== "string") {
+      throw typeError(`config[${repr(key)}]['model_type'] must be a string, got ${P.typeName(inner)}`);
+    }
+    return [textModelType(modelType, inner), text];
   }
 
   /** rope_scaling and rope_parameters as the config gives them, without a source the class ignores. */
@@ -265,6 +282,6 @@
 
 
   global.posencRopeParams = Object.freeze({
-    ...T, ...L, ...global.posencRopeSites, MAX_NESTING, asMapping, tooDeep, textPart, parameters,
+    ...T, ...L, ...global.posencRopeSites, MAX_NESTING, asMapping, tooDeep, textKey, textPart, parameters,
   });
 })(typeof window !== "undefined" ? window : globalThis);

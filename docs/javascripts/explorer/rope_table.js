@@ -10,6 +10,11 @@
   const ATTENTION_LAYER_TYPES = ["full_attention", "sliding_attention", "chunked_attention", "indexed_attention",
     "reference_sliding_attention"];
   const NOT_ATTENTION_LAYER_TYPES = ["linear_attention", "mamba", "conv", "mlp", "moe"];
+  // posenc.configs._table.NOT_ATTENTION_ORDER: what carries order in each (their LayerRope's note)
+  const NOT_ATTENTION_ORDER = { linear_attention: "a recurrent layer, whose state carries order",
+    mamba: "a recurrent layer, whose state carries order",
+    conv: "a short causal convolution, which sees order within its kernel",
+    mlp: "it acts on each token alone", moe: "it acts on each token alone" };
 
   // ---- the table (posenc/configs/_table.py) ------------------------------------------------------
   let modelTypesCache = null;
@@ -386,7 +391,7 @@
   }
 
   global.posencRopeTable = Object.freeze({ classLayerTypes,
-    ATTENTION_LAYER_TYPES, NOT_ATTENTION_LAYER_TYPES, modelTypes, lookup, entry, textModelType, layoutOf, tableGet, field,
+    ATTENTION_LAYER_TYPES, NOT_ATTENTION_LAYER_TYPES, NOT_ATTENTION_ORDER, modelTypes, lookup, entry, textModelType, layoutOf, tableGet, field,
     defaultTheta, everyK, differs, pattern, givenList, windowTypes, windowOf, windowNotes, nopeSlidingTypes, layerKind,
     causalKeptNotes,
   });
