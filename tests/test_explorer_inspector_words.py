@@ -211,6 +211,19 @@ def test_the_summary_names_the_pasted_model_type(tmp_path: Path) -> None:
                                           f"(its text model read as {read}), "), page["readout"]
 
 
+def test_an_encoder_decoder_config_says_which_part_was_read(tmp_path: Path) -> None:
+    """A whole T5Gemma 2 config is read as its decoder (posenc.configs._reader._part_notes): its
+    window, as given in config['decoder'], and a meaning that says so, not the catch-all."""
+    transformers = pytest.importorskip("transformers", reason="the config is transformers' class defaults")
+    whole = json.loads(transformers.T5Gemma2Config().to_json_string())
+    whole["decoder"]["sliding_window"] = 1024
+    [page] = shown(tmp_path, [(whole, None)])
+    assert page["layers"]["sliding_attention (22 layers)"]["rows"]["Window"].startswith("the last 1,024 tokens")
+    [finding] = [f for f in page["findings"] if "config['decoder']" in f]
+    assert "the part that writes the text" in finding and "does something posenc does not read" not in finding
+    assert any(note.startswith("read: config['decoder']") for note in read_config(whole).notes)
+
+
 def test_the_zoo_menu_marks_the_rebuilt_configs(tmp_path: Path) -> None:
     """The menu is 'a config of posenc's zoo', not 'a published config': each file that is not a published
     config.json copied whole (its _provenance.verbatim) is marked rebuilt."""

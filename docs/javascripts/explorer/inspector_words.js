@@ -35,6 +35,10 @@
     [/transformers departs from the published model/, "The reading above is the model as transformers builds it; " +
       "the model's authors run it otherwise, so weights trained their way meet other windows or rotations when " +
       "transformers runs them.", link("explore", "config-inspector")],
+    // posenc.configs._reader._part_notes: the part of an encoder-decoder config read
+    [/^read: config\['(decoder|generator|decoder_config)'\]/, "This config holds more than one model; the reading " +
+      "above is its language model's, the part that writes the text. An encoder is read when its own config is " +
+      "pasted alone (T5Gemma 2's encoder window reaches both ways).", link("architectures", "modernbert")],
     [/./, "transformers' code for this model type does something posenc does not read from the config; check the model's attention code.",
       link("rope-today", "reading-a-models-config")],
   ];
