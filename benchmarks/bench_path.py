@@ -25,11 +25,13 @@ from __future__ import annotations
 import argparse
 import math
 import statistics
-import time
 from collections.abc import Callable
 from unittest import mock
 
 import torch
+
+# beside this script: every case once per round, round after round
+from bench_rope import measure
 from torch import Tensor
 
 from posenc.experiments.inside import CONFIGS
@@ -141,19 +143,6 @@ def model_steps(config_name: str) -> dict[str, Callable[[], None]]:
         with mock.patch.object(HouseholderPath, "_scores", direct_scores):
             step()
     return {"direct": direct_step, "compact": step}
-
-
-def measure(cases: dict[str, Callable[[], None]], repeats: int) -> dict[str, list[float]]:
-    """Every case once per round, round after round, so that load from other processes hits all alike."""
-    for function in cases.values():
-        function()  # warm-up
-    times: dict[str, list[float]] = {name: [] for name in cases}
-    for _ in range(repeats):
-        for name, function in cases.items():
-            start = time.perf_counter()
-            function()
-            times[name].append(time.perf_counter() - start)
-    return times
 
 
 def report(title: str, times: dict[str, list[float]]) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from posenc._checks import check_size, check_tensor
+from posenc._checks import check_broadcast, check_size, check_tensor
 
 
 def check_qkv(q: object, k: object, v: object, *, own_scores: bool = False) -> tuple[Tensor, Tensor, Tensor]:
@@ -31,16 +31,6 @@ def check_qkv(q: object, k: object, v: object, *, own_scores: bool = False) -> t
     return q_, k_, v_
 
 
-def _check_broadcast(name: str, tensor: Tensor, shape: tuple[int, ...]) -> None:
-    try:
-        fits = torch.broadcast_shapes(tensor.shape, shape) == shape
-    except RuntimeError:
-        fits = False
-    if not fits:
-        raise ValueError(f"{name} must broadcast to the logits' shape {shape} ([..., q_len, k_len]), "
-                         f"got shape {tuple(tensor.shape)}")
-
-
 def check_bias(bias: object, shape: tuple[int, ...]) -> Tensor:
     tensor = check_tensor("bias", bias, min_ndim=2)
     if tensor.dtype == torch.bool:
@@ -48,7 +38,7 @@ def check_bias(bias: object, shape: tuple[int, ...]) -> Tensor:
                         "to choose which keys a query sees, pass it as mask= (True = attend)")
     if not tensor.is_floating_point():
         raise TypeError(f"bias must be a real floating-point tensor, got dtype {tensor.dtype}")
-    _check_broadcast("bias", tensor, shape)
+    check_broadcast("bias", tensor, shape)
     if bool(torch.isnan(tensor).any()) or bool((tensor == float("inf")).any()):
         raise ValueError("bias must not hold NaN or +inf (it would turn the softmax into NaN); "
                          "-inf is allowed and hides a key")
@@ -59,7 +49,7 @@ def check_mask(mask: object, shape: tuple[int, ...]) -> Tensor:
     tensor = check_tensor("mask", mask, min_ndim=1)
     if tensor.dtype != torch.bool:
         raise TypeError(f"mask must be a boolean tensor (True = attend), got dtype {tensor.dtype}")
-    _check_broadcast("mask", tensor, shape)
+    check_broadcast("mask", tensor, shape)
     return tensor
 
 
@@ -73,7 +63,7 @@ def check_hook_term(term: object, scores: Tensor) -> Tensor:
     if not isinstance(term, Tensor) or not term.is_floating_point():
         raise TypeError(f"logit_hook must return a real floating-point tensor, got {type(term).__name__}"
                         + (f" of dtype {term.dtype}" if isinstance(term, Tensor) else ""))
-    _check_broadcast("the term returned by logit_hook", term, tuple(scores.shape))
+    check_broadcast("the term returned by logit_hook", term, tuple(scores.shape))
     return term
 
 

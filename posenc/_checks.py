@@ -48,10 +48,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_ELEMENTS", "MAX_EXACT_POSITION", "MAX_GRID_CELLS", "MAX_POSITION_ID", "MAX_SIZE", "check_bool",
-    "check_choice", "check_elements", "check_even_dim", "check_finite_result", "check_float", "check_float_dtype",
-    "check_int", "check_position_ids", "check_position_tensor", "check_positions", "check_positions_match",
-    "check_real_tensor", "check_rotary_input", "check_size", "check_size_int", "check_tensor", "check_token_ids",
-    "is_integer",
+    "check_broadcast", "check_choice", "check_elements", "check_even_dim", "check_finite_result",
+    "check_float", "check_float_dtype", "check_int", "check_position_ids", "check_position_tensor",
+    "check_positions", "check_positions_match", "check_real_tensor", "check_rotary_input", "check_size",
+    "check_size_int", "check_tensor", "check_token_ids", "is_integer",
 ]
 
 # The limits. Each bounds one kind of request, so that an absurd one fails at once.
@@ -139,6 +139,18 @@ def check_tensor(name: str, value: object, *, ndim: int | Sequence[int] | None =
     if finite and value.is_floating_point() and not bool(torch.isfinite(value).all()):
         raise ValueError(f"{name} must contain only finite values (found NaN or inf)")
     return value
+
+
+def check_broadcast(name: str, tensor: Tensor, shape: tuple[int, ...]) -> None:
+    """Check that a tensor added to (or masking) the logits broadcasts to their shape ``shape``."""
+    import torch
+    try:
+        fits = torch.broadcast_shapes(tensor.shape, shape) == shape
+    except RuntimeError:
+        fits = False
+    if not fits:
+        raise ValueError(f"{name} must broadcast to the logits' shape {shape} ([..., q_len, k_len]), "
+                         f"got shape {tuple(tensor.shape)}")
 
 
 def check_size(name: str, value: Tensor, axis: int, expected: int, *, expected_from: str) -> None:

@@ -33,6 +33,7 @@ from torch import Tensor
 
 from posenc._checks import (
     MAX_SIZE,
+    check_broadcast,
     check_choice,
     check_elements,
     check_float,
@@ -233,13 +234,7 @@ def log_length_scale(positions: Tensor, train_length: int) -> Tensor:
 
 def _check_offsets(offsets: object, shape: tuple[int, ...]) -> Tensor:
     tensor = check_real_tensor("offsets", offsets, min_ndim=2, finite=True)
-    try:
-        fits = torch.broadcast_shapes(tensor.shape, shape) == shape
-    except RuntimeError:
-        fits = False
-    if not fits:
-        raise ValueError(f"offsets must broadcast to the logits' shape {shape} ([..., q_len, k_len]), "
-                         f"got shape {tuple(tensor.shape)}")
+    check_broadcast("offsets", tensor, shape)
     if tensor.numel() and float(tensor.abs().max()) > _MAX_POSITION:
         raise ValueError(f"offsets must lie within +-{_MAX_POSITION}, got {float(tensor.abs().max()):g}")
     return tensor
