@@ -47,7 +47,7 @@ from mkdocs.structure.pages import Page
 from page_blocks import cite_this_page, is_chapter, number_figures, page_title
 from repository import git, last_commit_dates, repository_from_remote
 from result_tables import expand_tables
-from search_text import clean_search_index
+from search_text import clean_search_index, patch_search_worker
 from values import expand_values
 
 __all__ = ["HOOKS", "ReaderHooks"]
@@ -148,6 +148,7 @@ class ReaderHooks:
         index = Path(config.site_dir) / "search" / "search_index.json"
         if index.is_file():
             log.debug("search index: TeX turned into text in %d entries", clean_search_index(index))
+            patch_search_worker(Path(config.site_dir))  # lunr's token-set names, made unambiguous
 
 
 # MkDocs calls the module's on_* functions: they are the methods of one ReaderHooks

@@ -23,7 +23,8 @@ import json
 import re
 from pathlib import Path
 
-__all__ = ["BOOSTS", "DEFINING", "boost_for", "clean_search_index", "drop_code", "strip_math", "tex_to_text"]
+__all__ = ["BOOSTS", "DEFINING", "boost_for", "clean_search_index", "drop_code", "patch_search_worker", "strip_math",
+           "tex_to_text", "worker_with_token_set_fix"]
 
 _SYMBOLS = {
     "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "varepsilon": "ε", "zeta": "ζ",
@@ -191,3 +192,42 @@ def clean_search_index(path: Path) -> int:
             entry["boost"] = boost_for(location)
     path.write_text(json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":")), encoding="utf-8")
     return changed
+
+
+# lunr 2.3.9, bundled in Material's search worker, names a token-set node by its final flag and
+# each edge's label and child id run together ("0" + "1" + "23" + "4" + "5"), and its builder
+# merges nodes whose names are equal: with digit labels two different nodes can share a name
+# ("1" -> 23, "4" -> 5 and "1" -> 2, "3" -> 45 both give "012345"), and the merged index then
+# answers a query with a term it does not hold ("Cannot read properties of undefined (reading
+# '_index')"; Material shows nothing). Issue 34's and this session's sweeps of one-key queries met
+# it twice ('n' and '2', then '3', 'Gemma 3' and 'Phi-3'); lunr's issue #503 (open) reports an index
+# that misses words it holds. A comma after each id makes the names unambiguous: labels are one
+# character of a term, and the search separator splits terms at commas.
+_TOKEN_SET_NAME = "e=e+s+o.id}return e}"
+_TOKEN_SET_NAME_FIXED = 'e=e+s+o.id+","}return e}'
+
+
+def worker_with_token_set_fix(source: str) -> str:
+    """Material's search worker (its minified text) with lunr's token-set names made unambiguous.
+
+    >>> fixed = worker_with_token_set_fix('TokenSet.prototype.toString=function(){...;e=e+s+o.id}return e}')
+    >>> fixed
+    'TokenSet.prototype.toString=function(){...;e=e+s+o.id+","}return e}'
+    >>> worker_with_token_set_fix(fixed) == fixed
+    True
+    """
+    if source.count(_TOKEN_SET_NAME_FIXED) == 1:  # fixed already (a rebuild that kept the file)
+        return source
+    if source.count(_TOKEN_SET_NAME) != 1 or "TokenSet.prototype.toString" not in source:
+        raise ValueError("Material's search worker no longer holds lunr's TokenSet.prototype.toString as "
+                         f"{_TOKEN_SET_NAME!r} (once): check whether its node names still run labels and "
+                         "ids together (hooks/search_text.py) and update the fix")
+    return source.replace(_TOKEN_SET_NAME, _TOKEN_SET_NAME_FIXED)
+
+
+def patch_search_worker(site_dir: Path) -> list[Path]:
+    """Apply `worker_with_token_set_fix` to the built site's search worker(s); return them."""
+    workers = sorted((site_dir / "assets" / "javascripts" / "workers").glob("search.*.min.js"))
+    for worker in workers:
+        worker.write_text(worker_with_token_set_fix(worker.read_text(encoding="utf-8")), encoding="utf-8")
+    return workers

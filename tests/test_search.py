@@ -25,7 +25,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "hooks"))
 
-from search_text import BOOSTS, boost_for, clean_search_index  # noqa: E402
+from search_text import BOOSTS, boost_for, clean_search_index, worker_with_token_set_fix  # noqa: E402
 
 # Material's search worker, loaded into a node VM with the calls a browser worker makes: one
 # SETUP message with the index, then one QUERY message per query. It prints, per query, every
@@ -69,13 +69,21 @@ async function send(message) {
 """
 
 
-def _worker() -> Path:
+def _package_worker() -> Path:
     import material
 
     found = sorted((Path(material.__file__).parent / "templates" / "assets" / "javascripts" / "workers").glob("search.*.min.js"))
     if not found:
         pytest.fail("mkdocs-material ships no search worker (templates/assets/javascripts/workers/search.*.min.js)")
     return found[0]
+
+
+def _worker(tmp_path: Path) -> Path:
+    """Material's worker as the site serves it: with lunr's token-set names made unambiguous
+    (hooks/search_text.py worker_with_token_set_fix, applied by the build)."""
+    fixed = tmp_path / "search-worker.js"
+    fixed.write_text(worker_with_token_set_fix(_package_worker().read_text(encoding="utf-8")), encoding="utf-8")
+    return fixed
 
 
 def _separator() -> str:
@@ -98,7 +106,7 @@ def search(index: dict[str, Any], queries: list[str], tmp_path: Path) -> tuple[d
         pytest.skip("node is not installed: the search worker is JavaScript (make install brings node's packages)")
     (tmp_path / "harness.js").write_text(HARNESS, encoding="utf-8")
     (tmp_path / "index.json").write_text(json.dumps(index), encoding="utf-8")
-    run = subprocess.run([node, str(tmp_path / "harness.js"), str(_worker()), str(tmp_path / "index.json")],
+    run = subprocess.run([node, str(tmp_path / "harness.js"), str(_worker(tmp_path)), str(tmp_path / "index.json")],
                          input=json.dumps(queries), capture_output=True, text=True, timeout=600, check=True)
     answer = json.loads(run.stdout)
     return answer["results"], answer["refused"]
@@ -243,3 +251,13 @@ def test_the_built_index_is_the_cleaned_one() -> None:
     assert index["config"]["separator"] == _separator()
     assert not [d["location"] for d in index["docs"] if "<pre" in d["text"] and not d["location"].startswith("api/")]
     assert {d.get("boost", 1.0) for d in index["docs"] if d["location"].startswith("api/")} == {boost_for("api/")}
+
+
+@built
+def test_the_site_serves_the_worker_with_the_token_set_fix() -> None:
+    """The built site's search worker is Material's with lunr's token-set names made unambiguous:
+    the worker the sweep above runs (without the fix, queries such as '3' failed on this site)."""
+    [served] = sorted((SITE / "assets" / "javascripts" / "workers").glob("search.*.min.js"))
+    assert served.name == _package_worker().name
+    expected = worker_with_token_set_fix(_package_worker().read_text(encoding="utf-8"))
+    assert served.read_text(encoding="utf-8") == expected != _package_worker().read_text(encoding="utf-8")
