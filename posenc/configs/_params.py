@@ -58,10 +58,14 @@ def _too_deep(value: object) -> bool:
 TEXT_CONFIG_KEYS = ("text_config", "decoder", "generator", "decoder_config")
 
 
+def _is_wrapper(model_type: object) -> bool:
+    """Whether the config class of ``model_type`` keeps its language model in a part (`TEXT_CONFIG_KEYS`)."""
+    return isinstance(model_type, str) and bool(table.model_types().get(model_type, {}).get("text_model_type"))
+
+
 def _text_key(config: Mapping[str, Any]) -> str | None:
     """The key of a wrapper's language-model config in ``config`` (a dict there), or None."""
-    model_type = config.get("model_type")
-    if not isinstance(model_type, str) or not table.model_types().get(model_type, {}).get("text_model_type"):
+    if not _is_wrapper(config.get("model_type")):
         return None
     return next((key for key in TEXT_CONFIG_KEYS if isinstance(config.get(key), Mapping)), None)
 
@@ -73,12 +77,11 @@ def _text_part(config: Mapping[str, Any]) -> tuple[str | None, Mapping[str, Any]
     if model_type is not None and not isinstance(model_type, str):
         raise TypeError(f"config['model_type'] must be a string, got {type(model_type).__name__}")
     key = _text_key(config)
-    if key is None or model_type is None:
-        if model_type is not None and table.model_types().get(model_type, {}).get("text_model_type"):
-            for name in TEXT_CONFIG_KEYS:  # a wrapper's language model given as something else than a dict
-                if config.get(name) is not None:
-                    raise TypeError(f"config[{name!r}] must be a dict (the language model's config), "
-                                    f"got {type(config[name]).__name__}")
+    if key is None:  # not a wrapper, or a wrapper whose language model is not given as a dict
+        given = next((name for name in TEXT_CONFIG_KEYS if config.get(name) is not None), None)
+        if given is not None and _is_wrapper(model_type):
+            raise TypeError(f"config[{given!r}] must be a dict (the language model's config), "
+                            f"got {type(config[given]).__name__}")
         return model_type, config
     text = config[key]
     inner = text.get("model_type")

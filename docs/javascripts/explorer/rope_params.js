@@ -47,25 +47,28 @@
   /** posenc.configs._params.TEXT_CONFIG_KEYS: where a wrapper keeps its language model's config. */
   const TEXT_CONFIG_KEYS = ["text_config", "decoder", "generator", "decoder_config"];
 
+  /** _is_wrapper(modelType): whether its config class keeps the language model in a part (TEXT_CONFIG_KEYS). */
+  function isWrapper(modelType) {
+    return typeof modelType === "string" && P.truthy(get(get(modelTypes(), modelType) || {}, "text_model_type"));
+  }
+
   /** _text_key(config): the key of a wrapper's language-model config (a dict there), or null. */
   function textKey(config) {
-    const modelType = get(config, "model_type");
-    if (typeof modelType !== "string" || !P.truthy(get(get(modelTypes(), modelType) || {}, "text_model_type"))) return null;
+    if (!isWrapper(get(config, "model_type"))) return null;
     return TEXT_CONFIG_KEYS.find((key) => P.isMapping(get(config, key))) ?? null;
   }
 
+  /** _text_part(config): [model type, the language model's keys] (a wrapper's text_config, decoder, ...). */
   function textPart(config) {
     const modelType = get(config, "model_type");
     if (modelType !== null && typeof modelType !== "string") {
       throw typeError(`config['model_type'] must be a string, got ${P.typeName(modelType)}`);
     }
     const key = textKey(config);
-    if (key === null || modelType === null) {
-      if (modelType !== null && P.truthy(get(get(modelTypes(), modelType) || {}, "text_model_type"))) {
-        const name = TEXT_CONFIG_KEYS.find((k) => get(config, k) !== null); // given as something else than a dict
-        if (name !== undefined) {
-          throw typeError(`config[${repr(name)}] must be a dict (the language model's config), got ${P.typeName(get(config, name))}`);
-        }
+    if (key === null) { // not a wrapper, or a wrapper whose language model is not given as a dict
+      const given = TEXT_CONFIG_KEYS.find((k) => get(config, k) !== null);
+      if (given !== undefined && isWrapper(modelType)) {
+        throw typeError(`config[${repr(given)}] must be a dict (the language model's config), got ${P.typeName(get(config, given))}`);
       }
       return [modelType, config];
     }
