@@ -1,23 +1,23 @@
 """A tiny decoder-only transformer that can use every position method here.
 
-The table `posenc.methods.METHODS` says where each method acts and how the model builds it: on
-the embeddings (sinusoidal, learned), as an additive bias on the logits (ALiBi, T5, KERPLE,
-FIRE), on queries and keys (RoPE, xPos, PoPE), as a term computed from the logits (CoPE), from
-each token's input inside attention (FoX, FoX with RoPE, PaTH) or in place of the softmax
-(stick-breaking); ``"none"`` has no position method at all. The per-layer plan (`posenc.layer_plan`) says which layers use it.
-The design notes are in the chapter "A tiny transformer".
+The table `posenc.methods.METHODS` says where each method acts and how the
+model builds it: on the embeddings (sinusoidal, learned), as an additive bias
+on the logits (ALiBi, T5, KERPLE, FIRE), on queries and keys (RoPE, xPos,
+PoPE), as a term computed from the logits (CoPE), from each token's input
+inside attention (FoX, FoX with RoPE, PaTH) or in place of the softmax
+(stick-breaking); ``"none"`` has no position method at all. The per-layer plan
+(`posenc.layer_plan`) says which layers use it. The design notes are in the
+chapter "A tiny transformer".
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import torch
 from torch import Tensor, nn
 
 from posenc._bias import pair_shape
-from posenc._cache_layers import check_unbroken_cache
 from posenc._checks import (
     MAX_POSITION_ID,
     check_choice,
@@ -27,13 +27,11 @@ from posenc._checks import (
     check_size_int,
     check_token_ids,
 )
-from posenc.alibi import AlibiBias
+from posenc._method_wiring import MethodWiring
 from posenc.attention import SelfAttention
 from posenc.embedding import EMBEDDING_KINDS, PositionalEmbedding
-from posenc.fire import FireBias
 from posenc.inference import KVCache, StepPlan, plan_step, positions_from_mask
-from posenc.kerple import KerpleBias
-from posenc.layer_hooks import CallInputs, LayerInputs, RotationModule, _attend_layer, _call_inputs, _layer_inputs
+from posenc.layer_hooks import LayerInputs, _attend_layer, _call_inputs
 from posenc.layer_plan import LAYER_POSITION_METHODS, LayerPlan
 from posenc.layer_plan import (
     layer_plans as _plans,  # the keyword layer_plans= would shadow it
@@ -46,15 +44,11 @@ from posenc.methods import (
     Method,
     xpos_centre,
 )
-from posenc.pope import PolarEmbedding
-from posenc.randomized import randomized_positions
-from posenc.relative import T5RelativeBias
 from posenc.rope import RotaryEmbedding
-from posenc.stick_breaking import StickBreaking
-from posenc.xpos import XPos
 
-__all__ = ["COPE_MAX_POSITION", "EMBEDDING_KINDS", "LAYER_POSITION_METHODS", "METHODS", "POSITION_METHODS",
-           "RANDOMIZED_METHODS", "Method", "PositionalEmbedding", "TinyTransformer"]
+__all__ = ["COPE_MAX_POSITION", "EMBEDDING_KINDS", "LAYER_POSITION_METHODS",
+           "METHODS", "POSITION_METHODS", "RANDOMIZED_METHODS", "Method",
+           "PositionalEmbedding", "TinyTransformer"]
 
 # --8<-- [start:block]
 class _Block(nn.Module):
@@ -82,7 +76,7 @@ class _Block(nn.Module):
 # --8<-- [end:block]
 
 
-class TinyTransformer(nn.Module):
+class TinyTransformer(MethodWiring):
     """A small decoder-only (GPT-style) language model: ids to logits.
 
     ``[batch, seq]`` token ids give ``[batch, seq, vocab]`` logits.
@@ -90,32 +84,43 @@ class TinyTransformer(nn.Module):
     Args:
         vocab_size: number of token ids.
         dim: model width.
-        num_heads: attention heads per layer (dividing ``dim``; an even head width for ``"rope"``, ``"xpos"``).
+        num_heads: attention heads per layer (dividing ``dim``; an even head
+            width for ``"rope"``, ``"xpos"``).
         num_layers: number of pre-norm decoder blocks.
-        position: where position information comes from, one of `POSITION_METHODS` (see `METHODS`).
-        max_len: rows of the learned table (required for ``"learned"``, which refuses positions
-            ``>= max_len``); the precomputed rows of ``"sinusoidal"``; FIRE's initial threshold L
-            (default 512); CoPE's position embeddings per layer (default `COPE_MAX_POSITION`);
-            xPos's fixed centre ``ceil(max_len / 2)`` (default 0). Ignored by the others.
+        position: where position information comes from, one of
+            `POSITION_METHODS` (see `METHODS`).
+        max_len: rows of the learned table (required for ``"learned"``, which
+            refuses positions ``>= max_len``); the precomputed rows of
+            ``"sinusoidal"``; FIRE's initial threshold L (default 512); CoPE's
+            position embeddings per layer (default `COPE_MAX_POSITION`);
+            xPos's fixed centre ``ceil(max_len / 2)`` (default 0). Ignored by
+            the others.
         mlp_ratio: width of the feed-forward layer, a multiple of ``dim``.
-        layer_plans: one `posenc.layer_plan.LayerPlan` per layer: its positions (per layer only for
-            ``position="rope"``) and, for any method, its window or chunk, learned sinks, q/k norm and
-            query temperature (`posenc.designs` builds today's patterns); or the shorthands:
-        layer_positions: ``"rope"`` or ``"none"`` per layer (e.g. a NoPE layer after three RoPE ones).
-        layer_rope_bases: the RoPE base of each layer (e.g. small in local layers, large in global ones).
-        randomized_max_len: for ``"sinusoidal"``, ``"learned"`` and ``"rope"``: in training mode, a
-            call without ``positions`` and ``cache`` numbers each row with a sorted random subset of
-            ``0 .. randomized_max_len - 1`` (Ruoss et al., 2023), drawn from torch's global
-            generator; evaluation mode keeps ``0 .. seq-1``.
+        layer_plans: one `posenc.layer_plan.LayerPlan` per layer: its
+            positions (per layer only for ``position="rope"``) and, for any
+            method, its window or chunk, learned sinks, q/k norm and query
+            temperature (`posenc.designs` builds today's patterns); or the
+            shorthands:
+        layer_positions: ``"rope"`` or ``"none"`` per layer (e.g. a NoPE layer
+            after three RoPE ones).
+        layer_rope_bases: the RoPE base of each layer (e.g. small in local
+            layers, large in global ones).
+        randomized_max_len: for ``"sinusoidal"``, ``"learned"`` and
+            ``"rope"``: in training mode, a call without ``positions`` and
+            ``cache`` numbers each row with a sorted random subset of
+            ``0 .. randomized_max_len - 1`` (Ruoss et al., 2023), drawn from
+            torch's global generator; evaluation mode keeps ``0 .. seq-1``.
 
-    ``forward(tokens, *, positions=None, attention_mask=None, cache=None)``: ``positions``
-    ``[batch, seq]`` integer ids (default: continue from the cache, else ``0 .. seq-1``);
-    ``attention_mask`` booleans, True = attend, ``[batch, k_len]`` for padding or
-    ``[batch, seq, k_len]`` for any pattern (``k_len`` = cached entries + seq), combined with the
-    causal mask; ``cache`` a `posenc.inference.KVCache`, updated in place.
+    ``forward(tokens, *, positions=None, attention_mask=None, cache=None)``:
+    ``positions`` ``[batch, seq]`` integer ids (default: continue from the
+    cache, else ``0 .. seq-1``); ``attention_mask`` booleans, True = attend,
+    ``[batch, k_len]`` for padding or ``[batch, seq, k_len]`` for any pattern
+    (``k_len`` = cached entries + seq), combined with the causal mask;
+    ``cache`` a `posenc.inference.KVCache`, updated in place.
 
     Examples:
-        >>> model = TinyTransformer(50, dim=16, num_heads=2, num_layers=1, position="alibi")
+        >>> model = TinyTransformer(50, dim=16, num_heads=2, num_layers=1,
+        ...                         position="alibi")
         >>> model(torch.tensor([[1, 2, 3, 4]])).shape
         torch.Size([1, 4, 50])
         >>> cache = KVCache()
@@ -127,27 +132,12 @@ class TinyTransformer(nn.Module):
         True
     """
 
-    # The sizes the builders of METHODS read, and the module of each place (one of them is set,
-    # by METHODS; the others stay None or empty).
-    vocab_size: int
-    dim: int
-    num_heads: int
-    head_dim: int
-    num_layers: int
-    max_len: int | None
-    rotary: RotaryEmbedding | None
-    xpos: XPos | None
-    alibi: AlibiBias | None
-    relative_bias: T5RelativeBias | None
-    learned_bias: KerpleBias | FireBias | None
-    cope: nn.ModuleList
-    content: nn.ModuleList
-    weighting: StickBreaking | None
-    pope: PolarEmbedding | None
-
-    def __init__(self, vocab_size: int, dim: int, num_heads: int, num_layers: int, *, position: str,
-                 max_len: int | None = None, mlp_ratio: int = 4, layer_positions: Sequence[str] | None = None,
-                 layer_rope_bases: Sequence[float] | None = None, randomized_max_len: int | None = None,
+    def __init__(self, vocab_size: int, dim: int, num_heads: int,
+                 num_layers: int, *, position: str,
+                 max_len: int | None = None, mlp_ratio: int = 4,
+                 layer_positions: Sequence[str] | None = None,
+                 layer_rope_bases: Sequence[float] | None = None,
+                 randomized_max_len: int | None = None,
                  layer_plans: Sequence[LayerPlan] | None = None) -> None:
         super().__init__()
         self.vocab_size = check_size_int("vocab_size", vocab_size)
@@ -156,70 +146,55 @@ class TinyTransformer(nn.Module):
         self.num_layers = check_size_int("num_layers", num_layers)
         self.position = check_choice("position", position, POSITION_METHODS)
         mlp_ratio = check_size_int("mlp_ratio", mlp_ratio)
-        check_elements("the token table (vocab_size x dim)", self.vocab_size, self.dim)
-        check_elements("the feed-forward weights (num_layers x dim x mlp_ratio * dim)",
-                       self.num_layers, self.dim, mlp_ratio * self.dim)
+        check_elements("the token table (vocab_size x dim)",
+                       self.vocab_size, self.dim)
+        check_elements(
+            "the feed-forward weights (num_layers x dim x mlp_ratio * dim)",
+            self.num_layers, self.dim, mlp_ratio * self.dim)
         if self.dim % self.num_heads:
-            raise ValueError(f"dim must be divisible by num_heads, got dim={dim}, num_heads={num_heads}")
+            raise ValueError(f"dim must be divisible by num_heads, got "
+                             f"dim={dim}, num_heads={num_heads}")
         self.head_dim = self.dim // self.num_heads
         if self.method.pairs and self.head_dim % 2:
-            raise ValueError(f"position={position!r} needs an even head width dim // num_heads, got {self.head_dim}")
-        self.max_len = None if max_len is None else check_int("max_len", max_len, minimum=1, maximum=MAX_POSITION_ID)
+            raise ValueError(f"position={position!r} needs an even head width "
+                             f"dim // num_heads, got {self.head_dim}")
+        self.max_len = None if max_len is None else check_int(
+            "max_len", max_len, minimum=1, maximum=MAX_POSITION_ID)
         self.randomized_max_len = self._check_randomized(randomized_max_len)
-        self.layer_plans = _plans(self.position, self.num_layers, layer_plans=layer_plans,
-                                  layer_positions=layer_positions, layer_rope_bases=layer_rope_bases)
-        self._spans = [plan.span for plan in self.layer_plans]  # each layer's window or chunk, for the cache
+        self.layer_plans = _plans(self.position, self.num_layers,
+                                  layer_plans=layer_plans,
+                                  layer_positions=layer_positions,
+                                  layer_rope_bases=layer_rope_bases)
+        # each layer's window or chunk, for the cache
+        self._spans = [plan.span for plan in self.layer_plans]
         self._build_method()
-        self.blocks = nn.ModuleList(_Block(self.dim, self.num_heads, mlp_ratio * self.dim, sinks=plan.sinks)
-                                    for plan in self.layer_plans)
+        self.blocks = nn.ModuleList(
+            _Block(self.dim, self.num_heads, mlp_ratio * self.dim,
+                   sinks=plan.sinks)
+            for plan in self.layer_plans)
         self.final_norm = nn.LayerNorm(self.dim)
         self.head = nn.Linear(self.dim, self.vocab_size, bias=False)
 
-    def _build_method(self) -> None:
-        """The embedding, the module of the method's place, and one RoPE module per per-layer base."""
-        method = self.method
-        build = method.build
-        self.embedding = build(self) if build and method.place == "embedding" else nn.Embedding(
-            self.vocab_size, self.dim)
-        limit = self._position_limit()
-        if self.randomized_max_len is not None and limit is not None and limit < self.randomized_max_len:
-            raise ValueError(f"randomized_max_len={self.randomized_max_len} needs a {self.position} table of at "
-                             f"least as many rows, got max_len={limit}")
-        for other in METHODS.values():  # every place exists: None, or an empty list of per-layer modules
-            if other.attribute is not None and other.place != "embedding":
-                setattr(self, other.attribute, nn.ModuleList() if other.place in ("logits", "content") else None)
-        if build and method.attribute and method.place != "embedding":
-            setattr(self, method.attribute, build(self))
-        if method.rope:  # FoX with RoPE: the gates inside attention, RoPE on q and k as well
-            self.rotary = RotaryEmbedding(self.head_dim)
-        rotations = {plan.rotation_key: plan for plan in self.layer_plans if plan.rotation_key is not None}
-        self.layer_rotaries = nn.ModuleDict({key: RotaryEmbedding(
-            self.head_dim, base=10000.0 if plan.rope_base is None else plan.rope_base,
-            scaling=None if plan.rope_scaling is None else plan.rope_scaling.to_dict())
-            for key, plan in sorted(rotations.items(), key=lambda item: (item[1].rope_base or 10000.0, item[0]))})
-
     @property
     def method(self) -> Method:
-        """Where the model's method acts and how it was built: its row of `METHODS`."""
+        """Where the model's method acts and how it was built: its row of
+        `METHODS`."""
         return METHODS[self.position]
 
     @property
     def xpos_centre(self) -> float:
-        """The fixed centre of xPos's decay, ``ceil(max_len / 2)`` or 0 (the centre cancels in q . k)."""
-        return self.xpos.centre if self.xpos is not None else xpos_centre(self.max_len)
+        """The fixed centre of xPos's decay, ``ceil(max_len / 2)`` or 0 (the
+        centre cancels in q . k)."""
+        if self.xpos is not None:
+            return self.xpos.centre
+        return xpos_centre(self.max_len)
 
-    def _at(self, place: str) -> Any:
-        """The module of the method if it acts at ``place``, else None."""
-        method = self.method
-        return getattr(self, method.attribute) if method.place == place and method.attribute else None
-
-    def _position_limit(self) -> int | None:
-        return self.embedding.position_limit if isinstance(self.embedding, PositionalEmbedding) else None
-
-    def forward(self, tokens: Tensor, *, positions: Tensor | None = None, attention_mask: Tensor | None = None,
+    def forward(self, tokens: Tensor, *, positions: Tensor | None = None,
+                attention_mask: Tensor | None = None,
                 cache: KVCache | None = None) -> Tensor:
         tokens = check_token_ids("tokens", tokens, self.vocab_size)
-        return self._run(tokens, positions=positions, attention_mask=attention_mask, cache=cache)[0]
+        return self._run(tokens, positions=positions,
+                         attention_mask=attention_mask, cache=cache)[0]
 
     # --8<-- [start:forward]
     def _run(self, tokens: Tensor, *, positions: Tensor | None = None,
@@ -259,18 +234,6 @@ class TinyTransformer(nn.Module):
         return self.head(self.final_norm(x)), maps  # [batch, seq, vocab]
     # --8<-- [end:forward]
 
-    def _embed(self, tokens: Tensor, step: StepPlan, *, default: bool) -> Tensor:
-        """Token vectors, plus the position rows of an embedding method."""
-        limit = self._position_limit()  # a learned table refuses sequences longer than it
-        if default and limit is not None and tokens.shape[1] > limit:
-            raise ValueError(f"tokens has {tokens.shape[1]} positions but the {self.position} table has "
-                             f"max_len={limit}")
-        if default:
-            return self.embedding(tokens)  # token + rows 0 .. seq-1, or token only
-        if isinstance(self.embedding, PositionalEmbedding):  # token + the row of each position
-            return self.embedding(tokens, positions=step.query_positions.to(tokens.device))
-        return self.embedding(tokens)
-
     # --8<-- [start:position-bias]
     def _step_bias(self, step: StepPlan, x: Tensor) -> Tensor | None:
         """The bias of this call, from the positions of its queries and of
@@ -289,132 +252,108 @@ class TinyTransformer(nn.Module):
         return bias.to(x.dtype if x.dtype == torch.float64 else torch.float32)
     # --8<-- [end:position-bias]
 
-    def _check_randomized(self, value: object) -> int | None:
-        if value is None:
-            return None
-        if not self.method.takes_positions:
-            names = ", ".join(repr(name) for name in RANDOMIZED_METHODS[:-1]) + f" or {RANDOMIZED_METHODS[-1]!r}"
-            raise ValueError(f"randomized_max_len needs position={names} (a method that takes positions), "
-                             f"got position={self.position!r}")
-        return check_int("randomized_max_len", value, minimum=1, maximum=MAX_POSITION_ID)
-
-    def _random_positions(self, tokens: Tensor) -> Tensor:
-        """One sorted random subset of ``0 .. randomized_max_len - 1`` per row (training only)."""
-        length, (batch, seq) = self.randomized_max_len, tokens.shape
-        assert length is not None
-        if seq > length:
-            raise ValueError(f"tokens has {seq} positions but randomized_max_len={length}: each row draws "
-                             f"distinct positions from 0 .. {length - 1}")
-        check_elements("the random permutations (batch x randomized_max_len)", batch, length)
-        return torch.stack([randomized_positions(seq, length) for _ in range(batch)]).to(tokens.device)
-
     def layer_rotary(self, layer: int) -> RotaryEmbedding | None:
-        """The RoPE module of layer ``layer`` (None if that layer has no RoPE)."""
-        rotation = self._rotation(check_int("layer", layer, minimum=0, maximum=self.num_layers - 1))
+        """The RoPE module of layer ``layer`` (None if that layer has no
+        RoPE)."""
+        rotation = self._rotation(check_int("layer", layer, minimum=0,
+                                            maximum=self.num_layers - 1))
         return rotation if isinstance(rotation, RotaryEmbedding) else None
 
-    def _rotation(self, layer: int) -> RotationModule | None:
-        plan, rotation = self.layer_plans[layer], self._at("rotation")
-        if rotation is None and self.method.rope:
-            rotation = self.rotary
-        if rotation is None or not plan.uses_position:
-            return None
-        if plan.rotation_key is not None:  # a base of its own
-            module = self.layer_rotaries[plan.rotation_key]
-            assert isinstance(module, RotaryEmbedding)
-            return module
-        return rotation
-
-    def _layer_inputs(self, layer: int, plan: LayerPlan, call: CallInputs,
-                      rotation: RotationModule | None) -> LayerInputs:
-        """The layer's inputs; a method inside attention adds its module: stick-breaking's ``weighting``, or
-        FoX's and PaTH's ``content``, whose cached keys carry each token's gate or transform."""
-        cope = self._at("logits")  # CoPE: one module per layer
-        inputs = _layer_inputs(plan, layer, call, rotation, None if cope is None else cope[layer])
-        place = self.method.place
-        if place == "weights" and plan.uses_position:
-            inputs.weighting = self.weighting
-        elif place == "content" and plan.uses_position:
-            if call.cache is not None:
-                check_unbroken_cache(call.cache, layer, self.position)
-            inputs.content = self.content[layer]  # type: ignore[assignment]  # a ForgetGate or HouseholderPath
-        return inputs
-
-    def position_bias(self, query_positions: Tensor, key_positions: Tensor) -> Tensor | None:
+    def position_bias(self, query_positions: Tensor,
+                      key_positions: Tensor) -> Tensor | None:
         """The logit bias ``[batch, heads, q_len, k_len]``, or ``None``.
 
-        ALiBi, T5, KERPLE and FIRE have one. Computed from the positions themselves
-        (``[batch, q_len]`` and ``[batch, k_len]`` integer ids), so it is right for cached keys,
-        padded rows and packed documents.
+        ALiBi, T5, KERPLE and FIRE have one. Computed from the positions
+        themselves (``[batch, q_len]`` and ``[batch, k_len]`` integer ids), so
+        it is right for cached keys, padded rows and packed documents.
         """
         q_ids = check_position_ids("query_positions", query_positions, ndim=2)
         k_ids = check_position_ids("key_positions", key_positions, ndim=2)
-        batch, q_len, k_len = pair_shape("query_positions", q_ids, "key_positions", k_ids)
-        check_elements("the bias (batch x heads x q_len x k_len)", batch, self.num_heads, q_len, k_len)
+        batch, q_len, k_len = pair_shape("query_positions", q_ids,
+                                         "key_positions", k_ids)
+        check_elements("the bias (batch x heads x q_len x k_len)",
+                       batch, self.num_heads, q_len, k_len)
         method = self._at("bias")
         return None if method is None else method.bias(q_ids, k_ids)
 
     def attention_bias(self, seq_len: int) -> Tensor | None:
         """The logit bias ``[heads, seq, seq]`` (ALiBi, T5, KERPLE, FIRE)."""
-        seq_len = check_int("seq_len", seq_len, minimum=0, maximum=MAX_POSITION_ID)
+        seq_len = check_int("seq_len", seq_len, minimum=0,
+                            maximum=MAX_POSITION_ID)
         positions = torch.arange(seq_len)[None]
         bias = self.position_bias(positions, positions)
         return None if bias is None else bias[0]
 
     @torch.no_grad()
-    def generate(self, tokens: Tensor, max_new_tokens: int, *, attention_mask: Tensor | None = None,
+    def generate(self, tokens: Tensor, max_new_tokens: int, *,
+                 attention_mask: Tensor | None = None,
                  window: int | None = None, sinks: int = 0) -> Tensor:
-        """Greedy decoding with a `posenc.inference.KVCache`: ``[batch, seq + max_new_tokens]`` ids.
+        """Greedy decoding with a `posenc.inference.KVCache`:
+        ``[batch, seq + max_new_tokens]`` ids.
 
         Args:
-            tokens: the prompts ``[batch, seq]``, left-padded if their lengths differ.
+            tokens: the prompts ``[batch, seq]``, left-padded if their lengths
+                differ.
             max_new_tokens: how many tokens to append to each row.
-            attention_mask: ``[batch, seq]`` booleans, False on the padding (positions then come
-                from `posenc.inference.positions_from_mask`).
-            window: None, or sliding-window attention over this many recent tokens.
-            sinks: with a window, the number of first tokens kept as attention sinks.
+            attention_mask: ``[batch, seq]`` booleans, False on the padding
+                (positions then come from
+                `posenc.inference.positions_from_mask`).
+            window: None, or sliding-window attention over this many recent
+                tokens.
+            sinks: with a window, the number of first tokens kept as attention
+                sinks.
 
         Examples:
             >>> _ = torch.manual_seed(0)
-            >>> model = TinyTransformer(10, dim=8, num_heads=2, num_layers=1, position="rope")
+            >>> model = TinyTransformer(10, dim=8, num_heads=2, num_layers=1,
+            ...                         position="rope")
             >>> model.generate(torch.tensor([[1, 2, 3]]), 4).shape
             torch.Size([1, 7])
         """
         tokens = check_token_ids("tokens", tokens, self.vocab_size)
-        max_new_tokens = check_int("max_new_tokens", max_new_tokens, minimum=0, maximum=MAX_POSITION_ID)
+        max_new_tokens = check_int("max_new_tokens", max_new_tokens,
+                                   minimum=0, maximum=MAX_POSITION_ID)
         cache = KVCache(window=window, sinks=sinks)
         positions = None
         if attention_mask is not None:
             positions = positions_from_mask(attention_mask)
             if tuple(attention_mask.shape) != tuple(tokens.shape):
-                raise ValueError(f"attention_mask must have the shape of tokens {tuple(tokens.shape)}, "
-                                 f"got shape {tuple(attention_mask.shape)}")
+                raise ValueError(
+                    f"attention_mask must have the shape of tokens "
+                    f"{tuple(tokens.shape)}, "
+                    f"got shape {tuple(attention_mask.shape)}")
         out = [tokens]
         if max_new_tokens == 0:
             return tokens
-        logits = self(tokens, positions=positions, attention_mask=attention_mask, cache=cache)
+        logits = self(tokens, positions=positions,
+                      attention_mask=attention_mask, cache=cache)
         for step in range(max_new_tokens):
-            next_token = logits[:, -1].argmax(dim=-1, keepdim=True)  # greedy
+            # greedy
+            next_token = logits[:, -1].argmax(dim=-1, keepdim=True)
             out.append(next_token)
-            if step + 1 < max_new_tokens:  # the cache remembers the padding and the positions
+            # the cache remembers the padding and the positions
+            if step + 1 < max_new_tokens:
                 logits = self(next_token, cache=cache)
         return torch.cat(out, dim=1)
 
     def attention_maps(self, tokens: Tensor) -> list[Tensor]:
-        """The attention weights of every layer, each ``[batch, heads, seq, seq]``, for inspection.
+        """The attention weights of every layer, each ``[batch, heads, seq,
+        seq]``, for inspection.
 
         Examples:
-            >>> model = TinyTransformer(10, dim=8, num_heads=2, num_layers=3, position="none")
+            >>> model = TinyTransformer(10, dim=8, num_heads=2, num_layers=3,
+            ...                         position="none")
             >>> maps = model.attention_maps(torch.tensor([[4, 4, 4]]))
             >>> len(maps), tuple(maps[0].shape)
             (3, (1, 2, 3, 3))
             >>> first_layer = maps[0]
-            >>> first_layer[0, 0]        # one token repeated, no position: uniform over the visible keys
+            >>> # one token repeated, no position: uniform over the visible keys
+            >>> first_layer[0, 0]
             tensor([[1.0000, 0.0000, 0.0000],
                     [0.5000, 0.5000, 0.0000],
                     [0.3333, 0.3333, 0.3333]])
         """
         with torch.no_grad():
-            _, maps = self._run(check_token_ids("tokens", tokens, self.vocab_size))
+            _, maps = self._run(check_token_ids("tokens", tokens,
+                                                self.vocab_size))
         return maps
-
