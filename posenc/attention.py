@@ -148,12 +148,14 @@ def scaled_dot_product_attention(
         >>> out, weights = scaled_dot_product_attention(q, k, v)
         >>> weights.sum(-1)
         tensor([[1., 1.]])
-        >>> mask = torch.tensor([[True, False], [False, False]])   # query 1 sees nothing
+        >>> # query 1 sees nothing
+        >>> mask = torch.tensor([[True, False], [False, False]])
         >>> scaled_dot_product_attention(q, k, v, mask=mask)[1]
         tensor([[[1., 0.],
                  [0., 0.]]])
-        >>> q = k = v = torch.zeros(1, 2, 4)                          # one head, two equal keys
-        >>> scaled_dot_product_attention(q, k, v, sinks=torch.zeros(1))[1][0, 1]   # and a sink
+        >>> # one head, two equal keys, and a sink
+        >>> q = k = v = torch.zeros(1, 2, 4)
+        >>> scaled_dot_product_attention(q, k, v, sinks=torch.zeros(1))[1][0, 1]
         tensor([0.3333, 0.3333])
     """
     check_hooks(logit_hook=logit_hook, scores=scores, weighting=weighting)
@@ -248,9 +250,11 @@ class SelfAttention(nn.Module):
         ((1, 5, 8), (1, 2, 5, 5))
         >>> with_sinks = SelfAttention(dim=8, num_heads=2, sinks=True)
         >>> with torch.no_grad():
-        ...     _ = with_sinks.qkv.weight.zero_()                  # every logit 0, as the sink's
+        ...     # every logit 0, as the sink's
+        ...     _ = with_sinks.qkv.weight.zero_()
         ...     weights = with_sinks(torch.randn(1, 5, 8), causal=True)[1]
-        >>> weights.sum(-1)[0, 0]                                  # the sink keeps 1 / (keys + 1)
+        >>> # the sink keeps 1 / (keys + 1)
+        >>> weights.sum(-1)[0, 0]
         tensor([0.5000, 0.6667, 0.7500, 0.8000, 0.8333])
     """
 

@@ -23,8 +23,10 @@ models train at their own length and use RoPE's half layout), grouped-query atte
 mixture-of-experts feed-forward layers.
 
 Examples:
-    >>> [(p.position, p.chunk, p.temperature is not None) for p in design_plans("irope", 4, chunk=16)]
-    [('rope', 16, False), ('rope', 16, False), ('rope', 16, False), ('none', None, True)]
+    >>> [(p.position, p.chunk, p.temperature is not None)
+    ...  for p in design_plans("irope", 4, chunk=16)]
+    [('rope', 16, False), ('rope', 16, False), ('rope', 16, False),
+     ('none', None, True)]
 """
 
 from __future__ import annotations
@@ -70,8 +72,10 @@ def design_plans(design: str, num_layers: int, *, window: int | None = None, chu
         temperature_length: the temperature's step (``"irope"``; default: the chunk, as Llama 4).
 
     Examples:
-        >>> [(p.position, p.window, p.sinks) for p in design_plans("rope-sinks", 4, window=8)]
-        [('rope', 8, True), ('rope', None, True), ('rope', 8, True), ('rope', None, True)]
+        >>> [(p.position, p.window, p.sinks)
+        ...  for p in design_plans("rope-sinks", 4, window=8)]
+        [('rope', 8, True), ('rope', None, True), ('rope', 8, True),
+         ('rope', None, True)]
     """
     design = check_choice("design", design, tuple(DESIGNS))
     num_layers = check_size_int("num_layers", num_layers)

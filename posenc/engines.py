@@ -114,7 +114,8 @@ def triggered(model_type: str | None, scalings: Iterable[Mapping[str, Any] | Non
         scalings: the ``scaling`` dicts of the rotating layers as read (``None``: no scaling).
 
     Examples:
-        >>> [(t.engine, t.key, v) for t, v in triggered("llama", [{"type": "dynamic", "factor": 2.0}])]
+        >>> [(t.engine, t.key, v)
+        ...  for t, v in triggered("llama", [{"type": "dynamic", "factor": 2.0}])]
         [('keras-hub', 'rope_type', 'dynamic')]
     """
     settings: list[dict[str, Any]] = [{**s, "rope_type": s.get("type")} for s in _scalings(model_type, scalings) if s]

@@ -258,8 +258,10 @@ def rope_logits(q: Tensor, k: Tensor, inv_freq: Tensor, offsets: Tensor, *, layo
 
     Examples:
         >>> from posenc.rope import apply_rope, rope_inverse_frequencies
-        >>> q, k = torch.randn(2, 5, 8, dtype=torch.float64), torch.randn(2, 5, 8, dtype=torch.float64)
-        >>> plain = rope_logits(q, k, rope_inverse_frequencies(8), relative_offsets(torch.arange(5), torch.arange(5)))
+        >>> q, k = (torch.randn(2, 5, 8, dtype=torch.float64),
+        ...         torch.randn(2, 5, 8, dtype=torch.float64))
+        >>> plain = rope_logits(q, k, rope_inverse_frequencies(8),
+        ...                     relative_offsets(torch.arange(5), torch.arange(5)))
         >>> torch.allclose(plain, apply_rope(q) @ apply_rope(k).transpose(-2, -1))
         True
     """

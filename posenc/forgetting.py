@@ -54,7 +54,8 @@ def forgetting_bias(gates: Tensor) -> Tensor:
         gates: forget gates in (0, 1], the last axis the tokens (e.g. ``[heads, seq]``).
 
     Examples:
-        >>> forgetting_bias(torch.tensor([0.5, 0.5, 0.5]))   # a constant gate: ALiBi, slope log 2
+        >>> # a constant gate: ALiBi, slope log 2
+        >>> forgetting_bias(torch.tensor([0.5, 0.5, 0.5]))
         tensor([[ 0.0000,    -inf,    -inf],
                 [-0.6931,  0.0000,    -inf],
                 [-1.3863, -0.6931,  0.0000]], dtype=torch.float64)
@@ -82,7 +83,8 @@ class ForgetGate(nn.Module):
 
     Examples:
         >>> gate = ForgetGate(8, num_heads=2, head_dim=4)
-        >>> x, q, k = torch.randn(1, 3, 8), torch.randn(1, 2, 3, 4), torch.randn(1, 2, 3, 4)
+        >>> x, q, k = (torch.randn(1, 3, 8), torch.randn(1, 2, 3, 4),
+        ...            torch.randn(1, 2, 3, 4))
         >>> q, keys = gate.join(x, q, k)
         >>> tuple(keys.shape)                       # each key carries its log gate
         (1, 2, 3, 5)

@@ -115,8 +115,9 @@ def latent_cache_widths(config: Mapping[str, Any] | Any) -> dict[str, int]:
         ``{"latent": kv_lora_rank + qk_rope_head_dim, "expanded": heads * (qk_nope + qk_rope + v)}``.
 
     Examples:
-        >>> latent_cache_widths({"num_attention_heads": 128, "kv_lora_rank": 512, "qk_nope_head_dim": 128,
-        ...                      "qk_rope_head_dim": 64, "v_head_dim": 128})
+        >>> latent_cache_widths({"num_attention_heads": 128, "kv_lora_rank": 512,
+        ...                      "qk_nope_head_dim": 128, "qk_rope_head_dim": 64,
+        ...                      "v_head_dim": 128})
         {'latent': 576, 'expanded': 40960}
     """
     get = config.get if isinstance(config, Mapping) else lambda key: getattr(config, key, None)
@@ -155,13 +156,17 @@ class LatentAttention(nn.Module):
 
     Examples:
         >>> _ = torch.manual_seed(0)
-        >>> mla = LatentAttention(16, 2, kv_lora_rank=4, qk_nope_head_dim=6, qk_rope_head_dim=4, v_head_dim=5)
+        >>> mla = LatentAttention(16, 2, kv_lora_rank=4, qk_nope_head_dim=6,
+        ...                       qk_rope_head_dim=4, v_head_dim=5)
         >>> x = torch.randn(1, 7, 16)
-        >>> torch.allclose(mla(x)[0], mla(x, absorb=True)[0], atol=1e-6)   # absorbing is exact
+        >>> # absorbing is exact
+        >>> torch.allclose(mla(x)[0], mla(x, absorb=True)[0], atol=1e-6)
         True
         >>> cache = LatentCache()
-        >>> steps = torch.cat([mla(x[:, i:i + 1], cache=cache)[0] for i in range(7)], dim=1)
-        >>> torch.allclose(steps, mla(x)[0], atol=1e-6), tuple(cache.latent.shape), tuple(cache.rope_key.shape)
+        >>> steps = torch.cat([mla(x[:, i:i + 1], cache=cache)[0]
+        ...                    for i in range(7)], dim=1)
+        >>> (torch.allclose(steps, mla(x)[0], atol=1e-6),
+        ...  tuple(cache.latent.shape), tuple(cache.rope_key.shape))
         (True, (1, 7, 4), (1, 7, 4))
     """
 
@@ -323,13 +328,16 @@ def latent_key_logits(q: Tensor, latent: Tensor, w_uk: Tensor, *, q_positions: T
 
     Examples:
         >>> g = torch.Generator().manual_seed(0)
-        >>> q, c = torch.randn(2, 3, 8, generator=g, dtype=torch.float64), torch.randn(5, 4, generator=g, dtype=torch.float64)
+        >>> q, c = (torch.randn(2, 3, 8, generator=g, dtype=torch.float64),
+        ...         torch.randn(5, 4, generator=g, dtype=torch.float64))
         >>> w = torch.randn(2, 8, 4, generator=g, dtype=torch.float64)
-        >>> torch.allclose(latent_key_logits(q, c, w), latent_key_logits(q, c, w, absorb=True))
+        >>> torch.allclose(latent_key_logits(q, c, w),
+        ...                latent_key_logits(q, c, w, absorb=True))
         True
         >>> p, n = torch.arange(2, 5), torch.arange(5)
         >>> expanded = latent_key_logits(q, c, w, q_positions=p, k_positions=n)
-        >>> torch.allclose(expanded, latent_key_logits(q, c, w, q_positions=p, k_positions=n, absorb=True))
+        >>> torch.allclose(expanded, latent_key_logits(
+        ...     q, c, w, q_positions=p, k_positions=n, absorb=True))
         False
     """
     q = check_tensor("q", q, min_ndim=3, floating=True)

@@ -17,7 +17,8 @@ builds for each layer's attention (`posenc.layer_hooks`), so a new per-layer set
 field there and one more step of the layer.
 
 Examples:
-    >>> plans = layer_plans("rope", 4, layer_positions=["rope", "rope", "rope", "none"])
+    >>> plans = layer_plans("rope", 4,
+    ...                     layer_positions=["rope", "rope", "rope", "none"])
     >>> [plan.position for plan in plans]
     ['rope', 'rope', 'rope', 'none']
     >>> layer_plans("rope", 2, layer_rope_bases=[1e4, 1e6])[1]

@@ -102,7 +102,8 @@ def path_logits(q: Tensor, k: Tensor, w: Tensor, beta: Tensor) -> Tensor:
     Examples:
         >>> q = k = torch.eye(2)[None].expand(2, 2, 2)[0]          # two tokens, d = 2
         >>> w, beta = torch.tensor([[1.0, 0.0], [1.0, 0.0]]), torch.tensor([0.0, 2.0])
-        >>> path_logits(q, k, w, beta)            # H_1 reflects the first axis: q_1 . H_1 k_0 = 0
+        >>> # H_1 reflects the first axis: q_1 . H_1 k_0 = 0
+        >>> path_logits(q, k, w, beta)
         tensor([[1., -inf],
                 [0., 1.]])
     """
@@ -138,10 +139,13 @@ def path_logits_blockwise(q: Tensor, k: Tensor, w: Tensor, beta: Tensor, *, bloc
 
     Examples:
         >>> _ = torch.manual_seed(0)
-        >>> q, k = torch.randn(9, 4, dtype=torch.float64), torch.randn(9, 4, dtype=torch.float64)
-        >>> w = torch.nn.functional.normalize(torch.randn(9, 4, dtype=torch.float64), dim=-1)
+        >>> q, k = (torch.randn(9, 4, dtype=torch.float64),
+        ...         torch.randn(9, 4, dtype=torch.float64))
+        >>> w = torch.nn.functional.normalize(
+        ...     torch.randn(9, 4, dtype=torch.float64), dim=-1)
         >>> beta = 2 * torch.rand(9, dtype=torch.float64)
-        >>> torch.allclose(path_logits_blockwise(q, k, w, beta, block=4), path_logits(q, k, w, beta))
+        >>> torch.allclose(path_logits_blockwise(q, k, w, beta, block=4),
+        ...                path_logits(q, k, w, beta))
         True
     """
     q, k = _check_path_qk(q, k)
@@ -165,7 +169,8 @@ class HouseholderPath(nn.Module):
 
     Examples:
         >>> path = HouseholderPath(8, num_heads=2, head_dim=4)
-        >>> x, q, k = torch.randn(1, 3, 8), torch.randn(1, 2, 3, 4), torch.randn(1, 2, 3, 4)
+        >>> x, q, k = (torch.randn(1, 3, 8), torch.randn(1, 2, 3, 4),
+        ...            torch.randn(1, 2, 3, 4))
         >>> q, keys = path.join(x, q, k)
         >>> tuple(keys.shape)                       # key, w, beta
         (1, 2, 3, 9)

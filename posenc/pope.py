@@ -72,9 +72,12 @@ class PolarEmbedding(nn.Module):
         >>> pope = PolarEmbedding(4, num_heads=1)
         >>> q, k = torch.randn(1, 1, 3, 4), torch.randn(1, 1, 3, 4)
         >>> pos = torch.arange(3)
-        >>> logits = pope.rotate_queries(q, pos) @ pope.rotate_keys(k, pos).transpose(-2, -1) / 8 ** 0.5
-        >>> shifted = pope.rotate_queries(q, pos + 5) @ pope.rotate_keys(k, pos + 5).transpose(-2, -1) / 8 ** 0.5
-        >>> torch.allclose(logits, shifted, atol=1e-5)      # position enters only through s - t
+        >>> logits = (pope.rotate_queries(q, pos)
+        ...           @ pope.rotate_keys(k, pos).transpose(-2, -1) / 8 ** 0.5)
+        >>> shifted = (pope.rotate_queries(q, pos + 5)
+        ...            @ pope.rotate_keys(k, pos + 5).transpose(-2, -1) / 8 ** 0.5)
+        >>> # position enters only through s - t
+        >>> torch.allclose(logits, shifted, atol=1e-5)
         True
     """
 

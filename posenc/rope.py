@@ -94,8 +94,10 @@ def apply_rope(x: Tensor, positions: Tensor | None = None, *, base: float = 1000
         rotation in float32 (float64 for float64 inputs), whatever x's dtype.
 
     Examples:
-        >>> x = torch.tensor([[1.0, 0.0], [1.0, 0.0]])   # the same vector at positions 0 and 1
-        >>> apply_rope(x)                                # position 1 turns it by 1 radian
+        >>> # the same vector at positions 0 and 1
+        >>> x = torch.tensor([[1.0, 0.0], [1.0, 0.0]])
+        >>> # position 1 turns it by 1 radian
+        >>> apply_rope(x)
         tensor([[1.0000, 0.0000],
                 [0.5403, 0.8415]])
         >>> apply_rope(torch.ones(2, 4), rotary_dim=2)   # features 2 and 3 pass through
@@ -158,7 +160,8 @@ class RotaryEmbedding(nn.Module):
         (True, 5)
         >>> torch.equal(rotary.rotate_keys(k, torch.arange(5)), k_rot)
         True
-        >>> rotary.to(torch.bfloat16).inv_freq.dtype    # a cast leaves the frequencies alone
+        >>> # a cast leaves the frequencies alone
+        >>> rotary.to(torch.bfloat16).inv_freq.dtype
         torch.float64
     """
 

@@ -87,7 +87,8 @@ def rope_base_context_length(dim: int, base: float, *, max_length: int = MAX_CON
     Examples:
         >>> rope_base_context_length(16, 500.0)
         46
-        >>> rope_base_context_length(16, 1e6, max_length=64)   # holds at every distance below 64
+        >>> # holds at every distance below 64
+        >>> rope_base_context_length(16, 1e6, max_length=64)
         64
     """
     dim = check_even_dim("dim", dim)
@@ -115,7 +116,8 @@ def rope_base_lower_bound(dim: int, context_length: int, *, relative_step: float
     narrower than one step (the good set has gaps, see the module docstring).
 
     Examples:
-        >>> round(rope_base_lower_bound(16, 64))   # head width 16, 64 tokens: the full study
+        >>> # head width 16, 64 tokens: the full study
+        >>> round(rope_base_lower_bound(16, 64))
         1707
     """
     dim = check_even_dim("dim", dim)

@@ -90,7 +90,8 @@ def augment_patch_coordinates(coords: Tensor, *, shift: float | None = None, jit
 
     Examples:
         >>> coords = patch_center_coordinates(2, 2)
-        >>> out = augment_patch_coordinates(coords, rescale=2.0, generator=torch.Generator().manual_seed(0))
+        >>> out = augment_patch_coordinates(
+        ...     coords, rescale=2.0, generator=torch.Generator().manual_seed(0))
         >>> ratio = out / coords                  # one factor for every coordinate
         >>> bool(torch.allclose(ratio, ratio[0, 0])), 0.5 <= float(ratio[0, 0]) <= 2.0
         (True, True)

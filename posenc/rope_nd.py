@@ -129,7 +129,8 @@ def apply_rope_nd(x: Tensor, positions: Tensor, *, sections: Sequence[int], base
         The rotated tensor, same shape and dtype as x (angles in float64, rotation in at least float32).
 
     Examples:
-        >>> x = torch.ones(3, 4)                       # 3 tokens, 2 pairs: pair 0 row, pair 1 column
+        >>> # 3 tokens, 2 pairs: pair 0 row, pair 1 column
+        >>> x = torch.ones(3, 4)
         >>> rows_cols = torch.tensor([[0, 0], [1, 0], [0, 1]])
         >>> apply_rope_nd(x, rows_cols, sections=[1, 1], frequencies="per_axis")
         tensor([[ 1.0000,  1.0000,  1.0000,  1.0000],
@@ -267,7 +268,8 @@ def mrope_positions(segments: Sequence[int | tuple[int, int, int]], *, spatial_m
         tensor([[0, 1, 2, 2, 2, 2, 2, 2, 5],
                 [0, 1, 2, 2, 2, 3, 3, 3, 5],
                 [0, 1, 2, 3, 4, 2, 3, 4, 5]])
-        >>> mrope_positions([1, (3, 2, 2), 1], tokens_per_second=2, second_per_grid_ts=[1.5])[0]
+        >>> mrope_positions([1, (3, 2, 2), 1], tokens_per_second=2,
+        ...                 second_per_grid_ts=[1.5])[0]
         tensor([0, 1, 4, 7, 2])
     """
     merge = check_int("spatial_merge_size", spatial_merge_size, minimum=1, maximum=MAX_GRID_CELLS)

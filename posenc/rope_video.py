@@ -198,7 +198,8 @@ def riflex_frequencies(theta: Tensor, *, index: int, length: float, margin: floa
     Examples:
         >>> theta = axes_frequencies((16,), base=256.0)
         >>> new = riflex_frequencies(theta, index=3, length=98)
-        >>> round(2 * math.pi / float(theta[3]), 1), round(2 * math.pi / float(new[3]), 1)
+        >>> (round(2 * math.pi / float(theta[3]), 1),
+        ...  round(2 * math.pi / float(new[3]), 1))
         (50.3, 108.9)
     """
     theta = _check_speeds(theta)
@@ -228,7 +229,7 @@ def apply_axes_rope(x: Tensor, positions: Tensor, *, axes_dims: Sequence[int], t
             those ``sum(axes_dims) / 2`` later (Cosmos).
 
     Examples:
-        >>> x = torch.ones(2, 4)                       # 2 tokens, axes of 2 features each
+        >>> x = torch.ones(2, 4)               # 2 tokens, axes of 2 features each
         >>> apply_axes_rope(x, torch.tensor([[0, 0], [0, 1]]), axes_dims=(2, 2))
         tensor([[ 1.0000,  1.0000,  1.0000,  1.0000],
                 [ 1.0000,  1.0000, -0.3012,  1.3818]])

@@ -61,7 +61,8 @@ class AttentionSpan:
                 [1, 1, 1, 0, 0],
                 [0, 0, 0, 1, 1],
                 [0, 0, 0, 1, 1]], dtype=torch.int32)
-        >>> AttentionSpan(window=2).keeps(torch.arange(6), torch.tensor(6))   # the next query is at 6
+        >>> # the next query is at 6
+        >>> AttentionSpan(window=2).keeps(torch.arange(6), torch.tensor(6))
         tensor([False, False, False, False, False,  True])
     """
 

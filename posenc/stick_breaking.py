@@ -42,7 +42,8 @@ def stick_breaking_weights(logits: Tensor) -> Tensor:
         logits: ``[..., q_len, k_len]`` (or any ``[..., k_len]``), ``-inf`` for hidden keys.
 
     Examples:
-        >>> stick_breaking_weights(torch.tensor([0.0, 0.0, 0.0]))   # halves, from the nearest back
+        >>> # halves, from the nearest back
+        >>> stick_breaking_weights(torch.tensor([0.0, 0.0, 0.0]))
         tensor([0.1250, 0.2500, 0.5000])
     """
     return _weights(check_tensor("logits", logits, min_ndim=1, floating=True))

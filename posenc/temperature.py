@@ -83,7 +83,8 @@ def attention_temperature(positions: Tensor | int, *, beta: float, length: int, 
         One factor per position, float64, the shape of ``positions``.
 
     Examples:
-        >>> attention_temperature(torch.tensor([0, 8190, 8191, 16383, 10**6]), beta=0.1, length=8192, offset=1)
+        >>> attention_temperature(torch.tensor([0, 8190, 8191, 16383, 10**6]),
+        ...                       beta=0.1, length=8192, offset=1)
         tensor([1.0000, 1.0000, 1.0693, 1.1099, 1.4812], dtype=torch.float64)
     """
     pos = _check_positions(positions)

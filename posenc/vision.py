@@ -60,7 +60,8 @@ def sinusoidal_encoding_2d(height: int, width: int, dim: int, *, base: float = 1
 
     Examples:
         >>> table = sinusoidal_encoding_2d(2, 3, 4)     # patch (r, c) is row 3r + c
-        >>> table                         # [sin c, cos c, sin r, cos r] with dim/4 = 1 frequency
+        >>> # [sin c, cos c, sin r, cos r] with dim/4 = 1 frequency
+        >>> table
         tensor([[ 0.0000,  1.0000,  0.0000,  1.0000],
                 [ 0.8415,  0.5403,  0.0000,  1.0000],
                 [ 0.9093, -0.4161,  0.0000,  1.0000],

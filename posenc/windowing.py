@@ -9,7 +9,8 @@ tokens of context before it.
 
 Examples:
     >>> from posenc.windowing import window_spans
-    >>> [(w.start, w.end, w.keep_from) for w in window_spans(10, max_len=4, stride=3)]
+    >>> [(w.start, w.end, w.keep_from)
+    ...  for w in window_spans(10, max_len=4, stride=3)]
     [(0, 4, 0), (3, 7, 4), (6, 10, 7)]
 """
 
@@ -55,7 +56,8 @@ def window_spans(length: int, max_len: int, stride: int) -> list[Window]:
     Examples:
         >>> [(w.start, w.end) for w in window_spans(5, max_len=8, stride=4)]
         [(0, 5)]
-        >>> [(w.start, w.end, w.keep_from) for w in window_spans(6, max_len=2, stride=2)]
+        >>> [(w.start, w.end, w.keep_from)
+        ...  for w in window_spans(6, max_len=2, stride=2)]
         [(0, 2, 0), (2, 4, 2), (4, 6, 4)]
     """
     length = check_int("length", length, minimum=1)

@@ -108,7 +108,8 @@ class XPos(nn.Module):
         >>> q_x, k_x = xpos(q, k)
         >>> tuple(q_x.shape), tuple(k_x.shape)
         ((1, 2, 5, 8), (1, 2, 5, 8))
-        >>> torch.equal(xpos.rotate_keys(k, torch.arange(5)), xpos.keys(k, torch.arange(5), centre=0.0))
+        >>> torch.equal(xpos.rotate_keys(k, torch.arange(5)),
+        ...             xpos.keys(k, torch.arange(5), centre=0.0))
         True
     """
 

@@ -12,7 +12,8 @@ On the CPU everything runs with one thread per process and fixed seeds, so the n
 only on the configuration and the library versions, not on the machine's load or on how many
 models train in parallel. Run it with::
 
-    python -m posenc.experiments length-extrapolation --config full --output results.json
+    python -m posenc.experiments length-extrapolation --config full \\
+        --output results.json
 """
 
 from __future__ import annotations
