@@ -588,10 +588,12 @@ def test_the_model_dispatches_on_no_method_name() -> None:
     import ast
     import inspect
 
+    import posenc._method_wiring
     import posenc.layer_plan
     import posenc.model
 
-    for module, allowed in ((posenc.model, set()), (posenc.layer_plan, {"none"})):
+    for module, allowed in ((posenc.model, set()), (posenc._method_wiring, set()),
+                            (posenc.layer_plan, {"none"})):
         names = set(POSITION_METHODS) - allowed
         for node in ast.walk(ast.parse(inspect.getsource(module))):
             strings = {n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
@@ -601,6 +603,20 @@ def test_the_model_dispatches_on_no_method_name() -> None:
                 assert not ("position" in operands and strings & names), ast.unparse(node)
             if isinstance(node, ast.Subscript) and getattr(node.value, "id", None) == "METHODS":
                 assert not strings & names, ast.unparse(node)
+
+
+def test_the_model_listings_fit_80_columns() -> None:
+    # The API page shows the source of TinyTransformer and of each public method, and the chapter
+    # includes regions of model.py: every line of the model's two modules fits 80 columns.
+    import inspect
+
+    import posenc._method_wiring
+    import posenc.model
+
+    for module in (posenc.model, posenc._method_wiring):
+        long = [(number, len(line)) for number, line in enumerate(inspect.getsource(module).splitlines(), 1)
+                if len(line) > 80]
+        assert long == [], f"{module.__name__}: (line, length) over 80 columns: {long}"
 
 
 def test_positional_embedding_is_importable_from_its_old_home() -> None:
