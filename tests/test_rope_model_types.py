@@ -68,15 +68,16 @@ def test_read_by_names_the_reader_read_config_uses() -> None:
 
 
 def test_no_model_type_that_rotates_is_said_to_use_no_rope() -> None:
-    """Vision, audio and protein encoders rotate without rotary settings posenc reads (DINOv3's
-    DINOv3ViTRopePositionEmbedding, V-JEPA 2's rotate_queries_or_keys, ESM's and RoFormer's rotary
-    code): the table records the rotation calls and read_config refuses them by name."""
+    """Vision and audio encoders rotate without rotary settings posenc reads (DINOv3's
+    DINOv3ViTRopePositionEmbedding, V-JEPA 2's rotate_queries_or_keys): the table records the
+    rotation calls and read_config refuses them by name. ESM's switch and RoFormer's sinusoidal
+    table are read (tests/test_rope_legacy_rotations.py)."""
     from posenc.configs import read_config
 
     table = json.loads(derive.TABLE_PATH.read_text())["model_types"]
     assert "apply_rotary_pos_emb" in table["dinov3_vit"]["rotation_calls"]   # modeling_dinov3_vit.py: attention
     assert table["vjepa2"]["rotation_calls"]  # modeling_vjepa2.py: VJEPA2RopeAttention rotates q and k
-    assert table["esm"]["rotation_calls"] and table["roformer"]["rotation_calls"]
+    assert table["esm"]["rope_switch"]["rotary"] == "rotary" and table["roformer"]["fixed_tables"]
     assert "rotation_calls" not in table["bert"]                              # learned absolute positions
     # modeling_wav2vec2_conformer.py: _apply_rotary_embedding, hidden * cos + rotated * sin (found by what it computes)
     assert table["wav2vec2-conformer"]["rotation_calls"]
@@ -86,10 +87,9 @@ def test_no_model_type_that_rotates_is_said_to_use_no_rope() -> None:
     for model_type in ("dinov3_vit", "vjepa2"):  # read by posenc.configs.vision (tests/test_config_vision.py)
         with pytest.raises(ValueError, match="read_vision_config reads it"):
             read_config({"model_type": model_type, "hidden_size": 64, "num_attention_heads": 4})
-    for model_type in ("esm", "roformer"):
-        with pytest.raises(ValueError, match="posenc does not read its rotary position embedding") as refused:
-            read_config({"model_type": model_type, "hidden_size": 64, "num_attention_heads": 4})
-        assert "uses no rotary position embedding" not in str(refused.value)
+    with pytest.raises(ValueError, match="posenc does not read its rotary position embedding") as refused:
+        read_config({"model_type": "wav2vec2-conformer", "hidden_size": 64, "num_attention_heads": 4})
+    assert "uses no rotary position embedding" not in str(refused.value)
     with pytest.raises(ValueError, match="uses no rotary position embedding"):
         read_config({"model_type": "bert", "hidden_size": 64, "num_attention_heads": 4})
 

@@ -185,7 +185,8 @@ def test_ernie_4_5_vl_stores_its_rungs_permuted_and_rotates_text_in_rung_order()
     from transformers.models.ernie4_5_vl_moe import modeling_ernie4_5_vl_moe as theirs
 
     assert _table()["ernie4_5_vl_moe_text"]["layout"] == "interleaved"
-    assert _table()["ernie4_5_vl_moe_text"]["mrope_sections"] == {"default": [22, 22, 20], "sum": True}
+    # paired: its forward stacks the first two sections (torch.stack), so they must be equal (:123-126)
+    assert _table()["ernie4_5_vl_moe_text"]["mrope_sections"] == {"default": [22, 22, 20], "sum": True, "paired": True}
     text = _defaults("ernie4_5_vl_moe_text")
     stored = theirs.Ernie4_5_VLMoeTextRotaryEmbedding(text).inv_freq
     assert not torch.equal(stored, stored.sort(descending=True).values)  # permuted, as read above

@@ -288,10 +288,14 @@ from tests.test_rope_text_parts import _fitted as fitted_sections
 # Model types with a layer type posenc does not classify, each for a stated reason (none at present:
 # Zamba2's 'hybrid' layers are read since posenc.configs._windows.LAYER_KINDS and the table's use_mem_rope).
 UNKNOWN_LAYERS: dict[str, str] = {}
-READABLE = sorted(k for k, v in _table().items() if v.get("layout") and v.get("rope", True))
-# (a rotation turned the other way and a config whose parts rotate are refused for that: tests/test_rope_text_parts.py)
+# (ESM's switch and RoFormer's sinusoidal table turn q and k outside a rotary module: their own modules are run
+# by tests/test_rope_legacy_rotations.py, at the class defaults too)
+READABLE = sorted(k for k, v in _table().items() if v.get("layout") and v.get("rope", True)
+                  and not v.get("rope_switch") and not v.get("rotates_values"))
+# (a rotation turned the other way, a config whose parts rotate and a rotation of a slice of the heads are
+# refused for that: tests/test_rope_text_parts.py, tests/test_rope_legacy_rotations.py)
 UNDERIVED = sorted(k for k, v in _table().items() if "layout" in v and v["layout"] is None and not v.get("read_by")
-                   and not v.get("turns_backward") and not v.get("rotating_parts"))
+                   and not v.get("turns_backward") and not v.get("rotating_parts") and not v.get("head_slice"))
 # Model types the table's generator cannot derive one layout for, read by a reader of their own (DeepSeek-V4)
 READ_ELSEWHERE = sorted(k for k, v in _table().items() if v.get("read_by"))
 

@@ -39,8 +39,8 @@ from posenc.configs._layer import (
 )
 from posenc.configs._params import _as_mapping, _parameters, _text_key, _text_part
 from posenc.configs._plan import class_layer_types, class_length, layer_plan
+from posenc.configs._refusals import refuse, switched_off, theta_only
 from posenc.configs._schema import ModelTypeEntry
-from posenc.configs._vision_refused import refusal
 from posenc.configs.vision import ENCODER_MODEL_TYPES
 from posenc.rope_scaling import _real, rope_attention_scaling
 
@@ -179,6 +179,8 @@ def _rotates(config: Mapping[str, Any], found: ModelTypeEntry, layer_type: str) 
             raise TypeError(f"config['use_mem_rope'] must be true or false, got {type(on).__name__} {on!r:.40}")
         if not on:
             return False, "config['use_mem_rope'] is false: this model type's attention does not rotate (NoPE)"
+    if (off := switched_off(config, found)) is not None:  # ESM's position_embedding_type
+        return False, off
     return True, None
 
 
@@ -212,18 +214,6 @@ def _null_is_nope(found: ModelTypeEntry) -> bool:
     # Beam: its config class sets rope_parameters[layer_type] = None for NoPE layer types, and its model
     # passes those layers no position embeddings; other classes fill a None in or fail on it.
     return any(value is None for value in (found.get("default_rope_parameters") or {}).values())
-
-
-def _rotates_elsewhere(config: Mapping[str, Any], model_type: str | None, classes: list[str]) -> str:
-    """Why a model type whose model does not rotate is refused (``rotates_elsewhere``): a language
-    model uses no RoPE; a multimodal parent's vision tower may still rotate, so it is not said to."""
-    own = config.get("model_type")
-    wrapper = (table.model_types().get(own) or {}).get("text_model_type") if isinstance(own, str) else None
-    what = (f"model type {own!r}: its language model ({wrapper!r}) does not rotate q and k" if wrapper else
-            f"model type {model_type!r} uses no rotary position embedding")
-    return (f"{what}: no module of the model transformers builds from {'its text config' if wrapper else 'it'} "
-            f"rotates; the rotation in its modeling file is other classes' ({', '.join(classes)})"
-            f"{refusal(model_type)}")
 
 
 #: The encoder's key beside a decoder's (T5Gemma, T5Gemma 2; Dia).
@@ -289,36 +279,12 @@ def read_config(config: Mapping[str, Any], *, layout: str | None = None) -> Conf
     if model_type == "deepseek_v4":  # rope parameters keyed by rope kind (main, compress), not by layer type
         from posenc.configs.sites import read_deepseek_v4  # sites imports this module
         return read_deepseek_v4(text, layout=given)
-    if found.get("rope") is False and (elsewhere := found.get("rotates_elsewhere")):  # GLM-5-Next's text model
-        raise ValueError(_rotates_elsewhere(config, model_type, elsewhere))
-    if found.get("rope") is False and found.get("rope_parameters_given_only"):  # Cohere Compass's text model
-        raise ValueError(f"model type {model_type!r}: its attention rotates q and k with the rope_parameters a config "
-                         f"gives, and its config class fills none (an empty rope_parameters at its defaults, where "
-                         f"posenc's table is derived): posenc does not read it yet")
-    if found.get("rope") is False and found.get("rotation_calls"):
-        raise ValueError(f"model type {model_type!r}: posenc does not read its rotary position embedding from a config "
-                         f"(transformers' modeling file for it calls {', '.join(found['rotation_calls'])}: this model "
-                         f"type, or another model of the same file, rotates q and k; vision, audio and video encoders "
-                         f"are not read yet){refusal(model_type)}")
-    own = table.model_types().get(config.get("model_type") or "") or {}  # the config's own type, not its text model's
-    if parts := own.get("rotating_parts") or found.get("rotating_parts"):  # pi0's Gemma, CHMv2's DINOv3 backbone
-        raise ValueError(f"model type {config.get('model_type') or model_type!r}: its own code does not rotate, but its "
-                         f"parts do ({'; '.join(f'{key}: {kind}' for key, kind in parts.items())}): read those "
-                         f"sub-configs")
-    if found.get("rope") is False:
-        raise ValueError(f"model type {model_type!r} uses no rotary position embedding (transformers' code for it "
-                         f"has no RoPE): from_config reads RoPE settings only")
-    if backward := found.get("turns_backward"):  # NanoChat: rotate_half with both signs flipped
-        raise ValueError(f"model type {model_type!r}: transformers' code for it turns each pair of the {backward!r} "
-                         f"layout the other way, by -m theta at position m where RoPE turns by +m theta (found by "
-                         f"running its rotary module and rotation function): posenc's rotation does not express that, "
-                         f"in either layout")
-    if "no_alibi" in found.get("rope_condition", ()) and text.get("alibi") is True:
-        raise ValueError(f"config['alibi'] is true: this {model_type} model uses ALiBi, not RoPE")
+    refuse(config, text, found, model_type)  # what the code does, where posenc does not read it
     text, found = class_layer_types(text, found, model_type)  # Dots3's legacy layer names
     text = class_length(text, model_type)  # Zamba2's use_long_context
     given = _layout(text, found, model_type, given)  # first: without it nothing below can be trusted
     notes = list(found.get("notes", ()))
+    text = theta_only(text, found, notes)  # ESM: rope_parameters and rope_scaling are not read
     params = _parameters(text, found, [t for t in table.get(found, text, "layer_types") or [] if isinstance(t, str)],
                          notes)
     types, flags = layer_plan(text, found, model_type, params)

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import Literal, TypedDict
 
+from posenc.configs._schema_rotations import HeadSlice, RopeSwitch, ValueFlag
+
 __all__ = ["LayerPattern", "ModelTypeEntry", "ModelTypeTable", "NopePattern"]
 
 Layout = Literal["half", "interleaved"]
@@ -196,7 +198,12 @@ class WindowLayers(TypedDict):
     offset: int
 
 
-class MropeSections(TypedDict):
+class _MropeDemand(TypedDict):
+    default: list[int] | None
+    sum: bool
+
+
+class MropeSections(_MropeDemand, total=False):
     """What the rotary module of an M-RoPE model demands of ``rope_parameters['mrope_section']``,
     found by running it (GLM-4V's splits its frequencies by the sections, modeling_glm4v.py:481-486).
 
@@ -204,10 +211,11 @@ class MropeSections(TypedDict):
         default: the sections it uses when the config gives none (None: it fails without them,
             HunYuan-VL's ``len(self.mrope_section)``, modeling_hunyuan_vl.py:106, 131).
         sum: whether it fails unless the sections add up to its number of rungs (half the rotated width).
+        paired: whether it fails unless the first two of three sections are equal and the last is
+            not empty (Ernie 4.5 VL's ``torch.stack``, modeling_ernie4_5_vl_moe.py:95-99, 123-126).
     """
 
-    default: list[int] | None
-    sum: bool
+    paired: bool
 
 
 class ModelTypeEntry(TypedDict, total=False):
@@ -294,6 +302,16 @@ class ModelTypeEntry(TypedDict, total=False):
             ``global_head_dim``).
         ignore_keys: the keys the class tells the rope utils' validation to ignore
             (``ignore_keys_at_rope_validation``), which a set may therefore carry.
+        ntk_alpha: the rotary module runs rope type "dynamic" with a truthy ``alpha`` as a fixed
+            NTK base (HunYuan's ``compute_ntk_alpha_rope_parameters``, modeling_hunyuan_v1_dense.py:296-356).
+        rope_switch: a config key whose value switches the rotation on (`RopeSwitch`: ESM's
+            ``position_embedding_type``); posenc reads other values as no RoPE.
+        theta_only: the rotary module reads only the top-level ``rope_theta`` (the default rule),
+            ignoring a config's ``rope_parameters`` and ``rope_scaling`` (ESM), found by building it.
+        rotates_values: a flag under which the rotation turns the values too (`ValueFlag`:
+            RoFormer's ``rotary_value``); posenc refuses it on.
+        head_slice: the rotation is assigned to a slice of q and k (`HeadSlice`: Qwen2.5-Omni's DiT
+            rotates its first head only); posenc refuses it.
         defaults_depend_on: groups of keys posenc does not read that change the defaults above
             (Mistral 4's rotated fraction from ``qk_rope_head_dim`` and ``qk_nope_head_dim``):
             posenc refuses a config that changes a whole group.
@@ -362,6 +380,11 @@ class ModelTypeEntry(TypedDict, total=False):
     head_dim_from: HeadDimFrom
     per_layer_head_dim: dict[str, HeadDimDefault]
     ignore_keys: list[str]
+    ntk_alpha: bool
+    rope_switch: RopeSwitch
+    theta_only: bool
+    rotates_values: ValueFlag
+    head_slice: HeadSlice
     defaults_depend_on: list[dict[str, Scalar]]
     layer_types_computed: bool
     layer_pattern: LayerPattern

@@ -39,6 +39,9 @@ What is derived, and how (no hand-written list of model names):
 * **parts that rotate** (``rotating_parts``): a model type said to use no RoPE whose sub-configs
   (``sub_configs_defaults``, three levels down) have entries that rotate (pi0's Gemma, CHMv2's
   DINOv3 backbone), refused by name as well;
+* **rotations outside the usual pattern** (``legacy.py``): ESM's switch (``rope_switch``,
+  ``theta_only``), RoFormer's sinusoidal table (``fixed_tables``, ``rotates_values``), a rotation
+  of a slice of the heads (``head_slice``: Qwen2.5-Omni's DiT);
 * **windows** (``window_all_layers``, ``window_switch``, ``window_layers``): which layers attend
   within ``sliding_window`` (``windows.py``);
 * the class defaults `from_config` needs when a config.json leaves a key out (``default_theta``,
@@ -65,6 +68,7 @@ import torch
 
 from posenc.configs._table import TABLE_PATH
 from tools.rope_model_types import dependence, probes, rotation, windows
+from tools.rope_model_types.legacy import head_slice, legacy_entry
 from tools.rope_model_types.classes import (  # noqa: F401 - _built, _landing, _read_keys: the probes reach them here
     _built,
     _field_default,
@@ -182,6 +186,9 @@ def derive(model_type: str, config_name: str) -> dict[str, Any] | None:
         calls = rotation.rotation_calls(source)  # no settings to read is not "no RoPE" (DINOv3, V-JEPA 2, ESM)
         if not calls:
             return {"rope": False}
+        if (read := legacy_entry(module, text, source, calls)) is not None:  # ESM's switch, RoFormer's table
+            fields = {key: value for key in _FIELD_DEFAULTS if (value := _field_default(type(text), key)) is not None}
+            return {**read, **({"field_defaults": fields} if fields else {})}
         elsewhere = rotation.rotates_elsewhere(text, source, calls)  # GLM-5-Next: only its vision tower rotates
         # Cohere Compass: the class fills no rope_parameters (an empty dict), its rotary module reads them
         given_only = {"rope_parameters_given_only": True} if params == {} and not elsewhere else {}
@@ -204,6 +211,8 @@ def derive(model_type: str, config_name: str) -> dict[str, Any] | None:
     functions = {name: f for name, f in functions.items() if name in used} or functions
     layouts: dict[str, str | None] = {}
     rotaries = _rotary_candidates(module, text) or _legacy_rotary(module, text)
+    if rotaries and hasattr(type(rotaries[0]), "compute_ntk_alpha_rope_parameters"):
+        entry["ntk_alpha"] = True  # HunYuan: "dynamic" with an alpha runs its own fixed-base rule
     if not rotaries:  # BLT: its settings reach no rotary module; its four parts rotate with their own
         NO_ROTARY_MODULE.add(model_type)
     elif (sections := mrope_sections(rotaries[0], probe_type)) is not None:
@@ -220,6 +229,8 @@ def derive(model_type: str, config_name: str) -> dict[str, Any] | None:
             break
     if sites := rotation.rotary_sites(module, source, text, probe_type):
         entry["rotary_sites"] = sites  # a layer that rotates at two sites in two layouts (DeepSeek-V3.2)
+    if heads := head_slice(module, text, source):
+        entry["head_slice"] = heads  # Qwen2.5-Omni's DiT rotates a slice of its heads
     conditions = _conditions(source)
     if any("rope_interleave" in c for c in _branches(source)):
         default = bool(_field_default(type(text), "rope_interleave"))

@@ -223,7 +223,8 @@ def mrope_sections(rotary: Any, layer_type: str | None) -> dict[str, Any] | None
     them, HunYuan-VL), and ``sum``, whether it fails unless they add up to its number of rungs
     (GLM-4V's and Qwen2-VL's ``split``; Qwen3-VL's strided slices take any). Found by running it
     with sections that fit and with one rung too many; None where it takes any sections and has a
-    default (nothing to check) or is no such module."""
+    default (nothing to check) or is no such module. ``paired`` (written only when true): it fails
+    unless the first two sections are equal (tried with the same sum, unequal)."""
     section = getattr(rotary, "mrope_section", "absent")
     inv_freq = _inv_freq(rotary, layer_type)
     if isinstance(section, (str, dict)) or inv_freq is None:
@@ -237,11 +238,14 @@ def mrope_sections(rotary: Any, layer_type: str | None) -> dict[str, Any] | None
     try:  # the remainder on the first axis, else on the last (Ernie 4.5 VL interleaves two equal ones)
         fit = next((f for f in ([n - 2 * (n // 3), n // 3, n // 3], [n // 3, n // 3, n - 2 * (n // 3)]) if runs(f)), None)
         fits, over = fit is not None, fit is not None and runs([fit[0] + 1, *fit[1:]])
+        # Ernie 4.5 VL stacks its first two sections (torch.stack, modeling_ernie4_5_vl_moe.py:123-126)
+        paired = fit is not None and fit[0] == fit[1] > 0 and not runs([fit[0] + 1, fit[1] - 1, *fit[2:]])
     finally:
         rotary.mrope_section = section
     if not fits or (over and section is not None):
         return None
-    return {"default": None if section is None else [int(s) for s in section], "sum": not over}
+    return {"default": None if section is None else [int(s) for s in section], "sum": not over,
+            **({"paired": True} if paired else {})}
 
 
 def _annotated_for(module: Any, text: Any) -> str | None:
