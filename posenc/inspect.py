@@ -124,10 +124,12 @@ def warnings_for(rope: ConfigRope, length: int | None = None, config: Mapping[st
     """The warnings a practitioner needs about this config (see the module docstring).
 
     Examples:
-        >>> rope = read_config({"model_type": "qwen3", "head_dim": 128, "hidden_size": 2048,
-        ...                     "num_attention_heads": 16, "rope_theta": 1e6, "max_position_embeddings": 131072,
-        ...                     "rope_scaling": {"rope_type": "yarn", "factor": 4.0,
-        ...                                      "original_max_position_embeddings": 32768}})
+        >>> yarn = {"rope_type": "yarn", "factor": 4.0,
+        ...         "original_max_position_embeddings": 32768}
+        >>> rope = read_config({"model_type": "qwen3", "head_dim": 128,
+        ...                     "hidden_size": 2048, "num_attention_heads": 16,
+        ...                     "rope_theta": 1e6, "rope_scaling": yarn,
+        ...                     "max_position_embeddings": 131072})
         >>> print(warnings_for(rope)[0][:69])
         static YaRN: the frequencies are stretched at every length, short inp
     """
@@ -195,8 +197,9 @@ def describe(config: Mapping[str, Any], layer_type: str | None = None, length: i
             known to compute this config otherwise than transformers.
 
     Examples:
-        >>> print(describe({"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32,
-        ...                 "num_hidden_layers": 32, "rope_theta": 500000.0,
+        >>> print(describe({"model_type": "llama", "hidden_size": 4096,
+        ...                 "num_attention_heads": 32, "num_hidden_layers": 32,
+        ...                 "rope_theta": 500000.0,
         ...                 "max_position_embeddings": 8192}))
         model type llama: one kind of layer
         full_attention (32 layers): rotates 128 of 128 features in half pairs, base 500000, no scaling

@@ -128,6 +128,17 @@ FOUND = [
     # Gemma and Gemma 2 take the same flag but keep the causal mask (posenc.configs._windows.CAUSAL_KEPT): a note
     *(_case({"model_type": model_type, "use_bidirectional_attention": flag})
       for model_type in ("gemma", "gemma2") for flag in (True, False, None, "all", 1)),
+    # Step 3p7's flag (W - 1 each side, not halved) and a config's own is_causal (posenc.configs._two_way)
+    *(_case({"model_type": "step3p5", "layer_types": ["full_attention", "sliding_attention"],
+             "use_bidirectional_attention": flag, **extra, "rope_parameters": {kind: {"rope_type": "default"}
+                                                                              for kind in ("full_attention", "sliding_attention")}})
+      for flag in (True, False, None, 1) for extra in ({"sliding_window": 9}, {"sliding_window": 1}, {"sliding_window": None},
+                                                     {"sliding_window": 9, "is_causal": False})),
+    *(_case({"model_type": model_type, "is_causal": causal, **extra})
+      for model_type in ("llama", "mistral", "gemma", "gemma3_text", "gemma4_text", "llama4_text", "modernbert",
+                         "t5gemma2_text", "dots3_note_text")
+      for causal in (False, True, None, 0)
+      for extra in ({}, {"sliding_window": 5, "use_bidirectional_attention": True})),
     _case({"model_type": "embedding_gemma2", "text_config": {**SMALL, "model_type": "embedding_gemma2_text"}}),
     _case({"model_type": "deepseek_v32", "qk_rope_head_dim": 16, "num_hidden_layers": 2}),  # two rotary sites
     *(_case({"model_type": model_type, "num_hidden_layers": 2}) for model_type in ("axk2", "glm_moe_dsa",

@@ -421,6 +421,7 @@ EXAMPLES: dict[str, Example] = {
                                                            8, "half", 10000.0)),
     "posenc.configs.query_temperature": ex(
         temperature=lambda: {"rule": "llama_4_scaling_beta", "beta": 0.1, "length": 16}, position=20),
+    "posenc.configs.reach": ex(window=4, sides="centred"),
     "posenc.configs.sites.rotary_sites": ex(config=lambda: {"model_type": "deepseek_v32", "num_hidden_layers": 2},
                                             layout=None),
     "posenc.configs.sites.read_deepseek_v4": ex(config=lambda: {"model_type": "deepseek_v4", "num_hidden_layers": 3},

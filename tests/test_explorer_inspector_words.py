@@ -257,3 +257,25 @@ def test_p_rope_layers_count_the_pairs_that_turn(tmp_path: Path) -> None:
     assert layer["rows"]["Rotated width"].endswith(f"({pairs} pairs; {turning} turn, {pairs - turning} never do: \u03b8 = 0)")
     assert f"within the declared context: {turning} of {turning} that turn." in layer["caption"]
     assert f"({turning} of {pairs} pairs turn)" in page["readout"]
+
+
+def test_layers_opened_both_ways_say_so(tmp_path: Path) -> None:
+    """A config's own is_causal false (Llama: no window; Mistral: its window both ways) and Step 3p7's
+    flag (its window not halved): full layers read 'every token, before and after' (window_sides 'both'),
+    the windows 'on each side', and each note its own meaning, never the halving of Gemma's."""
+    small = {"hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2}
+    step = {**small, "model_type": "step3p5", "layer_types": ["full_attention", "sliding_attention"],
+            "sliding_window": 9, "use_bidirectional_attention": True,
+            "rope_parameters": {k: {"rope_type": "default"} for k in ("full_attention", "sliding_attention")}}
+    configs = [{**small, "model_type": "llama", "is_causal": False},
+               {**small, "model_type": "mistral", "sliding_window": 7, "is_causal": False}, step]
+    pages = shown(tmp_path, [(c, None) for c in configs])
+    windows = [{h.split(" (")[0]: layer["rows"]["Window"] for h, layer in page["layers"].items()} for page in pages]
+    assert windows[0]["full_attention"].startswith("none: every token, before and after")
+    assert windows[1]["full_attention"].startswith("7 tokens on each side of the query")
+    assert windows[2]["full_attention"].startswith("none: every token, before and after")
+    assert windows[2]["sliding_attention"].startswith("8 tokens on each side of the query")
+    assert read_config(step).layers["sliding_attention"].window == 8
+    for page, meaning in zip(pages, ["turns the model's causal masks into two-way ones"] * 2 + ["as far as the numbers shown"]):
+        [finding] = [f for f in page["findings"] if "after the query" in f]
+        assert meaning in finding and "already halved" not in finding, finding

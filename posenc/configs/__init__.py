@@ -4,7 +4,8 @@ The config reader, on its own: it imports no torch (nor numpy), so ``posenc-insp
 build and a light install read configs in a fraction of the time torch takes to load.
 `read_config` says what each kind of layer does with positions (`ConfigRope`, one `LayerRope`
 per layer type); `from_config` gives one layer type's settings as the keyword arguments of
-`posenc.rope.RotaryEmbedding`; `query_temperature` evaluates a layer's query temperature.
+`posenc.rope.RotaryEmbedding`; `query_temperature` evaluates a layer's query temperature; `reach`
+gives how far a layer's queries see before and after them from its window.
 
 Inside: ``_reader.py`` (the public functions and records), ``_params.py`` (the rope parameters
 of each layer type, as the config classes complete them), ``_layer.py`` (one kind of layer:
@@ -13,12 +14,16 @@ widths, scaling, temperature, layout), ``_windows.py`` (attention spans), ``_div
 differs between model types, derived from transformers' code).
 
 Examples:
-    >>> from posenc.configs import read_config
-    >>> read_config({"model_type": "mistral", "hidden_size": 4096, "num_attention_heads": 32,
-    ...              "sliding_window": 4096}).layers["full_attention"].window
+    >>> from posenc.configs import reach, read_config
+    >>> config = {"model_type": "mistral", "hidden_size": 4096,
+    ...           "num_attention_heads": 32, "sliding_window": 4096}
+    >>> read_config(config).layers["full_attention"].window
     4096
+    >>> reach(config["sliding_window"], "before")  # tokens before and after
+    (4095, 0)
 """
 
 from posenc.configs._reader import ROPE_TYPES, ConfigRope, LayerRope, from_config, query_temperature, read_config
+from posenc.configs._windows import reach
 
-__all__ = ["ROPE_TYPES", "ConfigRope", "LayerRope", "from_config", "query_temperature", "read_config"]
+__all__ = ["ROPE_TYPES", "ConfigRope", "LayerRope", "from_config", "query_temperature", "reach", "read_config"]

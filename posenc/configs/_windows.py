@@ -14,8 +14,10 @@ block of C positions up to itself. The encoders of `TWO_SIDED` see a window on b
 the keys within W positions of the query, before or after (``|q_idx - kv_idx| <= W``, transformers'
 ``sliding_window_bidirectional_overlay``, masking_utils.py:137-147); the encoders of `CENTRED` see
 a window of W tokens centred on the query, (W - 1) // 2 before it and W // 2 after; `LayerRope.window_sides`
-says which (`reach` gives the tokens before and after). Gemma 3's ``use_bidirectional_attention``
-(`BIDIRECTIONAL`) opens every layer both ways, its sliding ones to half the window on each side.
+says which (`reach` gives the tokens before and after). The flags that open a decoder's masks both
+ways (Gemma 3's, Gemma 4's and Step 3p7's ``use_bidirectional_attention``) and a config's own
+``is_causal`` are read in `posenc.configs._two_way`; a layer with no window that sees every token,
+before and after, has ``window_sides`` ``"both"``.
 Unlimited-OCR's `REFERENCE_SLIDING` layers keep the whole prompt in view and slide over the generated
 tokens only: read with no window, and a note.
 """
@@ -26,93 +28,45 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from posenc.configs import _table as table
+from posenc.configs._two_way import (CENTRED, IS_CAUSAL_KINDS, TWO_SIDED, _json, _opened, bidirectional,
+                                     is_causal_notes, not_causal, sides_of_full)
+# read from here by _reader.py and hooks/rope_data.py (the browser's data)
+from posenc.configs._two_way import BIDIRECTIONAL as BIDIRECTIONAL
+from posenc.configs._two_way import CAUSAL_KEPT as CAUSAL_KEPT
+from posenc.configs._two_way import causal_kept_notes as causal_kept_notes
 
 MAX_WINDOW = 2**53
 
-# Model types (as read_config reads them: the text model's) whose modeling file builds transformers'
-# bidirectional sliding-window mask for their sliding_attention layers, or with "every_layer" one
-# such mask for all layers. tests/test_rope_sites_windows.py finds every modeling file that builds
-# the mask and runs it for each model type here. Three others build it and are not here: T5Gemma (its encoder's
-# windows are two-sided, its decoder's causal, and read_config does not read the two stacks apart)
-# and the two Gemma 4 assistants (the mask there covers the target model's cached keys, flipped to
-# look back: modeling_gemma4_assistant.py:226-244). T5Gemma2's encoder masks with a function of its own: `CENTRED`.
-TWO_SIDED: dict[str, dict[str, Any]] = {
-    "modernbert": {"where": "modeling_modernbert.py:450"},
-    "embedding_gemma2_text": {"where": "modeling_embedding_gemma2.py:541"},
-    "muse_glimmer_assistant": {"where": "modeling_muse_glimmer_assistant.py:426"},
-    "neomme": {"where": "modeling_neomme.py:575"},
-    "ultrabert": {"where": "modeling_ultrabert.py:395"},
-    "openai_privacy_filter": {"where": "modeling_openai_privacy_filter.py:467", "every_layer": True},
-}
-
-# Model types (the text model's, as read_config reads them) whose sliding_attention layers see a window of W
-# tokens centred on the query: (W + 1) // 2 up to and including it, so (W - 1) // 2 before it, and W // 2
-# after it. T5Gemma2's encoder (T5Gemma2TextConfig; the decoder's windows are causal) builds this mask with
-# a function of its own, sliding_window_mask_function(W, is_causal=False) (modeling_t5gemma2.py:708-724,
-# called at :795-798).
-CENTRED: dict[str, dict[str, Any]] = {"t5gemma2_text": {"where": "modeling_t5gemma2.py:708"}}
-
-# Model types whose config class turns the whole model bidirectional with a flag ("on": the value that
-# does), halving the given sliding_window W to W // 2 + 1 "due to fa" (to_dict writes back (W' - 1) * 2),
-# and its masks then open both ways: every token for the full layers, and for the sliding layers
-# W // 2 + "extra" tokens on each side. Gemma 3's text model (EmbeddingGemma's config.json sets it,
-# configuration_gemma3.py:102-103) ORs its masks with |q - k| < W // 2 + 1 (modeling_gemma3.py:460-470,
-# 536-538): W // 2 each side. Gemma 4's "all" (configuration_gemma4.py:185-187; the same in Gemma 4
-# Unified and DiffusionGemma's text models) sets is_causal False, which turns transformers' causal masks
-# into its bidirectional ones (masking_utils.py:954-963, 1180-1189), the sliding one |q - k| <= W // 2 + 1.
-_FLAG = "use_bidirectional_attention"
-_ALL = {"key": _FLAG, "on": "all", "allowed": ["all", "vision", None], "extra": 1}
-BIDIRECTIONAL: dict[str, dict[str, Any]] = {
-    "gemma3_text": {"key": _FLAG, "on": True, "allowed": [True, False, None], "extra": 0},
-    "gemma4_text": _ALL, "gemma4_unified_text": _ALL, "diffusion_gemma_text": _ALL}
+SIDES = ("before", "both", "centred")
 
 
-def _json(value: Any) -> str:
-    """A flag's value as a config.json writes it (true, null, 'all')."""
-    return "null" if value is None else repr(value).lower() if isinstance(value, bool) else repr(value)
-
-
-def bidirectional(config: Mapping[str, Any], model_type: str | None) -> dict[str, Any] | None:
-    """`BIDIRECTIONAL`'s rule where the config turns its flag on (null or left out: off, as the class)."""
-    rule = BIDIRECTIONAL.get(model_type or "")
-    if rule is None:
-        return None
-    on = config.get(rule["key"])
-    if not any(type(on) is type(value) and on == value for value in rule["allowed"]):
-        shown = ", ".join(map(_json, rule["allowed"]))
-        kind = ValueError if any(type(on) is type(value) for value in rule["allowed"]) else TypeError
-        raise kind(f"config[{rule['key']!r}] must be one of {shown}, got {type(on).__name__} {on!r:.40}")
-    return rule if type(on) is type(rule["on"]) and on == rule["on"] else None
-
-
-# Model types whose config class takes the same flag but whose model keeps building the causal mask, the
-# flag only setting the attention's is_causal (modeling_gemma.py:228, modeling_gemma2.py:223): eager
-# attention stays causal (read so), while an implementation that skips the mask and takes is_causal from
-# the layer runs both ways (Gemma's sdpa on a batch without padding; tests/test_rope_sites_windows.py).
-CAUSAL_KEPT: dict[str, str] = {"gemma": _FLAG, "gemma2": _FLAG}
-
-
-def causal_kept_notes(config: Mapping[str, Any], model_type: str | None) -> list[str]:
-    """A note where a `CAUSAL_KEPT` flag is on: the reading follows the mask, as eager attention does."""
-    key = CAUSAL_KEPT.get(model_type or "")
-    on = config.get(key) if key else None
-    if on is not None and not isinstance(on, bool):
-        raise TypeError(f"config[{key!r}] must be one of true, false, null, got {type(on).__name__} {on!r:.40}")
-    if not on:
-        return []
-    return [f"config[{key!r}] is true, but transformers' code for this model type keeps building the causal mask and "
-            f"only sets its attention's is_causal to false: eager attention stays causal (as read here), while an "
-            f"implementation that skips the mask runs both ways (Gemma's sdpa on a batch without padding)"]
-
-
-def reach(window: int, sides: str) -> tuple[int, int]:
-    """The tokens a query sees before it and after it in a window of ``window`` with ``sides`` (a
-    `LayerRope`'s ``window`` and ``window_sides``; the query itself is seen too).
+def reach(window: int | None, sides: str) -> tuple[int | None, int | None]:
+    """How far a query sees: the tokens before it and after it (None: all of them), from a
+    `LayerRope`'s ``window`` and ``window_sides`` (the query itself is seen too). ``"before"``: a
+    causal window of ``window`` tokens, the query among them; ``"both"``: ``window`` tokens on each
+    side (``|q - k| <= window``); ``"centred"``: ``window`` tokens centred on the query, one more
+    after it than before when ``window`` is even. No window: every earlier token, or every token.
 
     Examples:
-        >>> reach(4, "before"), reach(4, "both"), reach(4, "centred"), reach(5, "centred")
-        ((3, 0), (4, 4), (1, 2), (2, 2))
+        >>> from posenc.configs import reach
+        >>> reach(4, "before"), reach(4, "both")
+        ((3, 0), (4, 4))
+        >>> reach(4, "centred"), reach(5, "centred")
+        ((1, 2), (2, 2))
+        >>> reach(None, "before"), reach(None, "both")
+        ((None, 0), (None, None))
     """
+    if sides not in SIDES:
+        raise ValueError(f"sides must be one of {', '.join(map(repr, SIDES))}, got {sides!r:.40}")
+    if window is None:
+        if sides == "centred":
+            raise ValueError("window must be a positive integer when sides is 'centred', got None")
+        return (None, None) if sides == "both" else (None, 0)
+    if isinstance(window, bool) or not isinstance(window, int):
+        raise TypeError(f"window must be an integer or None, got {type(window).__name__} {window!r:.40}")
+    if window < (0 if sides == "both" else 1):
+        raise ValueError(f"window must be an integer >= {0 if sides == 'both' else 1} with sides {sides!r} "
+                         f"(tokens on each side, or in the window), got {window}")
     if sides == "centred":
         return (window - 1) // 2, window // 2
     return (window, window) if sides == "both" else (window - 1, 0)
@@ -238,29 +192,35 @@ def window_types(config: Mapping[str, Any], found: Mapping[str, Any], layers: in
 def layer_window(config: Mapping[str, Any], found: Mapping[str, Any], layer_type: str,
                  model_type: str | None = None) -> tuple[int | None, str]:
     """The window (or chunk) the layers of ``layer_type`` attend within (None for the whole context),
-    and its sides: ``"before"`` (causal), ``"both"`` (`TWO_SIDED`: W positions each way) or
-    ``"centred"`` (`CENTRED`)."""
+    and its sides: ``"before"`` (causal), ``"both"`` (W positions each way; with no window: every
+    token, before and after) or ``"centred"`` (`CENTRED`)."""
     kind = layer_kind(model_type, layer_type.removesuffix(":nope"))
     two_sided = TWO_SIDED.get(model_type or "") or {}
     if kind in table.NOT_ATTENTION_LAYER_TYPES:
         return None, "before"
+    opened, open_mask = bidirectional(config, model_type), not_causal(config, model_type)
+    if open_mask and kind not in IS_CAUSAL_KINDS:
+        raise ValueError(f"config['is_causal'] is false, and posenc does not know which mask layers of type "
+                         f"{layer_type!r} then get (transformers opens its causal and sliding masks both ways)")
     if kind == "chunked_attention":
         return _size("config['attention_chunk_size']", _given(config, found, "attention_chunk_size")), "before"
     if kind != "sliding_attention" and not two_sided.get("every_layer") and not found.get("window_all_layers"):
-        return None, "before"
+        return None, sides_of_full(config, model_type)
     filled = FILLED.get(model_type or "")
     if kind == "sliding_attention" and filled and config.get("sliding_window") is None:
         window: int | None = _filled(config, filled)
     else:
         window = sliding_window(config, found)
-    if (opened := bidirectional(config, model_type)) and kind == "sliding_attention":
+    if opened and kind == "sliding_attention":
         if window is None:
             raise ValueError(f"config['sliding_window'] is null while config[{opened['key']!r}] opens the masks both "
-                             f"ways: transformers' config class halves the window and fails on null; give the window")
-        return window // 2 + opened["extra"], "both"
-    if window is None or not (two_sided or model_type in CENTRED):
-        return window, "before"
-    return window, "both" if two_sided else "centred"
+                             f"ways: transformers' code fails on null; give the window")
+        return _opened(window, opened, open_mask), "both"
+    if window is None:
+        return None, sides_of_full(config, model_type)
+    if open_mask:  # |q - k| <= W (masking_utils.py:137-147)
+        return window, "both"
+    return window, "both" if two_sided else "centred" if model_type in CENTRED else "before"
 
 
 def _filled(config: Mapping[str, Any], rule: Mapping[str, Any]) -> int:
@@ -296,15 +256,25 @@ def reference_note(config: Mapping[str, Any], found: Mapping[str, Any]) -> str:
 def window_notes(config: Mapping[str, Any], found: Mapping[str, Any], model_type: str | None = None,
                  plan: Sequence[str] = ()) -> list[str]:
     """What a reader should know about where the window applies (a model-wide window; ``plan``: the
-    layer type of each layer, as read)."""
+    layer type of each layer, as read) and which way the masks open."""
+    return _span_notes(config, found, model_type, plan) + is_causal_notes(config, model_type, plan)
+
+
+def _span_notes(config: Mapping[str, Any], found: Mapping[str, Any], model_type: str | None,
+                plan: Sequence[str]) -> list[str]:
     if REFERENCE_SLIDING in plan:
         return [reference_note(config, found)]
-    if opened := bidirectional(config, model_type):
+    opened, open_mask = bidirectional(config, model_type), not_causal(config, model_type)
+    if opened:
         window = sliding_window(config, found)
-        sliding = "" if window is None else (f", the sliding layers the {window // 2 + opened['extra']:,} on each side "
-                                             f"(the config class halves config['sliding_window'])")
+        halves = (" (the config class halves config['sliding_window'])" if opened["halves"] else
+                  f" (|q - k| {'<=' if opened['sets_is_causal'] or open_mask else '<'} config['sliding_window'])")
+        sliding = "" if window is None else (f", the sliding layers the {_opened(window, opened, open_mask):,} on "
+                                             f"each side{halves}")
         return [f"config[{opened['key']!r}] is {_json(opened['on'])}: every attention layer also sees the tokens after the "
                 f"query, the full layers all of them{sliding}"]
+    if open_mask:
+        return []
     if (TWO_SIDED.get(model_type or "") or {}).get("every_layer"):
         window = sliding_window(config, found)
         return [] if window is None else [

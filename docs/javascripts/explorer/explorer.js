@@ -19,7 +19,8 @@
   const GROUPS = {
     core: ["pyvalues.js", "rope_scaling.js", "formulas.js", "../../assets/d3/d3.min.js", "widgets.js",
       "widgets_sinusoidal.js", "widgets_rope.js", "widgets_bias.js"],
-    config: ["json_values.js", "rope_table.js", "rope_layer.js", "rope_sites.js", "rope_params.js", "rope_config.js", "rope_engines.js",
+    config: ["json_values.js", "rope_two_way.js", "rope_table.js", "rope_layer.js", "rope_sites.js", "rope_params.js", "rope_plan.js",
+      "rope_config.js", "rope_engines.js",
       "rope_vision_towers.js", "rope_vision.js", "../../assets/posenc/rope-data.js", "inspector_chart.js", "inspector_words.js", "inspector_vision.js", "inspector.js"],
   };
   const CONFIG_WIDGETS = ["rope-inspector"];

@@ -24,8 +24,13 @@
       "or positions), all by the angles shown here; the Site rows of each kind of layer list them.", link("architectures", "rotary-sites")],
     [/limits the uncompressed keys/, "The window bounds only the keys kept as they are; the compressed layers also read compressed " +
       "entries of the whole past, so their reach is not the window.", link("architectures", "rotary-sites")],
-    [/also sees the tokens after the query/, "This config makes the model read its input both ways, as an encoder: " +
+    [/^config\['is_causal'\] is false/, "This config turns the model's causal masks into two-way ones: every " +
+      "layer reads the tokens after the query too, as an encoder does, a window as far after as before; flash " +
+      "attention may still run causally.", link("architectures", "modernbert")],
+    [/also sees the tokens after the query.*halves/, "This config makes the model read its input both ways, as an encoder: " +
       "every layer's window reaches after the query too, and the windows shown here are already halved.", link("architectures", "modernbert")],
+    [/also sees the tokens after the query/, "This config makes the model read its input both ways, as an encoder: " +
+      "every layer's window reaches after the query too, as far as the numbers shown here.", link("architectures", "modernbert")],
     [/keeps building the causal mask/, "Whether a token sees the ones after it depends on how transformers runs the " +
       "attention here, not on the config alone; the reading follows the mask.", link("architectures", "modernbert")],
     // the register of transformers' departures (posenc.configs._divergences): posenc reads transformers' side

@@ -1,5 +1,6 @@
 // A model's RoPE read from its config.json: a port of posenc/configs/_reader.py (read_config,
-// from_config, query_temperature) and of the warnings of posenc/inspect.py (warnings_for).
+// from_config, query_temperature; the layer plan is rope_plan.js) and of the warnings of
+// posenc/inspect.py (warnings_for).
 // Results have posenc's field names; None is null. A ConfigRope is
 //   {model_type, layers: {name: LayerRope}, pattern, max_position_embeddings,
 //    original_max_position_embeddings, notes, sinks}
@@ -13,7 +14,7 @@
   const { valueError, typeError, repr, get } = P;
   const LAYOUTS = ["half", "interleaved"];
 
-  const { layerRope, siteNotes, readDeepseekV4, windowTypes, windowOf, windowNotes, nopeSlidingTypes } = R;
+  const { layerRope, siteNotes, readDeepseekV4, windowOf, windowNotes } = R;
 
   /** LayerRope.rotary_kwargs(): the keyword arguments of RotaryEmbedding for these layers. */
   function rotaryKwargs(layer) {
@@ -44,81 +45,6 @@
 
   // Python's a // b of two non-negative ints, exact past 2^53 / b
   const quotient = (a, b) => Number(BigInt(a) / BigInt(b));
-
-  // ---- the layers -----------------------------------------------------------------------------
-  function layerPlan(config, found, modelType, params) {
-    let layers = R.tableGet(found, config, "num_hidden_layers");
-    layers = layers !== null ? P.checkInt("config['num_hidden_layers']", layers, { minimum: 1, maximum: 2 ** 20 }) : 0;
-    let types = R.tableGet(found, config, "layer_types");
-    if (types !== null) {
-      if (!P.isList(types) || !types.every((t) => typeof t === "string")) {
-        throw typeError(`config['layer_types'] must be a list of strings, got ${P.reprCut(types, 80)}`);
-      }
-      types = R.givenList(found, modelType, "layer_types", [...types]); // Gemma 4 forces the last one
-    } else if (P.truthy(get(found, "layer_types_computed"))) {
-      types = [];
-    } else if (layers && P.truthy(get(found, "window_layers"))) { // Qwen2: from max_window_layers on, once the window is on
-      types = windowTypes(config, found, layers) || [];
-    } else if (layers && P.truthy(get(found, "layer_types_from")) && P.truthy(get(config, found.layer_types_from.key))) {
-      types = typesFromFlags(config, found.layer_types_from, layers); // Llama 4: from no_rope_layers
-    } else if (layers && (P.has(found, "layer_pattern") || P.truthy(get(found, "layer_pattern_unknown")))) {
-      types = P.has(found, "layer_pattern") ? R.pattern(found.layer_pattern, config, layers) : null;
-      if (types === null && P.has(global.posencRopeData.nope_layers_slide, modelType)) { // SmolLM3 with its window on
-        types = nopeSlidingTypes(config, modelType, nopeFlags(config, found, modelType, layers));
-      }
-      if (types === null) types = unknownPattern(found, modelType, params);
-    } else {
-      const named = [...params.keys()].filter((k) => k !== null);
-      const kinds = named.length ? named : ["full_attention"];
-      types = kinds.length === 1 ? new Array(layers).fill(kinds[0]) : [];
-    }
-    let flags = types.map(() => true);
-    if ((get(found, "rope_condition") || []).includes("no_rope_layers")) {
-      flags = nopeFlags(config, found, modelType, types.length) || flags;
-    }
-    return [types, flags];
-  }
-
-  /** Whether each of `count` layers rotates, from no_rope_layers or the class's rule (null: neither). */
-  function nopeFlags(config, found, modelType, count) {
-    let given = get(config, "no_rope_layers");
-    if (given === null && P.has(found, "nope_pattern") && count) {
-      given = R.pattern(found.nope_pattern, config, count);
-      if (given === null) {
-        throw valueError(`config needs 'no_rope_layers' for model type ${repr(modelType)}: its config class fills ` +
-          "them from keys this config sets, by a rule posenc does not derive");
-      }
-    } else if (P.isList(given)) {
-      given = R.givenList(found, modelType, "no_rope_layers", [...given]);
-    }
-    if (given === null) return null;
-    if (!P.isList(given) || given.length !== count) {
-      throw valueError(`config['no_rope_layers'] must be a list of ${count} flags (1: the layer rotates, ` +
-        `0: NoPE), got ${P.reprCut(given, 80)}`);
-    }
-    return given.map(P.truthy);
-  }
-
-  /** The kind of each layer where the config class names it from the given NoPE flags (Llama 4). */
-  function typesFromFlags(config, spec, layers) {
-    const flags = config[spec.key];
-    if (!P.isList(flags) || flags.length !== layers) {
-      throw valueError(`config[${repr(spec.key)}] must be a list of ${layers} flags (1: the layer rotates, 0: NoPE), ` +
-        `got ${P.reprCut(flags, 80)}`);
-    }
-    return flags.map((flag) => spec.kinds[P.truthy(flag) ? "1" : "0"]);
-  }
-
-  /** No layer types for a config whose class fills them by a rule posenc does not follow: an error
-   * where the layer type decides the RoPE (one set per layer type, or only some kinds rotate). */
-  function unknownPattern(found, modelType, params) {
-    const conditions = get(found, "rope_condition") || [];
-    if ([...params.keys()].some((k) => k !== null) || ["sliding_only", "sliding_or_no_window", "no_rope_layers"].some((c) => conditions.includes(c))) {
-      throw valueError(`config needs 'layer_types' for model type ${repr(modelType)}: its config class fills them by a ` +
-        "rule posenc does not derive (for this config), and its layers differ in RoPE by type");
-    }
-    return [];
-  }
 
   function rotatesOf(config, found, layerType) {
     const conditions = get(found, "rope_condition") || [];
@@ -275,7 +201,7 @@
     const notes = [...(get(found, "notes") || [])];
     const params = R.parameters(text, found, iterate(P.truthy(declared) ? declared : []).filter((t) => typeof t === "string"),
       notes);
-    const [types, flags] = layerPlan(text, found, modelType, params);
+    const [types, flags] = global.posencRopePlan.layerPlan(text, found, modelType, params);
     let kinds = new Map();
     types.forEach((layerType, index) => {
       const name = flags[index] ? layerType : `${layerType}:nope`;

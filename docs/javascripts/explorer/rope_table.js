@@ -1,11 +1,13 @@
 // The model-type table of posenc/configs/model_types.json, as posenc/configs/_table.py reads it: the
 // entry of a model type (a wrapper read as its text model), the keys its config class renames or
 // defaults, and the layer patterns it fills in or forces; and the windows of posenc/configs/_windows.py
-// (which layers attend within a window, on one side or both). Part of the port in rope_params.js.
+// (which layers attend within a window; which see both ways: rope_two_way.js). Part of the port in rope_params.js.
 (function (global) {
   "use strict";
   const P = global.posencPython;
   const { valueError, typeError, repr, get, has } = P;
+  const W = global.posencRopeTwoWay; // loaded before this module
+  const { twoSided, centred, asJson, bidirectional } = W;
 
   const ATTENTION_LAYER_TYPES = ["full_attention", "sliding_attention", "chunked_attention", "indexed_attention",
     "reference_sliding_attention"];
@@ -185,73 +187,44 @@
     return types;
   }
 
-  /** The encoders whose windows reach both ways (posenc.configs._windows.TWO_SIDED, served as data). */
-  const twoSided = (modelType) => (typeof modelType === "string" ? get(global.posencRopeData.two_sided, modelType) : null);
-
   /** posenc/configs/_windows.py layer_kind: the kind a layer type runs as (LAYER_KINDS, served as data). */
   function layerKind(modelType, layerType) {
     const kinds = typeof modelType === "string" ? get(global.posencRopeData.layer_kinds, modelType) : null;
     return kinds !== null && has(kinds, layerType) ? kinds[layerType] : layerType;
   }
 
-  /** The encoders whose windows are centred on the query (posenc.configs._windows.CENTRED: T5Gemma2's). */
-  const centred = (modelType) => typeof modelType === "string" && has(global.posencRopeData.centred, modelType);
-
-  /** A flag's value as a config.json writes it (posenc/configs/_windows.py _json). */
-  const asJson = (v) => (v === null ? "null" : P.isBool(v) ? String(v) : repr(v));
-  const sameValue = (a, b) => (a === null ? b === null : P.isBool(a) ? b === a : typeof a === "string" && a === b);
-  const sameType = (a, b) => (a === null ? b === null : P.isBool(a) ? P.isBool(b) : typeof a === "string" && typeof b === "string");
-
-  /** posenc/configs/_windows.py bidirectional: BIDIRECTIONAL's rule where the config turns its flag on, else null. */
-  function bidirectional(config, modelType) {
-    const rule = typeof modelType === "string" ? get(global.posencRopeData.bidirectional, modelType) : null;
-    if (rule === null) return null;
-    const on = get(config, rule.key);
-    if (!rule.allowed.some((value) => sameValue(value, on))) {
-      const message = `config[${repr(rule.key)}] must be one of ${rule.allowed.map(asJson).join(", ")}, got ` +
-        `${P.typeName(on)} ${P.reprCut(on, 40)}`;
-      throw rule.allowed.some((value) => sameType(value, on)) ? valueError(message) : typeError(message);
-    }
-    return sameValue(rule.on, on) ? rule : null;
-  }
-
-  /** posenc/configs/_windows.py causal_kept_notes: Gemma's and Gemma 2's flag keeps the causal mask (CAUSAL_KEPT). */
-  function causalKeptNotes(config, modelType) {
-    const key = typeof modelType === "string" ? get(global.posencRopeData.causal_kept, modelType) : null;
-    const on = key === null ? null : get(config, key);
-    if (on !== null && !P.isBool(on)) {
-      throw typeError(`config[${repr(key)}] must be one of true, false, null, got ${P.typeName(on)} ${P.reprCut(on, 40)}`);
-    }
-    if (on !== true) return [];
-    return [`config[${repr(key)}] is true, but transformers' code for this model type keeps building the causal mask and ` +
-      "only sets its attention's is_causal to false: eager attention stays causal (as read here), while an " +
-      "implementation that skips the mask runs both ways (Gemma's sdpa on a batch without padding)"];
-  }
+  // posenc/configs/_two_way.py IS_CAUSAL_KINDS: the layers whose masks a config's own is_causal false is read for
+  const IS_CAUSAL_KINDS = ["full_attention", "sliding_attention", "chunked_attention"];
 
   /** [window, sides]: the window or chunk of these layers (null: the whole context), "before", "both" or "centred". */
   function windowOf(config, found, layerType, modelType) {
     const kind = layerKind(modelType, layerType.endsWith(":nope") ? layerType.slice(0, -5) : layerType);
     const rule = twoSided(modelType);
     if (NOT_ATTENTION_LAYER_TYPES.includes(kind)) return [null, "before"];
+    const rules = bidirectional(config, modelType), openMask = W.notCausal(config, modelType);
+    if (openMask && !IS_CAUSAL_KINDS.includes(kind)) {
+      throw valueError("config['is_causal'] is false, and posenc does not know which mask layers of type " +
+        `${repr(layerType)} then get (transformers opens its causal and sliding masks both ways)`);
+    }
     if (kind === "chunked_attention") {
       return [windowSize("config['attention_chunk_size']", givenOrDefault(config, found, "attention_chunk_size")), "before"];
     }
     if (kind !== "sliding_attention" && !P.truthy(get(rule || {}, "every_layer")) && !P.truthy(get(found, "window_all_layers"))) {
-      return [null, "before"];
+      return [null, W.sidesOfFull(config, modelType)];
     }
     const fill = typeof modelType === "string" ? get(global.posencRopeData.filled, modelType) : null;
     const window = kind === "sliding_attention" && fill !== null && get(config, "sliding_window") === null
       ? filled(config, fill) : slidingWindow(config, found);
-    const opened = bidirectional(config, modelType);
-    if (opened !== null && kind === "sliding_attention") {
+    if (rules !== null && kind === "sliding_attention") {
       if (window === null) {
-        throw valueError(`config['sliding_window'] is null while config[${repr(opened.key)}] opens the masks both ` +
-          "ways: transformers' config class halves the window and fails on null; give the window");
+        throw valueError(`config['sliding_window'] is null while config[${repr(rules.key)}] opens the masks both ` +
+          "ways: transformers' code fails on null; give the window");
       }
-      return [Number(P.big(window) / 2n) + opened.extra, "both"];
+      return [W.opened(window, rules, openMask), "both"];
     }
-    if (window === null || (rule === null && !centred(modelType))) return [window, "before"];
-    return [window, rule !== null ? "both" : "centred"];
+    if (window === null) return [null, W.sidesOfFull(config, modelType)];
+    if (openMask) return [window, "both"]; // |q - k| <= W (masking_utils.py:137-147)
+    return [window, rule !== null ? "both" : centred(modelType) ? "centred" : "before"];
   }
 
   /** The window a FILLED class sets (ModernBERT's, Dots3's): config[key] // divisor, or the class's default. */
@@ -293,16 +266,24 @@
     return flags.map((rotates) => (window && !rotates ? "sliding_attention" : "full_attention"));
   }
 
+  /** posenc/configs/_windows.py window_notes: where the window applies, and which way the masks open. */
   function windowNotes(config, found, modelType, layerTypes = []) {
+    return spanNotes(config, found, modelType, layerTypes).concat(W.isCausalNotes(config, modelType, layerTypes));
+  }
+
+  function spanNotes(config, found, modelType, layerTypes) {
     if (layerTypes.includes(REFERENCE_SLIDING)) return [referenceNote(config, found)];
-    const opened = bidirectional(config, modelType);
-    if (opened !== null) {
+    const rules = bidirectional(config, modelType), openMask = W.notCausal(config, modelType);
+    if (rules !== null) {
       const both = slidingWindow(config, found);
-      const sliding = both === null ? "" : `, the sliding layers the ${P.formatInt(Number(P.big(both) / 2n) + opened.extra)} ` +
-        "on each side (the config class halves config['sliding_window'])";
-      return [`config[${repr(opened.key)}] is ${asJson(opened.on)}: every attention layer also sees the tokens after the ` +
+      const halves = rules.halves ? " (the config class halves config['sliding_window'])"
+        : ` (|q - k| ${rules.sets_is_causal || openMask ? "<=" : "<"} config['sliding_window'])`;
+      const sliding = both === null ? "" : `, the sliding layers the ${P.formatInt(W.opened(both, rules, openMask))} on ` +
+        `each side${halves}`;
+      return [`config[${repr(rules.key)}] is ${asJson(rules.on)}: every attention layer also sees the tokens after the ` +
         `query, the full layers all of them${sliding}`];
     }
+    if (openMask) return [];
     if (P.truthy(get(twoSided(modelType) || {}, "every_layer"))) {
       const both = slidingWindow(config, found);
       return both === null ? [] : [`config['sliding_window'] (${repr(both)}) limits every attention layer on both sides ` +
@@ -393,6 +374,6 @@
   global.posencRopeTable = Object.freeze({ classLayerTypes,
     ATTENTION_LAYER_TYPES, NOT_ATTENTION_LAYER_TYPES, NOT_ATTENTION_ORDER, modelTypes, lookup, entry, textModelType, layoutOf, tableGet, field,
     defaultTheta, everyK, differs, pattern, givenList, windowTypes, windowOf, windowNotes, nopeSlidingTypes, layerKind,
-    causalKeptNotes,
+    causalKeptNotes: W.causalKeptNotes,
   });
 })(typeof window !== "undefined" ? window : globalThis);

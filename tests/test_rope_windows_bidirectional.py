@@ -1,0 +1,179 @@
+"""Masks opened both ways by Step 3p7's flag and by a config's own ``is_causal`` (issue 33, windows).
+
+Step 3p7's text model (``step3p5``) ORs its masks with its own overlay when
+``use_bidirectional_attention`` is true (modeling_step3p7.py:800-808, 885-892); transformers' causal
+mask builders build bidirectional masks for a config whose ``is_causal`` is false
+(masking_utils.py:954-963, 1180-1189). Each test runs tiny transformers models in eager attention
+and compares the keys each query attends to with what ``read_config`` says
+(``posenc.configs.reach`` of each layer's window and sides; no window: every token, or the causal
+prefix). ``tests/test_explorer_ports.py`` compares the inspector's JavaScript port with the same
+readings (``tests/rope_port_cases.py``).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from posenc.configs import read_config, reach
+
+transformers = pytest.importorskip("transformers")
+
+STEP = {"model_type": "step3p5", "num_hidden_layers": 3,
+        "layer_types": ["full_attention", "sliding_attention", "sliding_attention"],
+        "rope_parameters": {kind: {"rope_type": "default", "rope_theta": 10000.0}
+                            for kind in ("full_attention", "sliding_attention")}}
+
+
+def _expected(window: int | None, sides: str, length: int, kind: str = "") -> torch.Tensor:
+    """The keys each query sees by posenc's reading: ``reach``'s tokens before and after (a chunk: the
+    query's own block of ``window`` positions up to it)."""
+    before, after = reach(window, sides)
+    q, k = torch.arange(length)[:, None], torch.arange(length)[None, :]
+    if kind == "chunked_attention" and window is not None:
+        return (k <= q) & (k // window == q // window)
+    return (k - q >= -(length if before is None else before)) & (k - q <= (length if after is None else after))
+
+
+def _step_masks(config: dict[str, Any], length: int) -> list[torch.Tensor]:
+    """Each layer's attended keys in a tiny Step 3p7 text model (AutoModel does not build it)."""
+    from transformers.models.step3p7 import configuration_step3p7, modeling_step3p7
+
+    from tests.rope_windows_live import _NARROW
+
+    live = configuration_step3p7.Step3p7TextConfig(**{k: v for k, v in {**config, **_NARROW}.items()
+                                                      if k != "model_type"})
+    live._attn_implementation = "eager"
+    torch.manual_seed(0)
+    model = modeling_step3p7.Step3p7TextModel(live).eval()
+    seen: dict[int, torch.Tensor] = {}
+    for index, layer in enumerate(model.layers):
+        layer.self_attn.register_forward_hook(lambda _m, _i, out, index=index: seen.__setitem__(index, out[1]))
+    with torch.no_grad():
+        model(input_ids=torch.arange(1, length + 1)[None] % 60 + 1, use_cache=False)
+    return [seen[i][0, 0] > 0 for i in range(len(model.layers))]
+
+
+@pytest.mark.parametrize("window", [1, 2, 5, 6])
+@pytest.mark.parametrize("flag", [True, False, None])
+def test_step3p7_bidirectional_windows_as_its_model_runs_them(flag: bool | None, window: int) -> None:
+    """Step 3p7 with use_bidirectional_attention: full layers see every token, sliding ones the
+    sliding causal mask OR |q - k| < W, so W - 1 tokens on each side (its class keeps W as given).
+    Run live in eager attention, and read again from the class's to_dict."""
+    config = {**STEP, "sliding_window": window, "use_bidirectional_attention": flag}
+    rope = read_config(config)
+    for index, (name, seen) in enumerate(zip(rope.pattern, _step_masks(config, 11), strict=True)):
+        layer = rope.layers[name]
+        assert torch.equal(seen, _expected(layer.window, layer.window_sides, 11)), (index, name)
+    full, sliding = rope.layers["full_attention"], rope.layers["sliding_attention"]
+    assert (full.window, full.window_sides) == (None, "both" if flag else "before")
+    assert (sliding.window, sliding.window_sides) == ((window - 1, "both") if flag else (window, "before"))
+    assert any("|q - k| < config['sliding_window']" in note for note in rope.notes) == bool(flag)
+    from transformers.models.step3p7 import configuration_step3p7
+
+    live = configuration_step3p7.Step3p7TextConfig(**{k: v for k, v in config.items() if k != "model_type"})
+    assert read_config(live.to_dict()).layers == rope.layers
+
+
+def test_step3p7_bad_flag_and_missing_window_are_named() -> None:
+    with pytest.raises(TypeError, match=r"config\['use_bidirectional_attention'\] must be one of true, false, null, got int 1"):
+        read_config({**STEP, "sliding_window": 4, "use_bidirectional_attention": 1})
+    with pytest.raises(ValueError, match=r"config\['sliding_window'\] is null while config\['use_bidirectional_attention'\]"):
+        read_config({**STEP, "sliding_window": None, "use_bidirectional_attention": True})
+
+
+# Configs with is_causal false, each with a layer plan transformers builds: a decoder (llama), one
+# sliding mask for the whole model (mistral), sliding layers named by a switch (qwen2), Gemma 3 with
+# its own flag too, Gemma's flag that otherwise keeps the causal mask, chunked layers (llama4_text).
+NOT_CAUSAL = {
+    "llama": {"model_type": "llama", "num_hidden_layers": 2},
+    "mistral": {"model_type": "mistral", "num_hidden_layers": 2, "sliding_window": 3},
+    "qwen2": {"model_type": "qwen2", "num_hidden_layers": 4, "max_window_layers": 2, "use_sliding_window": True,
+              "sliding_window": 3},
+    "gemma3_text": {"model_type": "gemma3_text", "num_hidden_layers": 6, "sliding_window": 6,
+                    "use_bidirectional_attention": True},
+    "gemma": {"model_type": "gemma", "num_hidden_layers": 2, "use_bidirectional_attention": True},
+    "llama4_text": {"model_type": "llama4_text", "num_hidden_layers": 4, "attention_chunk_size": 4},
+}
+
+
+@pytest.mark.parametrize("name", list(NOT_CAUSAL))
+def test_is_causal_false_as_transformers_masks_it(name: str) -> None:
+    """A config's is_causal false: each layer's attended keys in a tiny model (eager) against the
+    reading, which says both ways for full and sliding layers (|q - k| <= W) and keeps chunks causal;
+    is_causal true reads as the key left out."""
+    from tests.rope_windows_live import _NARROW, transformers_masks
+
+    given = {**_NARROW, **NOT_CAUSAL[name]}
+    config = {**given, "is_causal": False}
+    rope = read_config(config)
+    for index, (kind, seen) in enumerate(zip(rope.pattern, transformers_masks(config), strict=True)):
+        layer = rope.layers[kind]
+        assert seen is not None and torch.equal(seen, _expected(layer.window, layer.window_sides, 11, kind)), (index, kind)
+    sides = {kind: layer.window_sides for kind, layer in rope.layers.items()}
+    assert {sides[k] for k in sides if k != "chunked_attention"} == {"both"}
+    assert any(n.startswith("config['is_causal'] is false") for n in rope.notes)
+    assert not any("keeps building the causal mask" in n for n in rope.notes)  # Gemma's note no longer holds
+    if name == "llama4_text":
+        assert sides["chunked_attention"] == "before" and any("keep their causal chunks" in n for n in rope.notes)
+    assert read_config({**config, "is_causal": True}).layers == read_config(given).layers
+
+
+def _later_token_moves_an_earlier_one(implementation: str, padded: bool) -> bool:
+    """Whether, in a tiny Llama with is_causal false, token 1's output moves when the last token changes."""
+    from tests.rope_windows_live import _NARROW
+
+    keys = ("hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim", "intermediate_size", "vocab_size")
+    live = transformers.LlamaConfig(num_hidden_layers=2, is_causal=False, **{k: _NARROW[k] for k in keys})
+    torch.manual_seed(0)
+    model = transformers.AutoModel.from_config(live, attn_implementation=implementation).eval()
+    mask = torch.tensor([[0 if padded else 1, 1, 1, 1, 1]])
+    with torch.no_grad():
+        one, two = (model(input_ids=torch.tensor([[5, 6, 7, 8, last]]), attention_mask=mask).last_hidden_state[0, 1]
+                    for last in (9, 10))
+    return not torch.allclose(one, two, atol=1e-6)
+
+
+def test_is_causal_false_opens_eager_and_sdpa_alike() -> None:
+    """The note's claim: eager and sdpa attention both run both ways, padded batch or not."""
+    assert all(_later_token_moves_an_earlier_one(implementation, padded)
+               for implementation in ("eager", "sdpa") for padded in (False, True))
+
+
+def test_config_classes_that_touch_is_causal_are_accounted_for() -> None:
+    """Every config class of the pinned transformers that names is_causal, and why none changes the
+    reading: Gemma 4's three set it with use_bidirectional_attention 'all' (read by that flag), JEV
+    writes it into the text config read_config reads, Dots3's vision config pops it (configuration_
+    dots3_note.py:100; its text config keeps it: checked live), PI0 sets its DiT's (not a text model)."""
+    models = Path(transformers.__file__).parent / "models"
+    naming = {path.parent.name for path in models.glob("*/configuration_*.py") if "is_causal" in path.read_text()}
+    assert naming == {"dots3_note", "gemma4", "gemma4_unified", "diffusion_gemma", "jev", "pi0"}
+    dots3 = (models / "dots3_note" / "configuration_dots3_note.py").read_text().splitlines()
+    assert dots3[99].strip() == 'kwargs.pop("is_causal", None)' and "class Dots3NoteVisionConfig" in dots3[27]
+    assert getattr(transformers.AutoConfig.for_model("dots3_note_text", is_causal=False), "is_causal", True) is False
+
+
+def test_is_causal_bad_values_and_unread_layers_are_refused() -> None:
+    with pytest.raises(TypeError, match=r"config\['is_causal'\] must be true or false, got NoneType None"):
+        read_config({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 2,
+                     "is_causal": None})
+    dots3 = {"model_type": "dots3_note_text", "num_hidden_layers": 2, "is_causal": False}  # indexed_attention
+    with pytest.raises(ValueError, match=r"config\['is_causal'\] is false, and posenc does not know which mask "
+                                         r"layers of type 'indexed_attention'"):
+        read_config(dots3)
+
+
+def test_reach_names_bad_arguments() -> None:
+    assert reach(None, "both") == (None, None) and reach(0, "both") == (0, 0)
+    with pytest.raises(ValueError, match=r"sides must be one of 'before', 'both', 'centred', got 'after'"):
+        reach(4, "after")
+    with pytest.raises(ValueError, match=r"window must be an integer >= 1 with sides 'before'"):
+        reach(0, "before")
+    with pytest.raises(TypeError, match=r"window must be an integer or None, got float 4.0"):
+        reach(4.0, "both")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"window must be a positive integer when sides is 'centred'"):
+        reach(None, "centred")
