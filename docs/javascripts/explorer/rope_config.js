@@ -46,26 +46,28 @@
   // Python's a // b of two non-negative ints, exact past 2^53 / b
   const quotient = (a, b) => Number(BigInt(a) / BigInt(b));
 
-  function rotatesOf(config, found, layerType) {
-    const conditions = get(found, "rope_condition") || [];
-    if (R.NOT_ATTENTION_LAYER_TYPES.includes(layerType)) {
-      return [false, `${layerType} layers are not attention and take no rotation: ${R.NOT_ATTENTION_ORDER[layerType]}`];
-    }
-    if (conditions.includes("sliding_only") && layerType !== "sliding_attention") {
-      return [false, "only the sliding-window layers of this model type rotate (NoPE)"];
-    }
-    if (conditions.includes("sliding_or_no_window") && layerType !== "sliding_attention" &&
-        R.field(found, config, "sliding_window") !== null) {
-      return [false, "with a sliding window, only the sliding-window layers of this model type rotate (NoPE)"];
-    }
-    if (!R.ATTENTION_LAYER_TYPES.includes(layerType)) return [null, `posenc does not know what layers of type ${repr(layerType)} do`];
-    if (conditions.includes("use_mem_rope")) { // Zamba2: `if self.config.use_mem_rope:` around the rotation
-      // null is refused too: the class's strict field takes only true or false
-      const on = P.has(config, "use_mem_rope") ? config.use_mem_rope : R.field(found, config, "use_mem_rope");
-      if (!P.isBool(on)) throw typeError(`config['use_mem_rope'] must be true or false, got ${P.typeName(on)} ${P.reprCut(on, 40)}`);
-      if (!on) return [false, "config['use_mem_rope'] is false: this model type's attention does not rotate (NoPE)"];
-    }
-    return [true, null];
+  // posenc/configs/_refusals.py's theta_only: the config without the rope_parameters and rope_scaling a rotary
+  // module that reads only the top-level rope_theta ignores (ESM's), each named in notes.
+  function thetaOnly(config, found, notes) {
+    if (!P.truthy(get(found, "theta_only"))) return config;
+    const ignored = ["rope_parameters", "rope_scaling"].filter((key) => !P.isNone(get(config, key)));
+    if (!ignored.length) return config;
+    notes.push("transformers' code for this model type reads only config['rope_theta'] (the default rule, no " +
+      `scaling): it ignores ${ignored.map((key) => `config[${repr(key)}]`).join(", ")}`);
+    const out = {};
+    for (const k of P.keys(config)) if (!ignored.includes(k)) P.setKey(out, k, get(config, k));
+    return out;
+  }
+
+  // posenc/configs/_refusals.py's _head_slice: a rotation of a slice of the heads (Qwen2.5-Omni's DiT).
+  function headSlice(modelType, heads) {
+    const [attention, sliced, through] = [get(heads, "attention"), get(heads, "sliced"), get(heads, "through") || []];
+    const count = /^\w+\[:, :(\d+)\](, \w+\[:, :\1\])*$/.exec(sliced);
+    const which = count === null ? "" : " (q and k are [batch, heads, positions, features] there: its first " +
+      `${count[1] === "1" ? "head" : `${count[1]} heads`})`;
+    const before = through.length ? `, after ${through.join(" and ")} reorders their features` : "";
+    return `model type ${repr(modelType)}: its attention (${attention}) rotates only ${sliced}${which}${before}; the other ` +
+      "heads take no rotation: posenc reads one rotation for all the heads of a layer, which cannot express that";
   }
 
   /** _part_notes(config): which part of an encoder-decoder config was read (T5Gemma 2: its decoder). */
@@ -150,7 +152,7 @@
     const given = P.isNone(layout) ? null : P.checkChoice("layout", layout, LAYOUTS);
     const [modelType, given0] = R.textPart(config);
     const [rewritten, found] = R.classLayerTypes(given0, (modelType !== null ? R.entry(modelType) : null) || {}, modelType);
-    const text = R.classLength(rewritten, modelType); // Zamba2's use_long_context
+    let text = R.classLength(rewritten, modelType); // Zamba2's use_long_context
     const own = get(config, "model_type"); // the config's own type (SAM 3's table entry names its CLIP text model)
     if (typeof own === "string" && (global.posencRopeData.vision_encoders || []).includes(own)) {
       throw valueError(`model type ${repr(own)}: a vision or video encoder that rotates over patches in 2-D or 3-D; ` +
@@ -193,12 +195,27 @@
         "layout the other way, by -m theta at position m where RoPE turns by +m theta (found by running its rotary " +
         "module and rotation function): posenc's rotation does not express that, in either layout");
     }
+    const heads = get(found, "head_slice"); // Qwen2.5-Omni's DiT: its first head only
+    if (P.truthy(heads)) throw valueError(headSlice(modelType, heads));
+    const flag = get(found, "rotates_values"); // RoFormer's rotary_value
+    if (P.truthy(flag)) {
+      const key = get(flag, "key");
+      const on = P.has(text, key) ? get(text, key) : get(flag, "default");
+      if (!P.isBool(on)) throw typeError(`config[${repr(key)}] must be true or false, got ${P.typeName(on)} ${P.reprCut(on, 40)}`);
+      if (on) {
+        throw valueError(`config[${repr(key)}] is true: transformers' code for model type ${repr(modelType)} then ` +
+          "rotates the values as well as q and k, by the same angles at each token's own position " +
+          "(apply_rotary_position_embeddings with value_layer), so the attention's output carries " +
+          `absolute positions; posenc's RoPE rotates q and k only and reads this model type with ${key} false`);
+      }
+    }
     if ((get(found, "rope_condition") || []).includes("no_alibi") && get(text, "alibi") === true) {
       throw valueError(`config['alibi'] is true: this ${P.str(modelType)} model uses ALiBi, not RoPE`);
     }
     const chosen = R.layoutFor(text, found, modelType, given);
     const declared = R.tableGet(found, text, "layer_types");
     const notes = [...(get(found, "notes") || [])];
+    text = thetaOnly(text, found, notes); // ESM: rope_parameters and rope_scaling are not read
     const params = R.parameters(text, found, iterate(P.truthy(declared) ? declared : []).filter((t) => typeof t === "string"),
       notes);
     const [types, flags] = global.posencRopePlan.layerPlan(text, found, modelType, params);
@@ -218,7 +235,7 @@
     const layers = {};
     for (const [name, indices] of kinds) {
       const layerType = strip(name);
-      let [rotates, note] = rotatesOf(text, found, R.layerKind(modelType, layerType));
+      let [rotates, note] = global.posencRopePlan.rotatesOf(text, found, R.layerKind(modelType, layerType));
       if (name.endsWith(":nope") || (indices.length && !flags[indices[0]])) {
         [rotates, note] = [false, "no RoPE at these layers (config['no_rope_layers'])"];
       }

@@ -1,7 +1,8 @@
 // Which kind of layer each layer of a model is, and whether its index lets it rotate: a port of
 // posenc/configs/_plan.py layer_plan (the config's layer_types, or the types its class derives from
 // other keys: Qwen2's max_window_layers, Llama 4's NoPE flags, SmolLM3's sliding NoPE layers, a fixed
-// pattern; and each layer's NoPE flag). Used by rope_config.js's readConfig.
+// pattern; and each layer's NoPE flag), and whether a kind of layer rotates (posenc/configs/_reader.py
+// _rotates, with _refusals.py's switched_off). Used by rope_config.js's readConfig.
 (function (global) {
   "use strict";
   const P = global.posencPython;
@@ -84,5 +85,51 @@
     return [];
   }
 
-  global.posencRopePlan = Object.freeze({ layerPlan });
+  /** _rotates (posenc/configs/_reader.py): [whether layers of this kind rotate (null: unknown), why not]. */
+  function rotatesOf(config, found, layerType) {
+    const conditions = get(found, "rope_condition") || [];
+    if (R.NOT_ATTENTION_LAYER_TYPES.includes(layerType)) {
+      return [false, `${layerType} layers are not attention and take no rotation: ${R.NOT_ATTENTION_ORDER[layerType]}`];
+    }
+    if (conditions.includes("sliding_only") && layerType !== "sliding_attention") {
+      return [false, "only the sliding-window layers of this model type rotate (NoPE)"];
+    }
+    if (conditions.includes("sliding_or_no_window") && layerType !== "sliding_attention" &&
+        R.field(found, config, "sliding_window") !== null) {
+      return [false, "with a sliding window, only the sliding-window layers of this model type rotate (NoPE)"];
+    }
+    if (!R.ATTENTION_LAYER_TYPES.includes(layerType)) return [null, `posenc does not know what layers of type ${repr(layerType)} do`];
+    if (conditions.includes("use_mem_rope")) { // Zamba2: `if self.config.use_mem_rope:` around the rotation
+      // null is refused too: the class's strict field takes only true or false
+      const on = P.has(config, "use_mem_rope") ? config.use_mem_rope : R.field(found, config, "use_mem_rope");
+      if (!P.isBool(on)) throw typeError(`config['use_mem_rope'] must be true or false, got ${P.typeName(on)} ${P.reprCut(on, 40)}`);
+      if (!on) return [false, "config['use_mem_rope'] is false: this model type's attention does not rotate (NoPE)"];
+    }
+    const off = switchedOff(config, found); // ESM's position_embedding_type
+    if (off !== null) return [false, off];
+    return [true, null];
+  }
+
+  // posenc/configs/_refusals.py's switched_off: why the layers do not rotate where a config key switches the
+  // rotation (rope_switch: ESM's position_embedding_type), or null where it is on (or there is no switch).
+  function switchedOff(config, found) {
+    const sw = get(found, "rope_switch");
+    if (!P.truthy(sw)) return null;
+    const [key, rotary, absolute] = [get(sw, "key"), get(sw, "rotary"), get(sw, "absolute")];
+    const value = P.has(config, key) ? get(config, key) : get(sw, "default");
+    if (!P.isNone(value) && typeof value !== "string") {
+      throw typeError(`config[${repr(key)}] must be a string such as ${repr(rotary)}` +
+        `${P.truthy(absolute) ? ` or ${repr(absolute)}` : ""}, got ${P.typeName(value)} ${P.reprCut(value, 40)}`);
+    }
+    if (value === rotary) return null;
+    if (value === absolute) {
+      return `config[${repr(key)}] is ${repr(value)}: this model type's attention does not rotate q and k (NoPE); its code ` +
+        "adds learned absolute position embeddings to the token embeddings instead";
+    }
+    return `config[${repr(key)}] is ${repr(value)}: transformers' code for this model type rotates q and k only with ` +
+      `${repr(rotary)}${P.truthy(absolute) ? ` and adds learned absolute position embeddings only with ${repr(absolute)}` : ""}` +
+      `: with ${repr(value)} its layers get no position information`;
+  }
+
+  global.posencRopePlan = Object.freeze({ layerPlan, rotatesOf });
 })(typeof window !== "undefined" ? window : globalThis);
