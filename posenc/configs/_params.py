@@ -15,7 +15,7 @@ from typing import Any
 
 from posenc.configs import _table as table
 from posenc.configs._schema import ModelTypeEntry
-from posenc.configs._layer import _one
+from posenc.configs._layer import ALPHA_NOTE, _one, _reads_alpha
 
 MAX_NESTING = 100  # levels of dicts and lists a config may nest (a config.json nests a few)
 
@@ -77,7 +77,7 @@ def _text_part(config: Mapping[str, Any]) -> tuple[str | None, Mapping[str, Any]
     if model_type is not None and not isinstance(model_type, str):
         raise TypeError(f"config['model_type'] must be a string, got {type(model_type).__name__}")
     key = _text_key(config)
-    if key is None:  # not a wrapper, or a wrapper whose language model is not given as a dict
+    if key is None or model_type is None:  # not a wrapper, or its language model not given as a dict
         given = next((name for name in TEXT_CONFIG_KEYS if config.get(name) is not None), None)
         if given is not None and _is_wrapper(model_type):
             raise TypeError(f"config[{given!r}] must be a dict (the language model's config), "
@@ -159,6 +159,8 @@ def _parameters(config: Mapping[str, Any], found: ModelTypeEntry, layer_types: l
     for layer_type, params in nested.items():
         if params is not None:
             _complete(config, found, layer_type, params, flat=layer_type is None, absent=absent, relied=relied)
+    if any(params is not None and _reads_alpha(found, params) for params in nested.values()):
+        notes.append(ALPHA_NOTE)  # HunYuan: "dynamic" with alpha is a fixed base (refused with another type)
     groups = found.get("defaults_depend_on") or ()
     changed = [group for group in groups if all(table.differs(config, key, value) for key, value in group.items())]
     if relied and changed:

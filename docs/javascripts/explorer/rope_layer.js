@@ -129,6 +129,41 @@
     return value === null ? null : P.checkInt(`config[${repr(key)}]`, value, { minimum: 1, maximum: MAX_LENGTH });
   }
 
+  // ---- HunYuan's fixed NTK alpha (posenc/configs/_layer.py: a "dynamic" set with alpha is a fixed base) ----
+  const ALPHA_UNREAD = ["factor", "beta_fast", "beta_slow", "mscale", "mscale_all_dim"];
+  const ALPHA = "rope_parameters['alpha']";
+  const ALPHA_NOTE = "rope type 'dynamic' with 'alpha' (HunYuan): transformers' rotary module for this model type " +
+    "runs it as a fixed NTK base, rope_theta * alpha ** (d / (d - 2)) with d = head_dim, that does not grow with " +
+    "the sequence; read as posenc's 'ntk' scaling with factor alpha ('factor', 'beta_fast', 'beta_slow', " +
+    "'mscale' and 'mscale_all_dim' are not read)";
+
+  /** _reads_alpha: whether params carry an alpha the model type's rotary module reads (HunYuan). */
+  function readsAlpha(found, params) {
+    return P.truthy(get(found, "ntk_alpha")) && get(params, "alpha") !== null;
+  }
+
+  /** _alpha_scaling: HunYuan's alpha as posenc's "ntk" rule, checked as transformers runs it. */
+  function alphaScaling(config, found, params) {
+    const alpha = params.alpha;
+    const value = P.checkFloat(ALPHA, alpha, { minimum: 1.0, maximum: S.LARGEST });
+    if (!has(params, "factor")) {
+      throw valueError(`rope parameters of type 'dynamic' need 'factor' beside ${ALPHA} = ${repr(alpha)}: ` +
+        "transformers' config class requires the key (its value is unused with alpha)");
+    }
+    if (field(found, config, "head_dim") === null) {
+      throw valueError(`config needs 'head_dim' with ${ALPHA}: transformers' code for this model type computes the ` +
+        "base from config.head_dim and fails without it");
+    }
+    const fraction = get(params, "partial_rotary_factor");
+    if (fraction !== null && !P.equal(fraction, 1.0)) {
+      throw valueError(`partial_rotary_factor is ${repr(fraction)}, but with ${ALPHA} transformers' code for this ` +
+        "model type rotates the whole head (config.head_dim): leave it out");
+    }
+    const scaling = { type: "ntk", factor: value };
+    S.parseScaling(scaling);
+    return scaling;
+  }
+
   // ---- one kind of layer ---------------------------------------------------------------------
   function scalingOf(config, found, params) {
     const kind = params.rope_type;
@@ -136,7 +171,15 @@
       throw valueError(`rope_type must be one of ${P.keys(ROPE_TYPES).map(repr).join(", ")} (the types posenc reads ` +
         `from a config), got ${repr(kind)}`);
     }
-    const ignored = get(found, "ignore_keys") || [];
+    const alpha = readsAlpha(found, params);
+    if (alpha && kind !== "dynamic") {
+      throw valueError(`${ALPHA} = ${repr(params.alpha)} is read only with rope type 'dynamic' (HunYuan's fixed NTK ` +
+        `base); transformers' code for this model type ignores it with rope type ${repr(kind)}: leave it out`);
+    }
+    const ignored = [...(get(found, "ignore_keys") || [])];
+    if (P.truthy(get(found, "ntk_alpha"))) { // HunYuan: its key (null: not given, plain "dynamic"), and with it those not read
+      ignored.push(...(alpha ? ["alpha", ...ALPHA_UNREAD] : ["alpha"]));
+    }
     for (const key of P.keys(params)) {
       if (!COMMON.includes(key) && !ROPE_TYPES[kind].includes(key) && !ignored.includes(key)) {
         const allowed = P.sortedStrings([...new Set([...COMMON, ...ROPE_TYPES[kind], ...ignored])].filter((k) => k !== "type"));
@@ -144,6 +187,7 @@
           `(allowed: ${allowed.map(repr).join(", ")})`);
       }
     }
+    if (alpha) return alphaScaling(config, found, params);
     if (kind === "default") return null;
     const scaling = { type: kind };
     for (const k of P.keys(params)) if (ROPE_TYPES[kind].includes(k) && params[k] !== null) P.setKey(scaling, k, params[k]);
@@ -241,7 +285,7 @@
   }
 
   global.posencRopeLayer = Object.freeze({
-    MAX_LENGTH, ROPE_TYPES, one, headDim, rotaryWidth, contextLength, scalingOf, temperatureOf, softmaxScale, layoutFor,
-    layerRope, classLength,
+    MAX_LENGTH, ROPE_TYPES, ALPHA_NOTE, one, headDim, rotaryWidth, contextLength, readsAlpha, scalingOf, temperatureOf,
+    softmaxScale, layoutFor, layerRope, classLength,
   });
 })(typeof window !== "undefined" ? window : globalThis);

@@ -65,7 +65,7 @@
       throw typeError(`config['model_type'] must be a string, got ${P.typeName(modelType)}`);
     }
     const key = textKey(config);
-    if (key === null) { // not a wrapper, or a wrapper whose language model is not given as a dict
+    if (key === null || modelType === null) { // not a wrapper, or its language model not given as a dict
       const given = TEXT_CONFIG_KEYS.find((k) => get(config, k) !== null);
       if (given !== undefined && isWrapper(modelType)) {
         throw typeError(`config[${repr(given)}] must be a dict (the language model's config), got ${P.typeName(get(config, given))}`);
@@ -161,6 +161,9 @@
     absent = absent === null ? get(found, "absent_defaults") || {} : absent;
     for (const [layerType, params] of nested) {
       if (params !== null) complete(config, found, layerType, params, layerType === null, absent, relied);
+    }
+    if ([...nested.values()].some((params) => params !== null && L.readsAlpha(found, params))) {
+      notes.push(L.ALPHA_NOTE); // HunYuan: "dynamic" with alpha is a fixed base (refused with another type)
     }
     const changed = (get(found, "defaults_depend_on") || [])
       .filter((group) => P.keys(group).every((key) => differs(config, key, group[key])));

@@ -244,6 +244,6 @@
   }
 
   global.posencRopeScaling = Object.freeze({
-    SCALING_TYPES, RULES, FIELDS, MAX_ROPE_DIM, parseScaling, ropeInverseFrequencies, ropeAttentionScaling, yarnMscale,
+    SCALING_TYPES, RULES, FIELDS, MAX_ROPE_DIM, LARGEST, parseScaling, ropeInverseFrequencies, ropeAttentionScaling, yarnMscale,
   });
 })(typeof window !== "undefined" ? window : globalThis);
