@@ -223,6 +223,15 @@ def test_engine_warnings_read_alike(tmp_path: Path) -> None:
     assert len(warned) - len(zoo_warned) == sum(bool(expected) for _, expected in ENGINE_CASES.values())
 
 
+@needs_node
+def test_the_ports_encoders_are_pythons(tmp_path: Path) -> None:
+    """rope_two_way.js's ENCODERS (the model types that see both ways with no window) is
+    posenc.configs._two_way.ENCODERS, in the same order."""
+    from posenc.configs._two_way import ENCODERS
+
+    assert run_js(tmp_path, "() => posencRopeTwoWay.ENCODERS") == list(ENCODERS)
+
+
 def test_error_kinds_tell_problems_apart() -> None:
     """The kind of an error (what the parity checks compare for bad input) names the class and the key:
     two messages about different keys, or of different classes, are different kinds; a rewording is not."""

@@ -177,3 +177,51 @@ def test_reach_names_bad_arguments() -> None:
         reach(4.0, "both")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"window must be a positive integer when sides is 'centred'"):
         reach(None, "centred")
+
+
+def _bidirectional_only() -> set[str]:
+    """The rotating model types of the table whose modeling files build only bidirectional masks."""
+    from transformers.models.auto.configuration_auto import model_type_to_module_name
+
+    from posenc.configs import _table
+
+    models = Path(transformers.__file__).parent / "models"
+    found = set()
+    for model_type, entry in _table.model_types().items():
+        if not isinstance(entry, dict) or entry.get("layout") is None:
+            continue
+        source = "".join(path.read_text() for path in (models / model_type_to_module_name(model_type)).glob("modeling_*.py"))
+        if (re.search(r"create_bidirectional_(sliding_window_)?mask\(|_prepare_4d_attention_mask\(", source)
+                and not re.search(r"create_(causal|sliding_window_causal|chunked_causal)_mask\b", source)):
+            found.add(model_type)
+    return found
+
+
+def test_encoders_are_the_model_types_that_build_only_bidirectional_masks() -> None:
+    """ENCODERS and TWO_SIDED are exactly the rotating model types whose modeling files build
+    bidirectional masks and no causal one (a new encoder in transformers fails here), and every layer
+    of theirs with no window reads window_sides 'both' (config is_causal changes nothing)."""
+    from posenc.configs._two_way import ENCODERS, TWO_SIDED
+
+    assert _bidirectional_only() == set(ENCODERS) | set(TWO_SIDED)
+    for model_type in ENCODERS:
+        config = {"model_type": model_type, "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 2}
+        rope = read_config(config)
+        assert {(layer.window, layer.window_sides) for layer in rope.layers.values()} == {(None, "both")}, model_type
+        assert read_config({**config, "is_causal": False}) == rope
+
+
+@pytest.mark.parametrize("model_type", ["gte", "nomic_bert", "eurobert"])
+def test_encoders_see_both_ways_as_their_models_run(model_type: str) -> None:
+    """Run live (eager, a tiny model): token 1's output moves when the last token changes."""
+    from tests.rope_windows_live import _NARROW
+
+    keys = ("hidden_size", "num_attention_heads", "intermediate_size", "vocab_size")
+    live = transformers.AutoConfig.for_model(model_type, num_hidden_layers=2, pad_token_id=0,
+                                             **{k: _NARROW[k] for k in keys})
+    torch.manual_seed(0)
+    model = transformers.AutoModel.from_config(live, attn_implementation="eager").eval()
+    with torch.no_grad():
+        one, two = (model(input_ids=torch.tensor([[5, 6, 7, 8, last]])).last_hidden_state[0, 1] for last in (9, 10))
+    assert not torch.allclose(one, two, atol=1e-6)
+    assert read_config({"model_type": model_type, **{k: _NARROW[k] for k in keys}}).layers["full_attention"].window_sides == "both"

@@ -1,7 +1,8 @@
 """Which layers of a model see the tokens after the query too, as transformers' code decides it.
 
 The two-way half of `posenc.configs._windows` (which re-exports these names): encoders whose
-windows reach both ways (`TWO_SIDED`) or are centred on the query (`CENTRED`), the config flags
+windows reach both ways (`TWO_SIDED`) or are centred on the query (`CENTRED`), or that have no
+window (`ENCODERS`), the config flags
 that open a decoder's masks both ways (`BIDIRECTIONAL`) or leave them causal (`CAUSAL_KEPT`), and a
 config's own ``is_causal`` (false: transformers' mask builders build bidirectional masks).
 A layer that sees every token, before and after, is read with no window and ``window_sides``
@@ -36,6 +37,19 @@ TWO_SIDED: dict[str, dict[str, Any]] = {
 # a function of its own, sliding_window_mask_function(W, is_causal=False) (modeling_t5gemma2.py:708-724,
 # called at :795-798).
 CENTRED: dict[str, dict[str, Any]] = {"t5gemma2_text": {"where": "modeling_t5gemma2.py:708"}}
+
+# Model types (as read_config reads them) whose modeling file builds only bidirectional masks
+# (create_bidirectional_mask, no causal mask builder), with no window: encoders, every layer seeing every
+# token before and after. tests/test_rope_windows_bidirectional.py derives the set from the pinned
+# transformers' modeling files (with TWO_SIDED's) and runs some of them.
+ENCODERS = ("esmc", "eurobert", "gte", "jina_embeddings_v3", "lasr_encoder", "nemotron3_diarization_audio",
+            "neucodec", "nomic_bert", "pe_audio_encoder", "pe_audio_video_encoder", "pe_video_encoder")
+
+
+def _encoder(model_type: str | None) -> bool:
+    """Whether every layer of the model type sees both ways whatever the config says."""
+    return model_type in CENTRED or model_type in TWO_SIDED or model_type in ENCODERS
+
 
 # Model types whose config class takes a flag ("on": the value that turns it on) that opens every
 # attention layer both ways: the full layers to every token, the sliding ones to W' tokens on each side
@@ -80,7 +94,7 @@ def bidirectional(config: Mapping[str, Any], model_type: str | None) -> dict[str
 # builds its masks with them from its config honours it: full layers see every token, sliding ones
 # |q - k| <= W. The chunked builder has no such branch (create_chunked_causal_mask, masking_utils.py:1371).
 # tests/test_rope_windows_bidirectional.py checks which modeling files build their masks so and runs them.
-# The encoders of TWO_SIDED and CENTRED build bidirectional masks whatever the key says. No text
+# The encoders (TWO_SIDED, CENTRED, ENCODERS) build bidirectional masks whatever the key says. No text
 # model's config class drops the key (Dots3's vision config pops it: configuration_dots3_note.py:100).
 IS_CAUSAL = "is_causal"
 IS_CAUSAL_KINDS = ("full_attention", "sliding_attention", "chunked_attention")
@@ -94,12 +108,12 @@ def not_causal(config: Mapping[str, Any], model_type: str | None) -> bool:
     if not isinstance(on, bool):
         raise TypeError(f"config['is_causal'] must be true or false, got {type(on).__name__} {on!r:.40} "
                         f"(transformers tests it for truth: null would open the masks both ways)")
-    return not on and model_type not in CENTRED and model_type not in TWO_SIDED
+    return not on and not _encoder(model_type)
 
 
 def sides_of_full(config: Mapping[str, Any], model_type: str | None) -> str:
     """The sides a layer with no window sees: "both" where its mask opens both ways, else "before"."""
-    if model_type in CENTRED or model_type in TWO_SIDED or not_causal(config, model_type):
+    if _encoder(model_type) or not_causal(config, model_type):
         return "both"
     return "both" if bidirectional(config, model_type) else "before"
 
@@ -131,8 +145,8 @@ def _opened(window: int, rule: Mapping[str, Any], open_mask: bool) -> int:
 
 
 def is_causal_notes(config: Mapping[str, Any], model_type: str | None, plan: Sequence[str] = ()) -> list[str]:
-    """What a config's own ``is_causal`` false does (nothing for `TWO_SIDED` and `CENTRED`'s encoders)."""
-    if config.get(IS_CAUSAL, True) is not False or model_type in CENTRED or model_type in TWO_SIDED:
+    """What a config's own ``is_causal`` false does (nothing for the encoders)."""
+    if config.get(IS_CAUSAL, True) is not False or _encoder(model_type):
         return []
     chunks = (" (chunked_attention layers keep their causal chunks: transformers' chunked mask builder has no such "
               "branch)" if "chunked_attention" in plan else "")

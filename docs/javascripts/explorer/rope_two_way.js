@@ -12,6 +12,15 @@
   /** The encoders whose windows are centred on the query (posenc.configs._two_way.CENTRED: T5Gemma2's). */
   const centred = (modelType) => typeof modelType === "string" && has(global.posencRopeData.centred, modelType);
 
+  // posenc/configs/_two_way.py ENCODERS: model types whose modeling file builds only bidirectional masks, no window
+  // (tests/test_explorer_ports.py checks the list against Python's)
+  const ENCODERS = ["esmc", "eurobert", "gte", "jina_embeddings_v3", "lasr_encoder", "nemotron3_diarization_audio",
+    "neucodec", "nomic_bert", "pe_audio_encoder", "pe_audio_video_encoder", "pe_video_encoder"];
+
+  /** posenc/configs/_two_way.py _encoder: whether every layer of the model type sees both ways. */
+  const encoder = (modelType) => centred(modelType) || twoSided(modelType) !== null ||
+    (typeof modelType === "string" && ENCODERS.includes(modelType));
+
   /** A flag's value as a config.json writes it (posenc/configs/_two_way.py _json). */
   const asJson = (v) => (v === null ? "null" : P.isBool(v) ? String(v) : repr(v));
   const sameValue = (a, b) => (a === null ? b === null : P.isBool(a) ? b === a : typeof a === "string" && a === b);
@@ -51,12 +60,12 @@
       throw typeError(`config['is_causal'] must be true or false, got ${P.typeName(on)} ${P.reprCut(on, 40)} ` +
         "(transformers tests it for truth: null would open the masks both ways)");
     }
-    return !on && twoSided(modelType) === null && !centred(modelType);
+    return !on && !encoder(modelType);
   }
 
   /** posenc/configs/_two_way.py sides_of_full: the sides a layer with no window sees. */
   function sidesOfFull(config, modelType) {
-    if (centred(modelType) || twoSided(modelType) !== null || notCausal(config, modelType)) return "both";
+    if (encoder(modelType) || notCausal(config, modelType)) return "both";
     return bidirectional(config, modelType) !== null ? "both" : "before";
   }
 
@@ -68,9 +77,7 @@
 
   /** posenc/configs/_two_way.py is_causal_notes: what a config's own is_causal false does. */
   function isCausalNotes(config, modelType, plan = []) {
-    if (get(config, "is_causal") !== false || !has(config, "is_causal") || centred(modelType) || twoSided(modelType) !== null) {
-      return [];
-    }
+    if (get(config, "is_causal") !== false || !has(config, "is_causal") || encoder(modelType)) return [];
     const chunks = plan.includes("chunked_attention") ? " (chunked_attention layers keep their causal chunks: " +
       "transformers' chunked mask builder has no such branch)" : "";
     return ["config['is_causal'] is false: transformers' mask builders then build bidirectional masks " +
@@ -80,6 +87,6 @@
       "(flash_attention.py:86), not checked here"];
   }
 
-  global.posencRopeTwoWay = Object.freeze({ twoSided, centred, asJson, bidirectional, causalKeptNotes, notCausal,
+  global.posencRopeTwoWay = Object.freeze({ ENCODERS, twoSided, centred, asJson, bidirectional, causalKeptNotes, notCausal,
     sidesOfFull, opened, isCausalNotes });
 })(typeof window !== "undefined" ? window : globalThis);
