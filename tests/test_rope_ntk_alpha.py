@@ -7,9 +7,8 @@ run such a set as their own type "ntk_alpha": the base ``rope_theta * alpha ** (
 (modeling_hunyuan_v1_dense.py:296-356; modeling_rope_utils.py:121-128 regrows only types named
 "dynamic"). read_config reads it as posenc's "ntk" rule with factor alpha (posenc/configs/_layer.py).
 
-The model-type table gets the key ``ntk_alpha`` from TABLE's generator; until the committed table
-carries it, the fixture below sets it on exactly the derived types (in Python and in the data the
-JavaScript port reads), and `test_the_table_marks_exactly_those_types` says whether it does.
+The model-type table marks those types with ``ntk_alpha`` (derived by its generator,
+tools/rope_model_types/); `test_the_table_marks_exactly_those_types` ties the two.
 
 The published configs are not reachable from here (huggingface.co): the "published-shaped" configs
 are ASSUMED, built from the config classes' defaults plus the rope keys Hunyuan-7B and
@@ -67,19 +66,6 @@ def ntk_alpha_modules() -> dict[str, tuple[Any, Any]]:
 MODULES = ntk_alpha_modules()
 
 
-@pytest.fixture
-def ntk_alpha_table(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    """The table with ``ntk_alpha`` on the derived types (a no-op once the generator writes it); the
-    path of that table, for the JavaScript port's data."""
-    table = json.loads(_table.TABLE_PATH.read_text())
-    for model_type in MODULES:
-        monkeypatch.setitem(_table.model_types()[model_type], "ntk_alpha", True)
-        table["model_types"][model_type]["ntk_alpha"] = True
-    path = tmp_path / "model_types.json"
-    path.write_text(json.dumps(table))
-    return path
-
-
 def reference(theta: float, alpha: float, dim: int) -> torch.Tensor:
     """float64, from the formula: theta_i = (rope_theta * alpha^(d/(d-2)))^(-2i/d)."""
     base = theta * alpha ** (dim / (dim - 2))
@@ -109,13 +95,11 @@ def test_which_model_types_read_alpha() -> None:
 
 def test_the_table_marks_exactly_those_types() -> None:
     marked = sorted(t for t, entry in _table.model_types().items() if entry.get("ntk_alpha"))
-    if not marked:
-        pytest.xfail("the committed table does not carry 'ntk_alpha' yet (TABLE's generator: requests-TABLE.md)")
     assert marked == sorted(MODULES)
 
 
 @pytest.mark.parametrize("model_type", ["hunyuan_v1_dense", "hunyuan_v1_moe"])
-def test_a_published_shaped_config_reads_as_its_rotary_module(model_type: str, ntk_alpha_table: Path) -> None:
+def test_a_published_shaped_config_reads_as_its_rotary_module(model_type: str) -> None:
     config = published_shaped(model_type)
     rope = read_config(config)
     (layer,) = rope.layers.values()
@@ -148,7 +132,7 @@ def assert_tables_match(ours: RotaryEmbedding, rotary: Any, width: int) -> None:
         torch.testing.assert_close(a.double(), b[:, : width // 2].double(), rtol=0, atol=tolerance)
 
 
-def test_hunyuan_vl_text_reads_alpha_for_text_tokens(ntk_alpha_table: Path) -> None:
+def test_hunyuan_vl_text_reads_alpha_for_text_tokens() -> None:
     # M-RoPE with four sections: a text token has the same position on every axis (the module's
     # recomposition then gives each frequency its own position)
     config = {**SHAPE, "hidden_size": 1024, "num_attention_heads": 8, "model_type": "hunyuan_vl_text",
@@ -199,14 +183,14 @@ REFUSED: list[tuple[dict[str, Any], str, type[Exception], str]] = [
 
 @pytest.mark.parametrize(("change", "theirs", "error", "message"), REFUSED)
 def test_bad_alpha_is_refused_where_transformers_fails_or_runs_otherwise(
-        change: dict[str, Any], theirs: str, error: type[Exception], message: str, ntk_alpha_table: Path) -> None:
+        change: dict[str, Any], theirs: str, error: type[Exception], message: str) -> None:
     config = {**published_shaped("hunyuan_v1_dense"), **change}
     assert transformers_outcome("hunyuan_v1_dense", config) == theirs
     with pytest.raises(error, match=message):
         read_config(config)
 
 
-def test_alpha_where_no_rotary_module_reads_it_stays_unknown(ntk_alpha_table: Path) -> None:
+def test_alpha_where_no_rotary_module_reads_it_stays_unknown() -> None:
     # Llama's rotary module runs "dynamic" and ignores alpha: posenc refuses the key, as before
     config = {**SHAPE, "model_type": "llama", "rope_scaling": {"type": "dynamic", "factor": 2.0, "alpha": 1000.0}}
     rotary = transformers.models.llama.modeling_llama.LlamaRotaryEmbedding(
@@ -216,7 +200,7 @@ def test_alpha_where_no_rotary_module_reads_it_stays_unknown(ntk_alpha_table: Pa
         read_config(config)
 
 
-def test_alpha_one_is_the_plain_base(ntk_alpha_table: Path) -> None:
+def test_alpha_one_is_the_plain_base() -> None:
     config = published_shaped("hunyuan_v1_moe", rope_scaling={**PUBLISHED_SCALING, "alpha": 1.0})
     ours = RotaryEmbedding(**from_config(config)).inv_freq.double()
     torch.testing.assert_close(ours, reference(10000.0, 1.0, 128), rtol=1e-12, atol=0)
@@ -224,12 +208,9 @@ def test_alpha_one_is_the_plain_base(ntk_alpha_table: Path) -> None:
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="needs node to run the site's JavaScript")
-def test_the_browser_port_reads_alpha_as_posenc(ntk_alpha_table: Path, tmp_path: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_browser_port_reads_alpha_as_posenc(tmp_path: Path) -> None:
     from tests.site.check_inspector import API_READING, compare, kinds, posenc_reading
-    from tests.test_explorer_ports import run_js  # puts hooks/ on the path
-    import rope_data  # type: ignore[import-not-found]  # hooks/rope_data.py
-    monkeypatch.setattr(rope_data, "TABLE", ntk_alpha_table)  # the data the port reads: the same table
+    from tests.test_explorer_ports import run_js
     dense = published_shaped("hunyuan_v1_dense")
     vl_text: dict[str, Any] = {**SHAPE, "hidden_size": 1024, "num_attention_heads": 8,
                "rope_scaling": {**PUBLISHED_SCALING, "mrope_section": [16, 16, 16, 16]}}
@@ -255,7 +236,7 @@ def test_the_browser_port_reads_alpha_as_posenc(ntk_alpha_table: Path, tmp_path:
     assert read == 2 * 5  # dense, MoE, VL, plain dynamic, rope_parameters with alpha: read; the rest refused
 
 
-def test_a_null_alpha_is_plain_dynamic_ntk(ntk_alpha_table: Path) -> None:
+def test_a_null_alpha_is_plain_dynamic_ntk() -> None:
     # transformers' `.get("alpha")` is None: the module keeps "dynamic" and grows past the trained length
     config = published_shaped("hunyuan_v1_dense", rope_scaling={"type": "dynamic", "factor": 2.0, "alpha": None})
     assert transformers_outcome("hunyuan_v1_dense", config) == "dynamic 64"

@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from posenc.configs import _table as table
-from posenc.configs._schema import ModelTypeEntry
 from posenc.configs._layer import ALPHA_NOTE, _one, _reads_alpha
+from posenc.configs._schema import ModelTypeEntry
 
 MAX_NESTING = 100  # levels of dicts and lists a config may nest (a config.json nests a few)
 
