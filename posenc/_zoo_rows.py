@@ -87,12 +87,15 @@ def _per_kind(rope: ConfigRope, cell: Callable[[Any], Any]) -> str:
 
 def _layers_cell(rope: ConfigRope) -> str:
     parts = []
+    longest = _longest(rope)
     for name, layer in rope.layers.items():
         kind = name.removesuffix(":nope").replace("_attention", "")
-        # Mistral: one window for every layer
-        kind = "sliding" if kind == "full" and layer.window else kind
+        # Mistral: one window for every layer; a window no shorter than
+        # the context (Phi-3.5's 262,144 for 131,072) never cuts
+        cuts = layer.window and (longest is None or layer.window < longest)
+        kind = "sliding" if kind == "full" and cuts else kind
         what = ("" if layer.rotates
-                else " no attention" if kind == "linear" else " NoPE")
+                else " attention" if kind == "linear" else " NoPE")
         # a file without num_hidden_layers (Qwen3-VL's) gives no count
         parts.append(f"{len(layer.layers)} {kind}{what}" if layer.layers
                      else f"{kind}{what} (no layer count in the file)")
@@ -119,8 +122,8 @@ def _scaling_cell(layer: LayerRope) -> str:
     return scaling["type"] + (f" ×{factor:g}" if factor else "")
 
 
-def _context_cell(rope: ConfigRope) -> str:
-    """The trained context and the longest one the config reaches."""
+def _longest(rope: ConfigRope) -> int | None:
+    """The longest context the config declares or its rule reaches."""
     original, longest = (rope.original_max_position_embeddings,
                          rope.max_position_embeddings)
     factors = [layer.scaling.get("factor", 1.0)
@@ -128,6 +131,12 @@ def _context_cell(rope: ConfigRope) -> str:
     # the length the rule stretches to, when the config declares less
     if original and factors:
         longest = max(longest or 0, int(original * max(factors)))
+    return longest
+
+
+def _context_cell(rope: ConfigRope) -> str:
+    """The trained context and the longest one the config reaches."""
+    original, longest = rope.original_max_position_embeddings, _longest(rope)
     context = "-" if longest is None else _short_length(longest)
     if original and longest and original != longest:
         context = f"{_short_length(original)} → {context}"
