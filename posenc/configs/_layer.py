@@ -279,3 +279,23 @@ def _mrope_fit(found: ModelTypeEntry, params: Mapping[str, Any], width: int, mod
         raise ValueError(f"{given} must sum to {width // 2}, the number of frequencies of the rotated width {width}: "
                          f"transformers' rotary module for model type {model_type!r} splits them by these sections "
                          f"and fails otherwise")
+    _mrope_paired(found, params, model_type)
+
+
+def _mrope_paired(found: ModelTypeEntry, params: Mapping[str, Any], model_type: str | None) -> None:
+    """Refuse sections that Ernie 4.5 VL's rotary module fails on (``paired``): it reads three (h, w,
+    t), pre-rotates the first h + w rungs by the last t (an empty t leaves no rungs to place) and
+    interleaves h and w with ``torch.stack``, which needs them equal (modeling_ernie4_5_vl_moe.py:94-99,
+    123-126); any other sections fail at its first call."""
+    demand = found.get("mrope_sections")
+    if not demand or not demand.get("paired"):
+        return
+    sections = params.get("mrope_section", demand["default"])
+    if isinstance(sections, list) and len(sections) == 3 and sections[0] == sections[1] and sections[2] > 0:
+        return
+    name = "config['rope_parameters']['mrope_section']"
+    given = (f"{name} ({sections})" if "mrope_section" in params else
+             f"the sections transformers' rotary module uses without {name} ({sections})")
+    raise ValueError(f"{given} must be three, [h, w, t] with h == w and t > 0: transformers' rotary module for model "
+                     f"type {model_type!r} interleaves the first two and places the last after them, and fails "
+                     f"otherwise")

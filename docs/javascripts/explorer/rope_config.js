@@ -111,6 +111,7 @@
       throw valueError(`${given} must sum to ${half}, the number of frequencies of the rotated width ${width}: ` +
         `transformers' rotary module for model type ${repr(modelType)} splits them by these sections and fails otherwise`);
     }
+    R.mropePaired(found, params, modelType); // Ernie 4.5 VL: three sections, h == w, t > 0
   }
 
   function layerOf(config, found, modelType, name, params, rotates, note, layout, layers) {
@@ -328,7 +329,10 @@
       // a window of 0: the query alone; a window past the context: the context
       const reach = [length, rope.max_position_embeddings].find(P.truthy) ?? null;
       const context = layer.window === null ? reach : P.truthy(reach) ? Math.min(layer.window, reach) : layer.window;
-      const waves = wavelengths(layer, length);
+      // a rule that depends on the length (LongRoPE's long factors, dynamic NTK) is judged at the frequencies of
+      // the length judged, not at those of short inputs
+      const depends = P.truthy(layer.scaling) && ["dynamic", "longrope"].includes(layer.scaling.type);
+      const waves = wavelengths(layer, depends && P.truthy(reach) ? reach : length);
       if (P.truthy(context) && waves.length && Math.max(...waves) < context) {
         found.push(`${layer.layer_type}: the base ${P.formatGeneral(layer.base)} is too small for ${P.formatInt(context)} ` +
           `positions: even the slowest pair turns every ${fmt(Math.max(...waves))}, so every angle repeats within the context`);

@@ -164,6 +164,20 @@
     return scaling;
   }
 
+  /** _mrope_paired: refuse sections Ernie 4.5 VL's rotary module fails on (three, h == w, t > 0). */
+  function mropePaired(found, params, modelType) {
+    const demand = get(found, "mrope_sections");
+    if (!P.truthy(demand) || !P.truthy(get(demand, "paired"))) return;
+    const name = "config['rope_parameters']['mrope_section']";
+    const absent = !has(params, "mrope_section");
+    const sections = absent ? get(demand, "default") : P.get(params, "mrope_section");
+    if (P.isList(sections) && sections.length === 3 && P.equal(sections[0], sections[1]) && P.less(0, sections[2])) return;
+    const given = absent ? `the sections transformers' rotary module uses without ${name} (${repr(sections)})`
+      : `${name} (${repr(sections)})`;
+    throw valueError(`${given} must be three, [h, w, t] with h == w and t > 0: transformers' rotary module for model ` +
+      `type ${repr(modelType)} interleaves the first two and places the last after them, and fails otherwise`);
+  }
+
   // ---- one kind of layer ---------------------------------------------------------------------
   function scalingOf(config, found, params) {
     const kind = params.rope_type;
@@ -285,7 +299,7 @@
   }
 
   global.posencRopeLayer = Object.freeze({
-    MAX_LENGTH, ROPE_TYPES, ALPHA_NOTE, one, headDim, rotaryWidth, contextLength, readsAlpha, scalingOf, temperatureOf,
+    MAX_LENGTH, ROPE_TYPES, ALPHA_NOTE, one, headDim, rotaryWidth, contextLength, readsAlpha, mropePaired, scalingOf, temperatureOf,
     softmaxScale, layoutFor, layerRope, classLength,
   });
 })(typeof window !== "undefined" ? window : globalThis);
