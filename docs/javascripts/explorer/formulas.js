@@ -12,6 +12,7 @@
 //   parseJSON                 Python's json.loads, with Python's ints and floats (pyvalues.js)
 //   alibiSlopes               posenc.alibi.alibi_slopes               (Press et al. 2022)
 //   t5RelativePositionBucket  posenc.relative.t5_relative_position_bucket (Raffel et al. 2020)
+//   slowestTurning            the scaling widget's readout: the slowest pair that still turns
 //
 // Bad input throws a TypeError or RangeError naming the argument, the value and what is allowed;
 // the RoPE functions throw what posenc raises: an Error named ValueError or TypeError whose
@@ -138,6 +139,19 @@
     return first + Math.min(exact + Math.trunc(scaled), buckets - 1);
   }
 
+  // The slowest pair that still turns after scaling, for the scaling widget's readout: under
+  // p-RoPE the last pairs stop turning (no wavelength), so the pair to compare before and after is
+  // the last one with a finite wavelength, not the last pair. Wavelengths in, indices out.
+  function slowestTurning(before, after) {
+    if (before.length !== after.length) {
+      throw new RangeError(`before and after must be as long (got ${before.length} and ${after.length})`);
+    }
+    let pair = after.length - 1;
+    while (pair >= 0 && !Number.isFinite(after[pair])) pair--;
+    const still = after.length - 1 - pair;
+    return { pair, before: before[pair], after: after[pair], stillFrom: still ? pair + 1 : null };
+  }
+
   const S = global.posencRopeScaling;
   // The config reader loads with the config inspector (explorer.js, group "config").
   const loaded = (name) => {
@@ -156,5 +170,6 @@
     parseJSON: (text) => loaded("posencJSON").parseJSON(text),
     alibiSlopes,
     t5RelativePositionBucket,
+    slowestTurning,
   });
 })(typeof window !== "undefined" ? window : globalThis);

@@ -119,13 +119,18 @@
         : type === "llama3" ? `, low_freq_factor ${values.low}, high_freq_factor ${values.high}`
           : lengthDependent ? `, current length ${values.seqLen.toLocaleString("en-US")}`
             : type === "proportional" ? `, partial_rotary_factor ${values.fraction}` : "";
-      const still = after.length - finite.length;
-      const slowest = finite.length ? fmt(finite[finite.length - 1]) : "none";
+      const slow = F.slowestTurning(before, after);
+      // p-RoPE: compare the slowest pair that still turns with itself; the later pairs stop
+      const change = slow.pair < 0 ? "no pair turns after scaling"
+        : slow.stillFrom === null
+          ? `the slowest wavelength goes from ${fmt(slow.before)} to ${fmt(slow.after)} positions`
+          : `the slowest turning pair (${slow.pair}) goes from ${fmt(slow.before)} to ${fmt(slow.after)} ` +
+            `positions, and pairs ${slow.stillFrom} to ${dim / 2 - 1} (wavelengths up to ` +
+            `${fmt(before[dim / 2 - 1])}) no longer turn`;
       box.readout.textContent = `Head dim ${dim}, base ${base.toLocaleString("en-US")}, trained length ` +
         `${trained.toLocaleString("en-US")}, ${type} with factor ${factor}${settings}: ${unchanged} of ${dim / 2} pairs unchanged; ` +
-        `the slowest wavelength goes from ${fmt(before[dim / 2 - 1])} to ${slowest} positions ` +
-        `(${pastTrained} pairs were longer than the trained length)` +
-        (still ? `; ${still} pairs do not turn at all` : "") + `. Attention scaling ${fmt(attention, 4)}.`;
+        `${change} (${pastTrained} pairs were longer than the trained length). ` +
+        `Attention scaling ${fmt(attention, 4)}.`;
     });
     return redraw;
   }
