@@ -92,7 +92,7 @@ def shown(tmp_path: Path, configs: list[tuple[dict[str, Any], int | None]]) -> l
     """What the inspector shows for each (config, chosen length): rows per layer heading, findings, readout."""
     data = tmp_path / "rope-data.js"
     data.write_text(rope_data.rope_data_script())
-    names = [*MODULES, *VISION, "inspector_chart.js", "inspector_words.js", "inspector.js"]
+    names = [*MODULES, *VISION, "inspector_chart.js", "inspector_words.js", "inspector_results.js", "inspector.js"]
     files = [str(ROOT / "docs" / "javascripts" / "explorer" / name) for name in names]
     cases = [[json.dumps(config), "" if length is None else str(length)] for config, length in configs]
     done = subprocess.run(["node", "-e", RUNNER, str(data), json.dumps(files)], input=json.dumps(cases),
