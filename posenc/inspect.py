@@ -44,6 +44,16 @@ def _wavelengths(layer: LayerRope, length: int | None) -> list[float]:
     return [2 * math.pi / t for t in theta.tolist() if t > 0]
 
 
+def _at_length(layer: LayerRope, rope: ConfigRope, length: int | None) -> str:
+    """The length a length-dependent rule's frequencies are shown for (LongRoPE, dynamic NTK), else ""."""
+    if not layer.scaling or layer.scaling["type"] not in ("dynamic", "longrope"):
+        return ""
+    if length:
+        return f" at a length of {length:,}"
+    short = rope.original_max_position_embeddings
+    return f" for inputs up to {short:,} tokens" if short else " for short inputs"
+
+
 def _fmt(value: float) -> str:
     return f"{value:,.0f}" if value < 1e7 else f"{value:.3g}"
 
@@ -99,7 +109,8 @@ def _layer_lines(name: str, layer: LayerRope, rope: ConfigRope, length: int | No
                                                 ("declared", rope.max_position_embeddings), ("--length", length))
                     if n]
         compare = ", ".join(f"{slowest / n:.3g}x the {label} {n:,}" for label, n in contexts)
-        lines.append(f"  slowest pair: one turn per {_fmt(slowest)} positions" + (f" ({compare})" if compare else ""))
+        lines.append(f"  slowest pair{_at_length(layer, rope, length)}: one turn per {_fmt(slowest)} positions"
+                     + (f" ({compare})" if compare else ""))
         for label, n in contexts:
             lines.append(f"  pairs completing a turn within the {label} context: "
                          f"{sum(w <= n for w in waves)} of {len(waves)}")
@@ -151,7 +162,10 @@ def warnings_for(rope: ConfigRope, length: int | None = None, config: Mapping[st
         # or the context where the window reaches further
         reach = length or rope.max_position_embeddings
         context = reach if layer.window is None else min(layer.window, reach) if reach else layer.window
-        waves = _wavelengths(layer, length)
+        # a rule that depends on the length (LongRoPE's long factors, dynamic NTK) is judged at the
+        # frequencies of the length judged, not at those of short inputs
+        depends = bool(layer.scaling) and layer.scaling["type"] in ("dynamic", "longrope")
+        waves = _wavelengths(layer, reach if depends and reach else length)
         if context and waves and max(waves) < context:
             found.append(f"{layer.layer_type}: the base {layer.base:g} is too small for {context:,} positions: "
                          f"even the slowest pair turns every {_fmt(max(waves))}, so every angle repeats "

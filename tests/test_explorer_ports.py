@@ -232,6 +232,29 @@ def test_the_ports_encoders_are_pythons(tmp_path: Path) -> None:
     assert run_js(tmp_path, "() => posencRopeTwoWay.ENCODERS") == list(ENCODERS)
 
 
+NOTES_MEANING = """(texts) => texts.map((text) => {
+  let rope;
+  try { rope = window.posencRopeConfig.readConfig(window.posencJSON.parseJSON(text)); } catch (e) { return []; }
+  const W = window.posencInspectorWords, generic = W.MEANINGS.length - 1;
+  // the findings' warnings (inspector.js findings: warnings_for's, the reading's notes among them)
+  const said = window.posencRopeConfig.warningsFor(rope, null, window.posencJSON.parseJSON(text));
+  return said.filter((w) => W.MEANINGS.findIndex(([pattern]) => pattern.test(w)) === generic);
+})"""
+
+
+@needs_node
+def test_no_warning_of_the_zoo_or_the_parity_cases_gets_the_generic_meaning(tmp_path: Path) -> None:
+    """Every warning the inspector shows for a zoo config or a parity case has a meaning of its
+    own (inspector_words.js MEANINGS), never the catch-all 'does something posenc does not read'
+    (review5 X4: the model-wide window's note fell to it)."""
+    chart = tmp_path / "chart.js"
+    chart.write_text('window.posencInspectorChart = {num: (v) => Number(v).toLocaleString("en-US")};')
+    texts = [path.read_text() for path in ZOO] + [text for text, _, _ in FOUND]
+    results = run_js(tmp_path, NOTES_MEANING, texts, modules=[*MODULES, str(chart), "inspector_words.js"])
+    generic = sorted({warning[:120] for found in results for warning in found})
+    assert not generic, "\n".join(generic)
+
+
 def test_error_kinds_tell_problems_apart() -> None:
     """The kind of an error (what the parity checks compare for bad input) names the class and the key:
     two messages about different keys, or of different classes, are different kinds; a rewording is not."""
@@ -282,7 +305,8 @@ def test_the_inspectors_window_words_follow_the_reading(tmp_path: Path) -> None:
                 "use_bidirectional_attention": True},
                {"model_type": "mistral", "num_hidden_layers": 2, "sliding_window": 4096},
                {"model_type": "gemma4_text", "num_hidden_layers": 6, "use_bidirectional_attention": "all"},
-               {"model_type": "gemma", "num_hidden_layers": 2, "use_bidirectional_attention": True}]
+               {"model_type": "gemma", "num_hidden_layers": 2, "use_bidirectional_attention": True},
+               {"model_type": "llama4_text", "num_hidden_layers": 4}]
     # inspector_chart.js draws with d3 and the widgets; its integer format, num, is all the words use
     chart = tmp_path / "chart.js"
     chart.write_text('window.posencInspectorChart = {num: (v) => Number(v).toLocaleString("en-US")};')
@@ -302,6 +326,9 @@ def test_the_inspectors_window_words_follow_the_reading(tmp_path: Path) -> None:
             elif layer.window_sides == "both":
                 told = f"{layer.window:,} tokens on each side of the query"
                 expected = [told, ["window_both", told]]
+            elif name.startswith("chunked"):  # a chunk, not the last W tokens (review5 X1)
+                told = f"chunks of {layer.window:,} tokens"
+                expected = [told, ["window_chunked", told]]
             else:
                 expected = [f"the last {layer.window:,} tokens", ["window", f"window of {layer.window:,} tokens"]]
             assert words[name] == expected, (config["model_type"], name)

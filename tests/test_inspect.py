@@ -93,6 +93,31 @@ def test_the_base_check_stops_at_the_context_and_spares_p_rope() -> None:
     assert "too small for 131,072 positions" in describe(fast)
 
 
+def test_a_length_dependent_rule_is_judged_at_the_length_judged() -> None:
+    """Phi-4-mini's LongRoPE (review5 X3): its short factors' slowest pair (about 51,862 positions) turns
+    within its declared 131,072, but past its original 4,096 tokens the long factors apply, whose slowest
+    pair turns every 2,477,432 (transformers' own longrope rule at that length gives the same): no base
+    warning, and the slowest-pair line says which length it is for. A LongRoPE base too small even with
+    the long factors is still warned about."""
+    transformers = pytest.importorskip("transformers")
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+
+    from posenc.configs import read_config
+    from posenc.inspect import _wavelengths
+
+    phi = json.loads(next(p for p in ZOO if p.stem == "phi-4-mini-instruct").read_text())
+    layer = read_config(phi).layers["full_attention"]
+    assert max(_wavelengths(layer, None)) < 131072 < max(_wavelengths(layer, 131072))
+    live = transformers.AutoConfig.for_model(**json.loads(json.dumps(phi)))  # it rewrites rope_scaling in place
+    inv_freq, _ = ROPE_INIT_FUNCTIONS["longrope"](live, "cpu", seq_len=131072)
+    theirs = max(2 * math.pi / f for f in inv_freq.tolist() if f > 0)
+    assert max(_wavelengths(layer, 131072)) == pytest.approx(theirs, rel=1e-6)
+    text = describe(phi)
+    assert "too small" not in text and "slowest pair for inputs up to 4,096 tokens: one turn per 51,862" in text
+    assert "slowest pair at a length of 131,072: one turn per 2,477,432" in describe(phi, length=131072)
+    assert "the base 100 is too small for 131,072 positions" in describe({**phi, "rope_theta": 100.0})
+
+
 def _run(tmp_path: Path, content: str, *args: str) -> tuple[int, str, str]:
     path = tmp_path / "config.json"
     path.write_text(content)

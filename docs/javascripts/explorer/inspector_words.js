@@ -31,6 +31,22 @@
       "every layer's window reaches after the query too, and the windows shown here are already halved.", link("architectures", "modernbert")],
     [/also sees the tokens after the query/, "This config makes the model read its input both ways, as an encoder: " +
       "every layer's window reaches after the query too, as far as the numbers shown here.", link("architectures", "modernbert")],
+    [/limits every attention layer: transformers' code/, "transformers names these layers full_attention but masks " +
+      "every one with the model-wide window; the Window row above is that window.", link("inference", "windows-and-sinks")],
+    [/limits every attention layer on both sides/, "This model reads its input both ways, as an encoder, and every " +
+      "layer only within the window on each side of the query; the Window row above is that window.", link("architectures", "modernbert")],
+    [/is off while config\['layer_types'\] names sliding_attention/, "Whether these layers are windowed depends on " +
+      "how transformers runs the attention: its eager and sdpa attention apply the window through the mask, as read " +
+      "here; its flash attention does not.", link("inference", "windows-and-sinks")],
+    [/^reference_sliding_attention layers \(R-SWA\)/, "These layers keep the whole prompt in view and slide only over " +
+      "the tokens generated after it, so a query sees keys at every distance: they are read with no window.",
+      link("inference", "windows-and-sinks")],
+    [/depends on `position_embeddings is not None`/, "The model's forward decides which layers rotate, by passing " +
+      "no rotation to the others; the reading shows which layers get one, as the config names them.",
+      link("rope-today", "layer-patterns-nope-local-and-global")],
+    [/^rope type 'dynamic' with 'alpha'/, "HunYuan's checkpoints name this scaling dynamic, but with alpha set " +
+      "the base is stretched once, for every length: the frequencies shown are the model's from the first token " +
+      "(NTK-aware scaling, not its dynamic form).", link("context-extension", "ntk-aware-scaling")],
     [/keeps building the causal mask/, "Whether a token sees the ones after it depends on how transformers runs the " +
       "attention here, not on the config alone; the reading follows the mask.", link("architectures", "modernbert")],
     // the register of transformers' departures (posenc.configs._divergences): posenc reads transformers' side
@@ -68,13 +84,15 @@
       link("architectures", "modernbert")],
     window_centred: ["These layers attend only to a window centred on the query: W tokens reach (W - 1) // 2 before " +
       "it and W // 2 after, one more after than before when W is even; the rest of the input is out of their reach.", link("architectures", "modernbert")],
+    window_chunked: ["These layers attend only within fixed chunks: a query sees the keys of its own chunk up to " +
+      "itself, so its reach falls back to 1 at every chunk's start.", link("architectures", "llama-4")],
     window_compressed: ["The window limits only these layers' uncompressed keys; their compressed keys summarise the whole past.",
       link("architectures", "rotary-sites")],
     partial: ["Only part of each head rotates; the other features carry no position.", link("rope-today", "partial-rotary-only-some-features-turn")],
     proportional: ["The slowest pairs do not turn at all: their frequency is zero, so those features carry no position.", link("rope-today", "p-rope-the-slowest-pairs-do-not-turn-at-all")],
     attention: ["cos and sin are multiplied by this factor, so the attention logits by its square.", link("rope-today", "yarns-attention-factor-in-full")],
     softmax: ["DeepSeek's attention also multiplies the softmax scale 1/sqrt(d) by this factor.", link("rope-today", "yarns-attention-factor-in-full")],
-    temperature: ["The queries are scaled after the rotation by a factor that grows with the position.", link("glossary", "query-temperature")],
+    temperature: ["The queries are scaled (after the rotation, where the layer rotates) by a factor that grows with the position.", link("glossary", "query-temperature")],
     sinks: ["Each head has a learned sink logit that can take attention away from every token.", link("inference", "windows-and-sinks")],
   };
 
@@ -115,6 +133,7 @@
   function windowFact(layer, sites) {
     if (layer.window_sides === "both") return ["window_both", `${num(layer.window)} tokens on each side of the query`];
     if (layer.window_sides === "centred") return ["window_centred", centredWords(layer.window)];
+    if (String(layer.layer_type).startsWith("chunked")) return ["window_chunked", `chunks of ${num(layer.window)} tokens`];
     if (compressed(sites)) return ["window_compressed", `window of ${num(layer.window)} uncompressed keys`];
     return ["window", `window of ${num(layer.window)} tokens`];
   }
