@@ -153,8 +153,13 @@ def warnings_for(rope: ConfigRope, length: int | None = None, config: Mapping[st
     found: list[str] = []
     rotating = [layer for layer in rope.layers.values() if layer.rotates]
     if any(layer.scaling and layer.scaling["type"] == "yarn" for layer in rotating):
+        # a fact for every model; the advice is Qwen's own (QwenLM/Qwen3 docs/source/inference/
+        # transformers.md:215-216), not that of authors whose code runs YaRN at every length
+        # (DeepSeek-V3's inference/model.py:367, gpt-oss's gpt_oss/torch/model.py:91)
+        advice = ("; Qwen's guide advises adding this rope_scaling only when long inputs need it"
+                  if (rope.model_type or "").startswith("qwen") else "")
         found.append("static YaRN: the frequencies are stretched at every length, short inputs included "
-                     "(as in Qwen3's long-context config); add the scaling only for long inputs")
+                     f"(transformers computes them once, from the config){advice}")
     for layer in rotating:
         if layer.scaling and layer.scaling["type"] == "proportional":
             continue  # p-RoPE keeps its slow pairs still on purpose; the turning ones are fast by design

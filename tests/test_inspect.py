@@ -194,3 +194,19 @@ def test_console_script_is_the_command_line() -> None:
     target = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())["project"]["scripts"]
     module, _, name = target["posenc-inspect"].partition(":")
     assert getattr(importlib.import_module(module), name) is main
+
+
+def test_static_yarn_advice_is_only_qwens() -> None:
+    """review5 X2: every YaRN config is told the fact (stretched at every length); only Qwen's model
+    types get the advice to add the scaling only for long inputs (Qwen's guide), not DeepSeek-V3 or
+    gpt-oss, whose authors' code runs YaRN at every length too."""
+    def yarn_warning(name: str) -> str:
+        text = describe(json.loads(next(p for p in ZOO if p.stem == name).read_text()))
+        [line] = [line for line in text.splitlines() if line.startswith("- static YaRN")]
+        return line
+
+    for name in ("qwen3-1.7b-yarn", "qwen2.5-7b-instruct-yarn"):
+        assert yarn_warning(name).endswith("Qwen's guide advises adding this rope_scaling only when long inputs need it")
+    for name in ("deepseek-v3", "gpt-oss-120b", "ministral-3-3b-2512"):
+        assert yarn_warning(name) == ("- static YaRN: the frequencies are stretched at every length, short inputs "
+                                      "included (transformers computes them once, from the config)")

@@ -320,8 +320,11 @@
     const found = [];
     const rotating = Object.values(rope.layers).filter((layer) => layer.rotates);
     if (rotating.some((l) => P.truthy(l.scaling) && l.scaling.type === "yarn")) {
-      found.push("static YaRN: the frequencies are stretched at every length, short inputs included (as in Qwen3's " +
-        "long-context config); add the scaling only for long inputs");
+      // a fact for every model; the advice is Qwen's own (posenc/inspect.py warnings_for)
+      const advice = String(rope.model_type || "").startsWith("qwen")
+        ? "; Qwen's guide advises adding this rope_scaling only when long inputs need it" : "";
+      found.push("static YaRN: the frequencies are stretched at every length, short inputs included (transformers " +
+        `computes them once, from the config)${advice}`);
     }
     for (const layer of rotating) {
       // p-RoPE keeps its slow pairs still on purpose; the turning ones are fast by design
