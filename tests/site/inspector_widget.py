@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import statistics
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,12 @@ def _settle(page: Any) -> None:
       return root.posencInspector.source === area.value + menus[1].value + length.value; }""" % WIDGET, timeout=20000)
 
 
+def _layout_words(message: str) -> str:
+    """read_config's message as the widget shows it: a missing layout is asked for in the Layout menu."""
+    return re.sub(r"; pass layout='half' \((.*)\) or layout='interleaved' \((.*)\)$",
+                  r": choose half (\1) or interleaved (\2) in the Layout menu above", message)
+
+
 def _compare_widget(check: Any, where: str, state: dict[str, Any], theirs: dict[str, Any]) -> None:
     if not theirs["ok"]:
         if state["error"] is None or error_kind(state["error"]) != error_kind(theirs["error"]):
@@ -80,12 +87,17 @@ def check_widget(page: Any, check: Any, site_dir: Path) -> list[float]:
     slowest_256: list[float] = []
     links: set[str] = set()
     for path in ZOO:
-        name = json.loads(path.read_text()).get("_name", path.stem)
+        entry = json.loads(path.read_text())
+        name = entry.get("_name", path.stem)
         select.select_option(name)
         state = _widget(page)
         times.append(state["ms"])
-        theirs = posenc_reading(path.read_text(), None, None, widget=True)
+        # chosen from the menu, a file with _read_as is read as that model type, as the models table reads it
+        text = json.dumps({**entry, "model_type": entry["_read_as"]}) if "_read_as" in entry else path.read_text()
+        theirs = posenc_reading(text, None, None, widget=True)
         _compare_widget(check, f"inspector: {name}", state, theirs)
+        if "_read_as" in entry and f"(read as {entry['_read_as']}," not in state["readout"]:
+            check.fail(f"inspector: {name}", f"the summary does not say it is read as {entry['_read_as']}")
         links.update(state["links"])
         if state["value"] and any(layer["kwargs"]["dim"] == 256 for layer in state["value"]["layers"].values()):
             slowest_256.append(state["ms"])
@@ -118,7 +130,8 @@ def check_widget(page: Any, check: Any, site_dir: Path) -> list[float]:
         named = named.split("|")[-1]
         expected = "ValueError: length must be an integer >= 1, got 0" if kind == "length 0" else \
             posenc_reading(text, None, None, widget=True).get("error", "")
-        shown = state["error"] is not None and state["problem"] is not None and state["error"].split(": ", 1)[1] in state["problem"]
+        shown = state["error"] is not None and state["problem"] is not None and \
+            _layout_words(state["error"].split(": ", 1)[1]) in state["problem"]
         if not shown or error_kind(state["error"]) != error_kind(expected) or named not in expected:
             check.fail(f"inspector, bad input: {kind}", f"shows {state['problem']!r:.200}; posenc says {expected!r:.200}")
         if state["results"] != good["results"] or state["readout"] != good["readout"]:

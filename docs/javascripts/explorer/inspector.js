@@ -36,13 +36,16 @@
     return P.normalInt(BigInt(trimmed));
   }
 
-  /** Everything the widget shows, from the text, or an error with posenc's message. */
-  function read(text, layout, lengthText) {
+  /** Everything the widget shows, from the text, or an error with posenc's message. ``readAs``: the model type
+   * a zoo file chosen from the menu is read as (its _read_as), or null. */
+  function read(text, layout, lengthText, readAs = null) {
     const length = parseLength(lengthText);
-    const config = J.parseJSON(text); // text that is not JSON: "not JSON (...)", as python -m posenc.inspect says
+    let config = J.parseJSON(text); // text that is not JSON: "not JSON (...)", as python -m posenc.inspect says
     // as python -m posenc.inspect: nesting past read_config's limit is "not JSON" too, however deep
     if (R.tooDeep(config)) throw P.valueError("not JSON (nested too deeply)");
     if (!P.isMapping(config)) throw P.typeError(`the text must hold a JSON object (a config.json), got a ${P.typeName(config)}`);
+    const renamed = readAs === null ? null : { from: P.get(config, "model_type"), to: readAs };
+    if (renamed) config = Object.assign(Object.create(null), config, { model_type: readAs }); // as posenc/_zoo_rows.py
     const { vision, visionError } = VI.readVision(config);
     const visionOnly = (textError) => ({ rope: null, warnings: [], engines: { warnings: [], layouts: [] }, layers: {}, length,
       config, vision, visionError, textError });
@@ -65,8 +68,21 @@
     const rotating = Object.values(rope.layers).filter((layer) => layer.rotates);
     const engines = { warnings: E.engineWarnings(rope.model_type, rotating.map((layer) => layer.scaling)),
       layouts: [...new Set(rotating.map((layer) => layer.layout).filter(Boolean))] };
-    return { rope, warnings, engines, layers, length, config, vision, visionError };
+    return { rope, warnings, engines, layers, length, config, vision, visionError, renamed };
   }
+
+  /** The model type a zoo file is read as when chosen from the menu: its _read_as (a model type transformers
+   * lacks, run with the code its notes name, as the models table reads it), else null. */
+  function readAsOf(name) {
+    const entry = ZOO.find((e) => e.name === name);
+    const readAs = entry ? JSON.parse(entry.text)._read_as : undefined;
+    return typeof readAs === "string" ? readAs : null;
+  }
+
+  /** read_config's words for a missing layout are Python's ("pass layout='half' (...)"); here the choice is
+   * the Layout menu's. Any other message is shown as posenc words it. */
+  const layoutWords = (message) => message.replace(/; pass layout='half' \((.*)\) or layout='interleaved' \((.*)\)$/,
+    ": choose half ($1) or interleaved ($2) in the Layout menu above");
 
   // ---- the widget -----------------------------------------------------------------------------
   function control(parent, labelText, input, hint, wide = false) {
@@ -136,7 +152,7 @@
 
     function update() {
       try {
-        state.result = read(textarea.value, layout.value, length.value);
+        state.result = read(textarea.value, layout.value, length.value, readAsOf(zoo.value));
         state.shown = zoo.value || state.fileName || "your config";
         state.error = null;
         Object.assign(problem, { hidden: true, textContent: "" });
@@ -150,10 +166,12 @@
         const layers = Object.entries(r.rope.layers).map(([n, l]) => `${n} ${l.rotates ? `rotates ${num(l.rotary_dim)} of ` +
           `${num(headWidth(l, all[n] || []))} features` + (still(r.layers[n]) ? ` (${num(r.layers[n].theta.length -
           still(r.layers[n]))} of ${num(r.layers[n].theta.length)} pairs turn)` : "") + `, base ${base(l.base)}` : "does not rotate"}`);
-        // the pasted model type, and the one read where that is its text model's (VideoLLaMA 3: qwen2)
+        // the pasted model type, and the one read where that is its text model's (VideoLLaMA 3: qwen2), or the
+        // one a zoo file is read as (Kimi K2: deepseek_v3)
         const given = P.get(r.config, "model_type");
-        const type = typeof given === "string" && given !== r.rope.model_type ?
-          `${given} (its text model read as ${r.rope.model_type})` : r.rope.model_type;
+        const type = r.renamed ? `${r.renamed.from} (read as ${r.renamed.to}, as the models table reads this zoo file)` :
+          typeof given === "string" && given !== r.rope.model_type ?
+            `${given} (its text model read as ${r.rope.model_type})` : r.rope.model_type;
         box.readout.textContent = minus(`Read ${state.shown}: model type ${type}, ` +
           `${kinds === 1 ? "one kind of layer" : `${kinds} kinds of layer`}${r.rope.sinks ? ", attention sinks" : ""}` +
           (r.rope.max_position_embeddings !== null ? `; declared context ${num(r.rope.max_position_embeddings)}` : "") +
@@ -164,8 +182,7 @@
         if (!(error instanceof P.PyError)) throw error;
         state.error = error.message;
         state.errorName = error.name;
-        const hint = /layout is needed/.test(error.message) ? " Choose the layout in the menu above." : "";
-        problem.textContent = `Not read: ${error.message}.${hint}` + (state.result ? ` Still showing ${state.shown}.` : "");
+        problem.textContent = `Not read: ${layoutWords(error.message)}.` + (state.result ? ` Still showing ${state.shown}.` : "");
         problem.hidden = false;
         results.classList.toggle("posenc-inspector__results--stale", state.result !== null);
       }
@@ -196,8 +213,8 @@
     }
     function choose(name) {
       const entry = ZOO.find((e) => e.name === name);
-      if (!entry) return;
-      textarea.value = entry.text;
+      if (entry) textarea.value = entry.text;
+      state.source = null; // read again: the same text may be read as another model type (readAsOf)
       redraw();
     }
     zoo.addEventListener("change", () => {
