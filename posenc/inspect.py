@@ -87,6 +87,8 @@ def _layer_lines(name: str, layer: LayerRope, rope: ConfigRope, length: int | No
     # DeepSeek-V4's compressed layers: the window bounds the uncompressed keys only
     what = "uncompressed keys (compressed keys reach further)" if any(s.name == "compressor" for s in sites) else "tokens"
     window = f", attends within {layer.window:,} {what}{sides}" if layer.window is not None else ""
+    if layer.window is None and layer.window_sides == "both":  # an encoder, or a mask opened both ways
+        window = ", attends to every token, before and after"
     if not layer.rotates:
         what = "does not rotate (NoPE)" if layer.rotates is False else "is a layer type posenc does not know"
         lines = [f"{name}{count}: {what}{window}" + (f"; {layer.note}" if layer.note else "")]

@@ -210,3 +210,14 @@ def test_static_yarn_advice_is_only_qwens() -> None:
     for name in ("deepseek-v3", "gpt-oss-120b", "ministral-3-3b-2512"):
         assert yarn_warning(name) == ("- static YaRN: the frequencies are stretched at every length, short inputs "
                                       "included (transformers computes them once, from the config)")
+
+
+def test_layers_that_see_both_ways_say_so() -> None:
+    """A layer with no window that sees every token before and after (window_sides 'both': an encoder's
+    full layers, or a config's is_causal false) says so; a causal one says nothing of a window."""
+    small = {"hidden_size": 64, "num_attention_heads": 2, "num_hidden_layers": 3}
+    both = ", attends to every token, before and after"
+    assert f"full_attention (1 layers): rotates 32 of 32 features in half pairs, base 160000, no scaling{both}" in \
+        describe({**small, "model_type": "modernbert"})
+    assert both in describe({**small, "model_type": "llama", "is_causal": False})
+    assert both not in describe({**small, "model_type": "llama"})
