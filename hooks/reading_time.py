@@ -4,10 +4,14 @@ what you can do after it, and whether it is on the core path.
 A chapter page starts with YAML front matter::
 
     ---
-    track: core path            # or "side trip" or "reference"
+    track: core path            # or "core path, in depth", "side trip", "reference"
     assumes: what attention is
     after: explain why attention needs positions
     ---
+
+"core path" is the Start here page itself; "core path, in depth" is a full chapter of one of its
+steps, and names the step (``step: 5``, or ``step: 6 and 8``), shown in the line as "Core path,
+in depth (step 5)".
 
 The reading time is **computed**, never typed: the prose words of the page's Markdown source
 (`prose_words`: no front matter, code blocks, HTML comments, display math or tags; a macro counts
@@ -43,8 +47,9 @@ __all__ = ["NOTEBOOKS", "TRACKS", "WORDS_PER_MINUTE", "code_lines", "expand_macr
            "notebook_parts", "notebook_reading_line", "notebook_repository", "prose_words", "reading_line"]
 
 WORDS_PER_MINUTE = 220  # a common figure for reading technical prose on a screen
-TRACKS = ("core path", "side trip", "reference")
+TRACKS = ("core path", "core path, in depth", "side trip", "reference")
 FIELDS = ("track", "assumes", "after")
+IN_DEPTH = "core path, in depth"  # the one track whose pages also give ``step``
 
 _FRONT = re.compile(r"\A---\s*\n(.*?)\n---\s*\n", re.DOTALL)
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<mark>`{3,}|~{3,}).*?\n.*?^(?P=indent)?[ \t]*(?P=mark)[ \t]*$", re.DOTALL | re.MULTILINE)
@@ -64,9 +69,12 @@ _NOTEBOOK_LINKS = re.compile(r'<p class="posenc-download posenc-notebook-links">
 
 def front_matter(text: str) -> dict[str, str]:
     """The ``key: value`` lines of a page's front matter (flat, one line each), ``{}`` when it has none.
+    A value is unquoted only when it starts and ends with the same quote.
 
     >>> front_matter("---\\ntrack: core path\\nassumes: attention\\n---\\n# Title\\n")
     {'track': 'core path', 'assumes': 'attention'}
+    >>> front_matter('---\\na: "quoted"\\nb: ends with "a name"\\n---\\n')
+    {'a': 'quoted', 'b': 'ends with "a name"'}
     """
     match = _FRONT.match(text)
     if match is None:
@@ -75,8 +83,14 @@ def front_matter(text: str) -> dict[str, str]:
     for line in match[1].splitlines():
         key, sep, value = line.partition(":")
         if sep and key.strip() and not line.startswith((" ", "\t", "#")):
-            fields[key.strip()] = value.strip().strip("\"'")
+            fields[key.strip()] = _unquote(value.strip())
     return fields
+
+
+def _unquote(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        return value[1:-1]
+    return value
 
 
 def _without_code(text: str) -> str:
@@ -128,10 +142,28 @@ def reading_line(fields: dict[str, str], words: int, lines: int, where: str = ""
     if track not in TRACKS:
         raise ValueError(f"{where}: track: {track!r} is not one of {', '.join(TRACKS)}")
     code = f", plus {lines} lines of optional code" if lines else ""
-    return (f'<p class="posenc-reading posenc-track-{track.replace(" ", "-")}"><small>'
-            f"<strong>{escape(track.capitalize())}</strong> · {minutes(words)} min of prose{code}. "
+    slug = re.sub(r"[^a-z]+", "-", track).strip("-")
+    return (f'<p class="posenc-reading posenc-track-{slug}"><small>'
+            f"<strong>{escape(_track_label(fields, where))}</strong> · {minutes(words)} min of prose{code}. "
             f"<strong>Assumes:</strong> {escape(fields['assumes'])}. "
             f"<strong>After it you can</strong> {escape(fields['after'])}.</small></p>")
+
+
+def _track_label(fields: dict[str, str], where: str) -> str:
+    """The track as the line shows it; a core-path chapter names its step(s).
+
+    >>> _track_label({"track": "core path, in depth", "step": "6 and 8"}, "p.md")
+    'Core path, in depth (steps 6 and 8)'
+    """
+    track = fields["track"]
+    step = fields.get("step", "")
+    if track != IN_DEPTH:
+        if step:
+            raise ValueError(f"{where}: step: {step!r} is given, but only track: {IN_DEPTH} has steps")
+        return track.capitalize()
+    if not re.fullmatch(r"[1-9]\d*(?: (?:and|to) [1-9]\d*)?", step):
+        raise ValueError(f"{where}: track: {IN_DEPTH} needs step: N (or 'N and M', 'N to M'), got {step!r}")
+    return f"{track.capitalize()} ({'step' if step.isdigit() else 'steps'} {step})"
 
 
 def _insert_after_title(markdown: str, line: str) -> str:
@@ -174,7 +206,7 @@ def notebook_repository(html: str, repo_url: str | None) -> str:
 NOTEBOOKS = {
     "order_blindness": {"track": "side trip", "assumes": "Why position matters (or Start here, step 1)",
                         "after": "rerun the order-blindness experiment on sentences of your own"},
-    "rope_lab": {"track": "side trip", "assumes": "the RoPE chapter (or Start here, steps 5 and 6)",
+    "rope_lab": {"track": IN_DEPTH, "step": "5", "assumes": "the RoPE chapter (or Start here, steps 5 and 6)",
                  "after": "rotate queries and keys yourself and check which scores depend only on the offset"},
 }
 

@@ -72,6 +72,36 @@ def test_front_matter_errors_name_what_is_missing() -> None:
         reading_time.reading_line({"track": "detour", "assumes": "x", "after": "y"}, 10, 0, "p.md")
 
 
+def test_quotes_are_stripped_only_in_pairs() -> None:
+    # A value that merely ends in a quote keeps it (review5 I5: 'and "Beyond ALiBi' lost its close).
+    text = '---\nassumes: the ALiBi chapter, and "Beyond ALiBi"\nafter: \'quoted\'\n---\n'
+    assert reading_time.front_matter(text) == {"assumes": 'the ALiBi chapter, and "Beyond ALiBi"',
+                                               "after": "quoted"}
+
+
+def test_core_path_chapters_say_so_and_name_their_step() -> None:
+    # The nav's "Core path, in depth" group: each page's line says that track and its step, never "Side trip".
+    nav = (ROOT / "mkdocs.yml").read_text().split("\nnav:\n", 1)[1].split("\n  - ", 4)
+    group = next(part for part in nav if part.startswith('"Core path, in depth'))
+    pages = re.findall(r":\s*([\w-]+\.md)\s*$", group, re.MULTILINE)
+    assert len(pages) >= 9, group
+    for name in pages:
+        fields = reading_time.front_matter((DOCS / name).read_text(encoding="utf-8"))
+        assert fields["track"] == "core path, in depth", name
+        line = reading_time.reading_line(fields, 10, 0, name)
+        assert f"Core path, in depth (step{'s' if ' ' in fields['step'] else ''} {fields['step']})" in line
+        assert "Side trip" not in line
+    assert reading_time.NOTEBOOKS["rope_lab"]["track"] == "core path, in depth"
+
+
+def test_step_errors_name_the_field() -> None:
+    base = {"assumes": "x", "after": "y"}
+    with pytest.raises(ValueError, match="needs step: N"):
+        reading_time.reading_line({"track": "core path, in depth", **base}, 10, 0, "p.md")
+    with pytest.raises(ValueError, match="only track: core path, in depth has steps"):
+        reading_time.reading_line({"track": "side trip", "step": "3", **base}, 10, 0, "p.md")
+
+
 def test_core_path_is_at_most_45_minutes_of_prose() -> None:
     core = {page.name: reading_time.prose_words(page.read_text(encoding="utf-8")) for page in chapters()
             if reading_time.front_matter(page.read_text(encoding="utf-8")).get("track") == "core path"}
