@@ -109,3 +109,31 @@ def test_a_second_rotary_site_is_named() -> None:
     # the note names both sites (posenc.configs.sites.site_notes, from its rules)
     assert any("indexer: the first qk_rope_head_dim features of each index_head_dim head, half" in note
                for note in rope.notes)
+
+
+def test_a_model_type_automodel_cannot_build_is_judged_by_its_own_model_classes() -> None:
+    """Qwen2.5-Omni's audio encoder and vocoder (no AutoModel class): their own model classes, built
+    on the meta device, rotate nowhere (the audio encoder adds a sinusoidal table,
+    modeling_qwen2_5_omni.py:837; its attention, :547, calls no rotation), so read_config says they use
+    no RoPE and names the classes of the file that rotate; Dots3-Note's audio encoder and PocketTTS's
+    audio tokenizer get the layout of the attention their own config builds (read live by
+    tests/test_transformers_parity.py)."""
+    import inspect
+
+    import torch
+    from transformers.models.qwen2_5_omni import modeling_qwen2_5_omni as omni
+
+    from posenc.configs import read_config
+
+    table = json.loads(derive.TABLE_PATH.read_text())["model_types"]
+    for model_type in ("qwen2_5_omni_audio_encoder", "qwen2_5_omni_bigvgan", "qwen3_omni_moe_audio_encoder"):
+        assert "DiTAttention" in table[model_type]["rotates_elsewhere"] or model_type.startswith("qwen3")
+        with pytest.raises(ValueError, match=f"model type '{model_type}' uses no rotary position embedding: no module"):
+            read_config({"model_type": model_type})
+    with torch.device("meta"):
+        encoder = omni.Qwen2_5OmniAudioEncoder(derive._text_config("Qwen2_5OmniAudioEncoderConfig"))
+    kinds = {type(m).__name__ for m in encoder.modules()}
+    assert "SinusoidsPositionEmbedding" in kinds and "Qwen2_5OmniAudioAttention" in kinds
+    assert "rotary" not in inspect.getsource(omni.Qwen2_5OmniAudioAttention).lower()
+    assert table["dots3_note_audio_encoder"]["layout"] == "half"
+    assert table["pocket_tts_audio_tokenizer_decoder"]["layout"] == "half"

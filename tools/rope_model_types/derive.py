@@ -207,7 +207,7 @@ def derive(model_type: str, config_name: str) -> dict[str, Any] | None:
     probe_type = next((named[k] for k in ATTENTION_LAYER_TYPES if k in named and params.get(named[k], {}) is not None),
                       None)
     functions = _rotation_functions(module)
-    used = _called_in_attention(source, own_name(text))
+    used = _called_in_attention(source, own_name(text), type(text).__name__)
     functions = {name: f for name, f in functions.items() if name in used} or functions
     layouts: dict[str, str | None] = {}
     rotaries = _rotary_candidates(module, text) or _legacy_rotary(module, text)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import inspect
+import os
 from typing import Any
 
 import torch
@@ -27,7 +28,8 @@ def own_name(text: Any) -> str:
 def _other_tower(name: str, own: str = "") -> bool:
     """Whether a class name names another tower (vision, audio, ...) than the text model's, the
     model's own name left out (GLM-Image's ``GlmImageTextRotaryEmbedding`` is its text model's)."""
-    rest = name.removeprefix(own) if own else name
+    # the part after the name both share (PocketTTS's audio tokenizer decoder config, PocketTTSAudioTokenizer...)
+    rest = name[len(os.path.commonprefix([name, own])):] if own else name
     return any(word in rest for word in _OTHER_MODALITIES)
 
 
@@ -202,19 +204,31 @@ def _conditions(source: str) -> list[str]:
 _OTHER_MODALITIES = ("Vision", "Audio", "Image", "Video", "Patch", "Speech", "Conformer", "Indexer")
 
 
-def _called_in_attention(source: str, own: str = "") -> set[str]:
+def _called_in_attention(source: str, own: str = "", config_name: str = "") -> set[str]:
     """The rotation functions the text attention classes call (``class ...Attention``; ``own``: the
-    model's own name, `own_name`)."""
+    model's own name, `own_name`); only those whose ``config`` is annotated with ``config_name``
+    where some are (Dots3-Note's audio encoder: not its text attention's interleaved rotation)."""
+    classes = [node for node in ast.walk(ast.parse(source)) if isinstance(node, ast.ClassDef)
+               and node.name.endswith("Attention") and not _other_tower(node.name, own)]
+    annotated = [node for node in classes if config_name and _config_annotation(node) == config_name]
     called = set()
-    for node in ast.walk(ast.parse(source)):
-        if (isinstance(node, ast.ClassDef) and node.name.endswith("Attention")
-                and not _other_tower(node.name, own)):
-            for call in ast.walk(node):
-                if isinstance(call, ast.Call):
-                    name = getattr(call.func, "id", getattr(call.func, "attr", ""))
-                    if name in _ROTARY_CALLS:
-                        called.add(name)
+    for node in annotated or classes:
+        for call in ast.walk(node):
+            if isinstance(call, ast.Call):
+                name = getattr(call.func, "id", getattr(call.func, "attr", ""))
+                if name in _ROTARY_CALLS:
+                    called.add(name)
     return called
+
+
+def _config_annotation(node: ast.ClassDef) -> str | None:
+    """The annotation of the ``config`` argument of a class's ``__init__``, as written."""
+    for item in node.body:
+        if isinstance(item, ast.FunctionDef) and item.name == "__init__":
+            for arg in item.args.args:
+                if arg.arg == "config" and arg.annotation is not None:
+                    return ast.unparse(arg.annotation)
+    return None
 
 
 def mrope_sections(rotary: Any, layer_type: str | None) -> dict[str, Any] | None:

@@ -158,13 +158,41 @@ def rotates_elsewhere(text: object, source: str, calls: list[str]) -> list[str]:
 
 def classes_built(text: object) -> set[str] | None:
     """The names of the classes (with their bases) of every module of the model transformers builds
-    from ``text`` (``AutoModel.from_config`` on the meta device); None where it builds none."""
+    from ``text`` (``AutoModel.from_config`` on the meta device); where AutoModel has no class for
+    it (Qwen2.5-Omni's audio encoder and vocoder), of every model class of its modeling file whose
+    ``config_class`` is the config's class, all of which must build. None where none builds."""
     import torch
     from transformers import AutoModel
 
     try:
         with torch.device("meta"):
-            model = AutoModel.from_config(text)
+            models = [AutoModel.from_config(text)]
     except Exception:
+        models = _own_models(text)
+    if not models:
         return None
-    return {cls.__name__ for module in model.modules() for cls in type(module).__mro__}
+    return {cls.__name__ for model in models for module in model.modules() for cls in type(module).__mro__}
+
+
+def _own_models(text: object) -> list[object]:
+    import inspect
+
+    import torch
+    from transformers import PreTrainedModel
+
+    from tools.rope_model_types import derive
+
+    try:
+        module = derive._module(getattr(text, "model_type", ""))
+    except Exception:
+        return []
+    owned = [cls for _, cls in inspect.getmembers(module, inspect.isclass)
+             if issubclass(cls, PreTrainedModel) and getattr(cls, "config_class", None) is type(text)]
+    models = []
+    for cls in owned:
+        try:
+            with torch.device("meta"):
+                models.append(cls(text))
+        except Exception:
+            return []  # one that does not build might rotate: nothing is said
+    return models
