@@ -137,3 +137,23 @@ def test_a_model_type_automodel_cannot_build_is_judged_by_its_own_model_classes(
     assert "rotary" not in inspect.getsource(omni.Qwen2_5OmniAudioAttention).lower()
     assert table["dots3_note_audio_encoder"]["layout"] == "half"
     assert table["pocket_tts_audio_tokenizer_decoder"]["layout"] == "half"
+
+
+def test_deepseek_v4_with_is_causal_false_is_refused() -> None:
+    """DeepSeek-V4 masks every layer with create_sliding_window_causal_mask
+    (modeling_deepseek_v4.py:1357), which builds a mask open both ways for a config whose is_causal
+    is false (masking_utils.py:1180-1189): read_deepseek_v4 refuses that rather than read it causal."""
+    import inspect
+
+    from transformers import masking_utils
+
+    from posenc.configs import read_config
+
+    assert 'if not getattr(config, "is_causal", True):' in inspect.getsource(
+        masking_utils.create_sliding_window_causal_mask)
+    config = {"model_type": "deepseek_v4", "num_hidden_layers": 2}
+    assert read_config({**config, "is_causal": True}) == read_config(config)
+    with pytest.raises(ValueError, match=r"config\['is_causal'\] is false, and posenc does not know which mask"):
+        read_config({**config, "is_causal": False})
+    with pytest.raises(TypeError, match=r"config\['is_causal'\] must be true or false"):
+        read_config({**config, "is_causal": None})

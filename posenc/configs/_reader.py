@@ -75,7 +75,9 @@ class LayerRope:
             ``local_attention`` of 128 is a window of 64 each way) or ``"centred"`` (W tokens in all,
             the query among them: ``(W - 1) // 2`` before it and ``W // 2`` after, T5Gemma2's encoder;
             a window of 4 sees 1 token before and 2 after). `posenc.configs._windows.reach` gives the
-            two counts for each.
+            two counts for each. A layer with no window is ``"both"`` where it sees every token before
+            and after (an encoder's full layers, a decoder whose masks a flag or the config's own
+            ``is_causal`` false opens both ways: `posenc.configs._two_way`), else ``"before"``.
     """
 
     layer_type: str

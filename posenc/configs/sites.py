@@ -31,6 +31,7 @@ from posenc.configs import _table as table
 from posenc.configs._layer import _rotary_width, _scaling
 from posenc.configs._params import _as_mapping, _text_part
 from posenc.configs._reader import ConfigRope, LayerRope, read_config
+from posenc.configs._two_way import not_causal
 from posenc.rope_scaling import MAX_ROPE_DIM, _real, rope_attention_scaling
 
 __all__ = ["RotarySite", "read_deepseek_v4", "rotary_sites"]
@@ -313,6 +314,9 @@ def read_deepseek_v4(config: Mapping[str, Any], *, layout: str | None = None) ->
     """
     config = _as_mapping(config)
     _, config = _text_part(config)
+    if not_causal(config, "deepseek_v4"):  # its one sliding mask then opens both ways (masking_utils.py:1180-1189)
+        raise ValueError("config['is_causal'] is false, and posenc does not know which mask DeepSeek-V4's compressed "
+                         "layers then get (transformers opens its sliding masks both ways)")
     if layout is not None and layout != "interleaved":
         raise ValueError(f"layout must be 'interleaved' for model type 'deepseek_v4' (how transformers' code for it "
                          f"pairs q/k features: modeling_deepseek_v4.py:346-370), got layout={layout!r}")
