@@ -141,6 +141,9 @@ FOUND = [
       for extra in ({}, {"sliding_window": 5, "use_bidirectional_attention": True})),
     *(_case({"model_type": model_type, "is_causal": causal}) for model_type in ("gte", "nomic_bert", "eurobert")
       for causal in (False, True)),  # encoders (ENCODERS): every layer both ways
+    *(_case({"model_type": model_type, "is_decoder": decoder, **causal, **extra})  # DECODER_SWITCH
+      for model_type, extra in (("roformer", {}), ("esm", {"position_embedding_type": "rotary"}))
+      for decoder in (False, True, None, 1) for causal in ({}, {"is_causal": False})),
     _case({"model_type": "embedding_gemma2", "text_config": {**SMALL, "model_type": "embedding_gemma2_text"}}),
     _case({"model_type": "deepseek_v32", "qk_rope_head_dim": 16, "num_hidden_layers": 2}),  # two rotary sites
     *(_case({"model_type": model_type, "num_hidden_layers": 2}) for model_type in ("axk2", "glm_moe_dsa",

@@ -225,11 +225,12 @@ def test_engine_warnings_read_alike(tmp_path: Path) -> None:
 
 @needs_node
 def test_the_ports_encoders_are_pythons(tmp_path: Path) -> None:
-    """rope_two_way.js's ENCODERS (the model types that see both ways with no window) is
-    posenc.configs._two_way.ENCODERS, in the same order."""
-    from posenc.configs._two_way import ENCODERS
+    """rope_two_way.js's ENCODERS (the model types that see both ways with no window) and
+    DECODER_SWITCH are posenc.configs._two_way's, in the same order."""
+    from posenc.configs._two_way import DECODER_SWITCH, ENCODERS
 
-    assert run_js(tmp_path, "() => posencRopeTwoWay.ENCODERS") == list(ENCODERS)
+    assert run_js(tmp_path, "() => [posencRopeTwoWay.ENCODERS, posencRopeTwoWay.DECODER_SWITCH]") == [
+        list(ENCODERS), DECODER_SWITCH]
 
 
 NOTES_MEANING = """(texts) => texts.map((text) => {

@@ -225,3 +225,47 @@ def test_encoders_see_both_ways_as_their_models_run(model_type: str) -> None:
         one, two = (model(input_ids=torch.tensor([[5, 6, 7, 8, last]])).last_hidden_state[0, 1] for last in (9, 10))
     assert not torch.allclose(one, two, atol=1e-6)
     assert read_config({"model_type": model_type, **{k: _NARROW[k] for k in keys}}).layers["full_attention"].window_sides == "both"
+
+
+def test_the_decoder_switch_is_the_model_types_that_test_is_decoder() -> None:
+    """DECODER_SWITCH is exactly the rotating model types whose modeling files build the causal mask
+    only when config.is_decoder is true (else the bidirectional one)."""
+    from transformers.models.auto.configuration_auto import model_type_to_module_name
+
+    from posenc.configs import _table
+    from posenc.configs._two_way import DECODER_SWITCH
+
+    switch = re.compile(r"create_causal_mask if self\.config\.is_decoder else create_bidirectional_mask|"
+                        r"if self\.config\.is_decoder:\s+attention_mask = create_causal_mask")
+    models = Path(transformers.__file__).parent / "models"
+    found = {model_type for model_type, entry in _table.model_types().items()
+             if isinstance(entry, dict) and entry.get("layout") is not None and switch.search(
+                 "".join(p.read_text() for p in (models / model_type_to_module_name(model_type)).glob("modeling_*.py")))}
+    assert found == set(DECODER_SWITCH)
+
+
+@pytest.mark.parametrize("model_type", ["roformer", "esm"])
+@pytest.mark.parametrize("decoder", [False, True, None])
+def test_is_decoder_decides_the_sides_as_the_model_runs(model_type: str, decoder: bool | None) -> None:
+    """RoFormer and ESM (rotary) in eager: token 1 sees later tokens unless is_decoder is true, as
+    read_config reads (window_sides 'both', else 'before'); is_causal false opens a decoder too."""
+    from tests.rope_windows_live import _NARROW
+
+    keys = ("hidden_size", "num_attention_heads", "intermediate_size", "vocab_size")
+    given = {k: _NARROW[k] for k in keys} | {"pad_token_id": 0, "num_hidden_layers": 2}
+    if model_type == "esm":
+        given |= {"position_embedding_type": "rotary", "mask_token_id": 3}
+    if decoder is not None:
+        given["is_decoder"] = decoder
+    live = transformers.AutoConfig.for_model(model_type, **given)
+    torch.manual_seed(0)
+    model = transformers.AutoModel.from_config(live, attn_implementation="eager").eval()
+    with torch.no_grad():
+        one, two = (model(input_ids=torch.tensor([[5, 6, 7, 8, last]])).last_hidden_state[0, 1] for last in (9, 10))
+    sees_later = not torch.allclose(one, two, atol=1e-6)
+    assert sees_later == (not decoder)
+    rope = read_config({"model_type": model_type, **given})
+    assert rope.layers["full_attention"].window_sides == ("before" if decoder else "both")
+    assert read_config({"model_type": model_type, **given, "is_causal": False}).layers["full_attention"].window_sides == "both"
+    with pytest.raises(TypeError, match=r"config\['is_decoder'\] must be true, false or null, got int 1"):
+        read_config({"model_type": model_type, **given, "is_decoder": 1})

@@ -2,7 +2,7 @@
 
 The two-way half of `posenc.configs._windows` (which re-exports these names): encoders whose
 windows reach both ways (`TWO_SIDED`) or are centred on the query (`CENTRED`), or that have no
-window (`ENCODERS`), the config flags
+window (`ENCODERS`, and `DECODER_SWITCH`'s unless the config makes them decoders), the config flags
 that open a decoder's masks both ways (`BIDIRECTIONAL`) or leave them causal (`CAUSAL_KEPT`), and a
 config's own ``is_causal`` (false: transformers' mask builders build bidirectional masks).
 A layer that sees every token, before and after, is read with no window and ``window_sides``
@@ -46,8 +46,21 @@ ENCODERS = ("esmc", "eurobert", "gte", "jina_embeddings_v3", "lasr_encoder", "ne
             "neucodec", "nomic_bert", "pe_audio_encoder", "pe_audio_video_encoder", "pe_video_encoder")
 
 
-def _encoder(model_type: str | None) -> bool:
-    """Whether every layer of the model type sees both ways whatever the config says."""
+# Model types whose model builds the causal mask only with config['is_decoder'] true, else the
+# bidirectional one (``create_causal_mask if self.config.is_decoder else create_bidirectional_mask``:
+# modeling_roformer.py:725; ESM's _create_attention_masks, modeling_esm.py:758-769); false by default.
+DECODER_SWITCH: dict[str, str] = {"esm": "is_decoder", "roformer": "is_decoder"}
+
+
+def _encoder(config: Mapping[str, Any], model_type: str | None) -> bool:
+    """Whether every layer of the model type sees both ways whatever the config's is_causal says."""
+    key = DECODER_SWITCH.get(model_type or "")
+    if key is not None:
+        on = config.get(key)
+        if on is not None and not isinstance(on, bool):
+            raise TypeError(f"config[{key!r}] must be true, false or null, got {type(on).__name__} {on!r:.40}")
+        if not on:
+            return True
     return model_type in CENTRED or model_type in TWO_SIDED or model_type in ENCODERS
 
 
@@ -108,12 +121,12 @@ def not_causal(config: Mapping[str, Any], model_type: str | None) -> bool:
     if not isinstance(on, bool):
         raise TypeError(f"config['is_causal'] must be true or false, got {type(on).__name__} {on!r:.40} "
                         f"(transformers tests it for truth: null would open the masks both ways)")
-    return not on and not _encoder(model_type)
+    return not on and not _encoder(config, model_type)
 
 
 def sides_of_full(config: Mapping[str, Any], model_type: str | None) -> str:
     """The sides a layer with no window sees: "both" where its mask opens both ways, else "before"."""
-    if _encoder(model_type) or not_causal(config, model_type):
+    if _encoder(config, model_type) or not_causal(config, model_type):
         return "both"
     return "both" if bidirectional(config, model_type) else "before"
 
@@ -146,7 +159,7 @@ def _opened(window: int, rule: Mapping[str, Any], open_mask: bool) -> int:
 
 def is_causal_notes(config: Mapping[str, Any], model_type: str | None, plan: Sequence[str] = ()) -> list[str]:
     """What a config's own ``is_causal`` false does (nothing for the encoders)."""
-    if config.get(IS_CAUSAL, True) is not False or _encoder(model_type):
+    if config.get(IS_CAUSAL, True) is not False or _encoder(config, model_type):
         return []
     chunks = (" (chunked_attention layers keep their causal chunks: transformers' chunked mask builder has no such "
               "branch)" if "chunked_attention" in plan else "")

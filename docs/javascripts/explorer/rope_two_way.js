@@ -17,9 +17,21 @@
   const ENCODERS = ["esmc", "eurobert", "gte", "jina_embeddings_v3", "lasr_encoder", "nemotron3_diarization_audio",
     "neucodec", "nomic_bert", "pe_audio_encoder", "pe_audio_video_encoder", "pe_video_encoder"];
 
-  /** posenc/configs/_two_way.py _encoder: whether every layer of the model type sees both ways. */
-  const encoder = (modelType) => centred(modelType) || twoSided(modelType) !== null ||
-    (typeof modelType === "string" && ENCODERS.includes(modelType));
+  // posenc/configs/_two_way.py DECODER_SWITCH: the causal mask only with config['is_decoder'] true (ESM, RoFormer)
+  const DECODER_SWITCH = { esm: "is_decoder", roformer: "is_decoder" };
+
+  /** posenc/configs/_two_way.py _encoder: whether every layer sees both ways whatever is_causal says. */
+  function encoder(config, modelType) {
+    const key = typeof modelType === "string" && has(DECODER_SWITCH, modelType) ? DECODER_SWITCH[modelType] : null;
+    if (key !== null) {
+      const on = get(config, key);
+      if (on !== null && !P.isBool(on)) {
+        throw typeError(`config[${repr(key)}] must be true, false or null, got ${P.typeName(on)} ${P.reprCut(on, 40)}`);
+      }
+      if (!on) return true;
+    }
+    return centred(modelType) || twoSided(modelType) !== null || (typeof modelType === "string" && ENCODERS.includes(modelType));
+  }
 
   /** A flag's value as a config.json writes it (posenc/configs/_two_way.py _json). */
   const asJson = (v) => (v === null ? "null" : P.isBool(v) ? String(v) : repr(v));
@@ -60,12 +72,12 @@
       throw typeError(`config['is_causal'] must be true or false, got ${P.typeName(on)} ${P.reprCut(on, 40)} ` +
         "(transformers tests it for truth: null would open the masks both ways)");
     }
-    return !on && !encoder(modelType);
+    return !on && !encoder(config, modelType);
   }
 
   /** posenc/configs/_two_way.py sides_of_full: the sides a layer with no window sees. */
   function sidesOfFull(config, modelType) {
-    if (encoder(modelType) || notCausal(config, modelType)) return "both";
+    if (encoder(config, modelType) || notCausal(config, modelType)) return "both";
     return bidirectional(config, modelType) !== null ? "both" : "before";
   }
 
@@ -77,7 +89,7 @@
 
   /** posenc/configs/_two_way.py is_causal_notes: what a config's own is_causal false does. */
   function isCausalNotes(config, modelType, plan = []) {
-    if (get(config, "is_causal") !== false || !has(config, "is_causal") || encoder(modelType)) return [];
+    if (get(config, "is_causal") !== false || !has(config, "is_causal") || encoder(config, modelType)) return [];
     const chunks = plan.includes("chunked_attention") ? " (chunked_attention layers keep their causal chunks: " +
       "transformers' chunked mask builder has no such branch)" : "";
     return ["config['is_causal'] is false: transformers' mask builders then build bidirectional masks " +
@@ -87,6 +99,6 @@
       "(flash_attention.py:86), not checked here"];
   }
 
-  global.posencRopeTwoWay = Object.freeze({ ENCODERS, twoSided, centred, asJson, bidirectional, causalKeptNotes, notCausal,
+  global.posencRopeTwoWay = Object.freeze({ ENCODERS, DECODER_SWITCH, twoSided, centred, asJson, bidirectional, causalKeptNotes, notCausal,
     sidesOfFull, opened, isCausalNotes });
 })(typeof window !== "undefined" ? window : globalThis);
