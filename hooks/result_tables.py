@@ -9,7 +9,8 @@ How a table reads (``posenc.css`` styles it):
 
 * Numbers are right-aligned, and every column keeps one precision (checked here: a column that
   mixes ``5.2`` and ``5.25`` stops the build). A cell ``mean (low–high)`` shows the mean, with the
-  range on a smaller second line.
+  range on a smaller second line, without brackets (a caption that speaks of brackets stops the
+  build: captions say "under each mean").
 * Where `BETTER` knows which way a column improves (lower perplexity, higher accuracy), the best
   mean of the column is bold and marked ◆, and the caption says so.
 * A cell that is one Markdown link, ``[text](https://...)``, is shown as that link (a row can
@@ -181,11 +182,19 @@ def table_html(header: list[str], rows: list[list[Any]], caption: str | None = N
     Traceback (most recent call last):
     ...
     ValueError: table '', column 'x': numbers with different precisions ['1.5', '2']
+    >>> table_html(["m", "x"], [["a", "1.5 (1.4–1.6)"]], caption="Seeds in brackets.", name="t")
+    Traceback (most recent call last):
+    ...
+    ValueError: table 't': the caption speaks of brackets, but each range is shown under its mean (say 'under each mean')
     """
     cells = [[str(value).replace("\n", " ") for value in row] for row in rows]
     if any(len(row) != len(header) for row in cells):
         raise ValueError(f"table {name!r}: every row must have {len(header)} cells")
     numeric, best = _column_checks(name, header, cells)
+    if caption and "bracket" in caption and any(_parts(c)[1] for row in cells for c in row):
+        # the range is drawn under the mean, never in brackets: a caption must say what is shown
+        raise ValueError(f"table {name!r}: the caption speaks of brackets, but each range is shown under its "
+                         "mean (say 'under each mean')")
     number = ' class="posenc-num"'
     head = "".join(f'<th scope="col"{number if numeric[i] else ""}>{escape(h)}</th>' for i, h in enumerate(header))
     body = "\n".join(

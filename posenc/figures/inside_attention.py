@@ -11,8 +11,9 @@ same content, so that what the picture shows is the method's own position behavi
 * PoPE: the same content vector at every position, so the pattern depends on the offset alone.
 
 The study figure is drawn from the committed results of `posenc.experiments.inside`, beside the
-rows of RoPE, NoPE and ALiBi of `posenc.experiments.hybrid` (the same protocol): a marker is the
-mean over the seeds and its bar spans the lowest to the highest seed.
+rows of RoPE, NoPE, ALiBi and RNoPE-SWA of `posenc.experiments.hybrid` (the same protocol, the
+rows of the chapter's table): a marker is the mean over the seeds and its bar spans the lowest to
+the highest seed.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from matplotlib.figure import Figure
 from posenc.experiments import hybrid, inside
 from posenc.figures import figure
 from posenc.figures._layout import narrow
-from posenc.figures._style import method_style, new_figure, palette, show_matrix
+from posenc.figures._style import method_colour, method_style, new_figure, palette, show_matrix
 from posenc.figures.experiments import _length_axis, _log_ticks
 from posenc.forgetting import forgetting_bias
 from posenc.path_attention import path_logits
@@ -94,15 +95,27 @@ def inside_attention_patterns() -> Figure:
 #: skipping the green of RoPE and the ochre of ALiBi beside them) and a marker of its own.
 STUDY_STYLES = {"fox": ("FoX", 0, "s"), "fox_rope": ("FoX + RoPE", 1, "D"), "stick_breaking": ("stick-breaking", 3, "P"),
                 "path": ("PaTH", 5, "X"), "pope": ("PoPE", 6, "h")}
-#: The committed rows of the hybrid study drawn beside them, thinner and dashed.
-REFERENCE_ROWS = ("rope", "none", "alibi")
+#: RNoPE-SWA, the one hybrid design among the references: crimson (FIRE's colour; FIRE is not in
+#: this figure, and the palette's cycle is taken by the five methods, RoPE and ALiBi) and a marker
+#: no other line here has.
+RNOPE_SWA_COLOUR, RNOPE_SWA_MARKER = "fire", "p"
+
+
+def _reference_style(method: str) -> dict[str, Any]:
+    """A reference row of the hybrid study: its method's style (RNoPE-SWA's own), thinner and dashed."""
+    if method == "rnope-swa":
+        style = {"color": method_colour(RNOPE_SWA_COLOUR), "marker": RNOPE_SWA_MARKER, "label": "RNoPE-SWA"}
+    else:
+        style = method_style(method)
+    return {**style, "ls": "--", "lw": 1.1}
 
 
 def _study_rows(task: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """(entry, style) for the references of the hybrid study and the rows of the inside study."""
+    """(entry, style) for the references of the hybrid study (the table's first rows,
+    `posenc.experiments.inside.REFERENCE_ROWS`) and the rows of the inside study."""
     rows = []
-    for method in REFERENCE_ROWS:
-        rows.append((hybrid.load_results(task)["methods"][method], {**method_style(method), "ls": "--", "lw": 1.1}))
+    for method in inside.REFERENCE_ROWS:
+        rows.append((hybrid.load_results(task)["methods"][method], _reference_style(method)))
     for method, entry in inside.load_results(task)["methods"].items():
         label, colour, marker = STUDY_STYLES[method]
         rows.append((entry, {"color": palette().cycle[colour], "marker": marker, "label": label, "lw": 1.8}))
@@ -113,7 +126,8 @@ def _study_rows(task: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     "inside-attention-study",
     alt=("Two panels for four-layer models trained at 64 tokens and tested at 64 to 512: left, perplexity "
          "on text (log scale); right, MQAR accuracy. One line each for FoX, FoX with RoPE, stick-breaking, "
-         "PaTH and PoPE, and dashed for RoPE, NoPE and ALiBi from the hybrid study (the same protocol); "
+         "PaTH and PoPE, and dashed for RoPE, NoPE, ALiBi and RNoPE-SWA from the hybrid study (the same "
+         "protocol); "
          "means over three seeds with bars from the lowest to the highest seed."),
 )
 def inside_attention_study() -> Figure:
