@@ -203,7 +203,9 @@ def test_encoders_are_the_model_types_that_build_only_bidirectional_masks() -> N
     of theirs with no window reads window_sides 'both' (config is_causal changes nothing)."""
     from posenc.configs._two_way import ENCODERS, TWO_SIDED
 
-    assert _bidirectional_only() == set(ENCODERS) | set(TWO_SIDED)
+    # the encoder configs of files that also build causal masks (for another part): run below, or read
+    mixed = {"dia_encoder", "nemotron3_5_transcribe_asr_audio", "nemotron3_5_transcribe_word_timestamp"}
+    assert _bidirectional_only() == (set(ENCODERS) - mixed) | set(TWO_SIDED)
     for model_type in ENCODERS:
         config = {"model_type": model_type, "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 2}
         rope = read_config(config)
@@ -269,3 +271,32 @@ def test_is_decoder_decides_the_sides_as_the_model_runs(model_type: str, decoder
     assert read_config({"model_type": model_type, **given, "is_causal": False}).layers["full_attention"].window_sides == "both"
     with pytest.raises(TypeError, match=r"config\['is_decoder'\] must be true, false or null, got int 1"):
         read_config({"model_type": model_type, **given, "is_decoder": 1})
+
+
+def test_the_encoders_of_mixed_files_see_both_ways() -> None:
+    """Dia's encoder and Nemotron 3.5 Transcribe's word-timestamp model, run live in eager (their files
+    also build causal masks, for the decoder): token 1's output moves with the last token. The ASR
+    audio model's forward builds create_bidirectional_mask and no causal one (read from its source)."""
+    import inspect
+
+    from transformers.models.dia import modeling_dia
+    from transformers.models.nemotron3_5_transcribe import modeling_nemotron3_5_transcribe as nemotron
+
+    small = {"hidden_size": 64, "num_attention_heads": 2, "num_key_value_heads": 2, "head_dim": 32,
+             "intermediate_size": 32, "num_hidden_layers": 2}
+    torch.manual_seed(0)
+    dia = modeling_dia.DiaEncoder(transformers.DiaEncoderConfig(**small, vocab_size=64)).eval()
+    timestamps = nemotron.Nemotron3_5TranscribeWordTimestampModel(
+        transformers.AutoConfig.for_model("nemotron3_5_transcribe_word_timestamp", **small)).eval()
+    embeds = torch.randn(1, 5, 64)
+    with torch.no_grad():
+        runs = {"dia_encoder": [dia(input_ids=torch.tensor([[5, 6, 7, 8, last]])).last_hidden_state[0, 1]
+                                for last in (9, 10)],
+                "nemotron3_5_transcribe_word_timestamp": [
+                    timestamps(inputs_embeds=torch.cat([embeds[:, :4], embeds[:, 4:] + shift], 1)).last_hidden_state[0, 1]
+                    for shift in (0.0, 1.0)]}
+    for model_type, (one, two) in runs.items():
+        assert not torch.allclose(one, two, atol=1e-6), model_type
+        assert read_config({"model_type": model_type, **small}).layers["full_attention"].window_sides == "both"
+    source = inspect.getsource(nemotron.Nemotron3_5TranscribeAsrAudioModel.forward)
+    assert "create_bidirectional_mask(" in source and "causal" not in source

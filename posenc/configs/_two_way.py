@@ -42,13 +42,19 @@ CENTRED: dict[str, dict[str, Any]] = {"t5gemma2_text": {"where": "modeling_t5gem
 # (create_bidirectional_mask, no causal mask builder), with no window: encoders, every layer seeing every
 # token before and after. tests/test_rope_windows_bidirectional.py derives the set from the pinned
 # transformers' modeling files (with TWO_SIDED's) and runs some of them.
+# Three more are the encoder configs of files that also build causal masks for another part: Dia's
+# encoder (DiaEncoder, modeling_dia.py:463) and Nemotron 3.5 Transcribe's audio and word-timestamp
+# models (modeling_nemotron3_5_transcribe.py:424, 492).
 ENCODERS = ("esmc", "eurobert", "gte", "jina_embeddings_v3", "lasr_encoder", "nemotron3_diarization_audio",
-            "neucodec", "nomic_bert", "pe_audio_encoder", "pe_audio_video_encoder", "pe_video_encoder")
+            "neucodec", "nomic_bert", "pe_audio_encoder", "pe_audio_video_encoder", "pe_video_encoder",
+            "dia_encoder", "nemotron3_5_transcribe_asr_audio", "nemotron3_5_transcribe_word_timestamp")
 
 
 # Model types whose model builds the causal mask only with config['is_decoder'] true, else the
 # bidirectional one (``create_causal_mask if self.config.is_decoder else create_bidirectional_mask``:
 # modeling_roformer.py:725; ESM's _create_attention_masks, modeling_esm.py:758-769); false by default.
+# Not here: T5Gemma's module config, whose is_decoder T5GemmaConfig sets itself for each part
+# (configuration_t5gemma.py:147, 151), so a decoder part read without the key is still a decoder.
 DECODER_SWITCH: dict[str, str] = {"esm": "is_decoder", "roformer": "is_decoder"}
 
 

@@ -15,7 +15,8 @@
   // posenc/configs/_two_way.py ENCODERS: model types whose modeling file builds only bidirectional masks, no window
   // (tests/test_explorer_ports.py checks the list against Python's)
   const ENCODERS = ["esmc", "eurobert", "gte", "jina_embeddings_v3", "lasr_encoder", "nemotron3_diarization_audio",
-    "neucodec", "nomic_bert", "pe_audio_encoder", "pe_audio_video_encoder", "pe_video_encoder"];
+    "neucodec", "nomic_bert", "pe_audio_encoder", "pe_audio_video_encoder", "pe_video_encoder",
+    "dia_encoder", "nemotron3_5_transcribe_asr_audio", "nemotron3_5_transcribe_word_timestamp"];
 
   // posenc/configs/_two_way.py DECODER_SWITCH: the causal mask only with config['is_decoder'] true (ESM, RoFormer)
   const DECODER_SWITCH = { esm: "is_decoder", roformer: "is_decoder" };
