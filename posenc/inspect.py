@@ -171,7 +171,7 @@ def warnings_for(rope: ConfigRope, length: int | None = None, config: Mapping[st
         context = reach if layer.window is None else min(layer.window, reach) if reach else layer.window
         # a rule that depends on the length (LongRoPE's long factors, dynamic NTK) is judged at the
         # frequencies of the length judged, not at those of short inputs
-        depends = bool(layer.scaling) and layer.scaling["type"] in ("dynamic", "longrope")
+        depends = (layer.scaling or {}).get("type") in ("dynamic", "longrope")
         waves = _wavelengths(layer, reach if depends and reach else length)
         if context and waves and max(waves) < context:
             found.append(f"{layer.layer_type}: the base {layer.base:g} is too small for {context:,} positions: "

@@ -144,6 +144,8 @@ FOUND = [
     *(_case({"model_type": model_type, "is_decoder": decoder, **causal, **extra})  # DECODER_SWITCH
       for model_type, extra in (("roformer", {}), ("esm", {"position_embedding_type": "rotary"}))
       for decoder in (False, True, None, 1) for causal in ({}, {"is_causal": False})),
+    *(_case({"model_type": "deepseek_v4", "num_hidden_layers": 3, "is_causal": causal}, layout)  # refused if false
+      for causal in (False, True, None) for layout in (None, "half")),
     _case({"model_type": "embedding_gemma2", "text_config": {**SMALL, "model_type": "embedding_gemma2_text"}}),
     _case({"model_type": "deepseek_v32", "qk_rope_head_dim": 16, "num_hidden_layers": 2}),  # two rotary sites
     *(_case({"model_type": model_type, "num_hidden_layers": 2}) for model_type in ("axk2", "glm_moe_dsa",

@@ -121,6 +121,10 @@
 
   /** read_deepseek_v4(config, layout): DeepSeek-V4's positions per kind of layer (config: its text part). */
   function readDeepseekV4(config, layout = null) {
+    if (global.posencRopeTwoWay.notCausal(config, "deepseek_v4")) { // its one sliding mask then opens both ways
+      throw valueError("config['is_causal'] is false, and posenc does not know which mask DeepSeek-V4's compressed " +
+        "layers then get (transformers opens its sliding masks both ways)");
+    }
     if (layout !== null && layout !== "interleaved") {
       throw valueError("layout must be 'interleaved' for model type 'deepseek_v4' (how transformers' code for it pairs " +
         `q/k features: modeling_deepseek_v4.py:346-370), got layout=${repr(layout)}`);
