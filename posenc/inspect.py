@@ -218,12 +218,17 @@ def describe(config: Mapping[str, Any], layer_type: str | None = None, length: i
             known to compute this config otherwise than transformers.
 
     Examples:
-        >>> print(describe({"model_type": "llama", "hidden_size": 4096,
-        ...                 "num_attention_heads": 32, "num_hidden_layers": 32,
-        ...                 "rope_theta": 500000.0,
-        ...                 "max_position_embeddings": 8192}))
+        >>> text = describe({"model_type": "llama", "hidden_size": 4096,
+        ...                  "num_attention_heads": 32, "num_hidden_layers": 32,
+        ...                  "rope_theta": 500000.0,
+        ...                  "max_position_embeddings": 8192})
+        >>> first, layer, *rest = text.splitlines()
+        >>> print(first)
         model type llama: one kind of layer
-        full_attention (32 layers): rotates 128 of 128 features in half pairs, base 500000, no scaling
+        >>> print(layer.replace(", base", ",\\n    base"))
+        full_attention (32 layers): rotates 128 of 128 features in half pairs,
+            base 500000, no scaling
+        >>> print("\\n".join(rest))
           attention factor on cos and sin: 1.0000
           slowest pair: one turn per 2,559,196 positions (312x the declared 8,192)
           pairs completing a turn within the declared context: 35 of 64
