@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
 from posenc._checks import check_int
+from posenc._zoo_rows import _longest
 from posenc._inspect_vision import describe_vision, is_encoder, reads_vision
 from posenc.configs import ConfigRope, LayerRope, query_temperature, read_config
 from posenc.configs import _table as _rope_table
@@ -107,8 +108,13 @@ def _layer_lines(name: str, layer: LayerRope, rope: ConfigRope, length: int | No
     waves = _wavelengths(layer, length)
     if waves:
         slowest = max(waves)
+        # the length the scaling rule stretches to where the config declares less (the models table's
+        # context column, posenc._zoo_rows._longest): Qwen2.5's YaRN file, 4 x 32,768
+        longest = _longest(rope)
+        stretched = longest if longest and longest > (rope.max_position_embeddings or 0) else None
         contexts = [(label, n) for label, n in (("trained", rope.original_max_position_embeddings),
-                                                ("declared", rope.max_position_embeddings), ("--length", length))
+                                                ("declared", rope.max_position_embeddings),
+                                                ("rule's", stretched), ("--length", length))
                     if n]
         compare = ", ".join(f"{slowest / n:.3g}x the {label} {n:,}" for label, n in contexts)
         lines.append(f"  slowest pair{_at_length(layer, rope, length)}: one turn per {_fmt(slowest)} positions"

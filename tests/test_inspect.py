@@ -221,3 +221,14 @@ def test_layers_that_see_both_ways_say_so() -> None:
         describe({**small, "model_type": "modernbert"})
     assert both in describe({**small, "model_type": "llama", "is_causal": False})
     assert both not in describe({**small, "model_type": "llama"})
+
+
+def test_the_length_a_rule_reaches_is_compared_too() -> None:
+    """review5 X6: Qwen2.5-7B's YaRN file declares 32,768 and stretches 4 x 32,768 = 131,072; the
+    reading compares the slowest pair with that length too (the models table's context column), and
+    counts the pairs that turn within it. Where the declared context is the rule's (Qwen3's file,
+    131,072 = 4 x 32,768), nothing is added."""
+    qwen25 = json.loads(next(p for p in ZOO if p.stem == "qwen2.5-7b-instruct-yarn").read_text())
+    text = describe(qwen25)
+    assert "155x the rule's 131,072)" in text and "pairs completing a turn within the rule's context: 40 of 64" in text
+    assert "rule's" not in describe(json.loads(next(p for p in ZOO if p.stem == "qwen3-1.7b-yarn").read_text()))
