@@ -262,8 +262,9 @@ def read_config(config: Mapping[str, Any], *, layout: str | None = None) -> Conf
         layout: ``"half"`` or ``"interleaved"``, needed only where the model type does not say.
 
     Examples:
-        >>> rope = read_config({"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32,
-        ...                     "num_hidden_layers": 32, "rope_theta": 500000.0})
+        >>> rope = read_config({"model_type": "llama", "hidden_size": 4096,
+        ...                     "num_attention_heads": 32, "num_hidden_layers": 32,
+        ...                     "rope_theta": 500000.0})
         >>> layer = rope.layers["full_attention"]
         >>> layer.rotates, layer.dim, layer.base, layer.layout, len(layer.layers)
         (True, 128, 500000.0, 'half', 32)
@@ -345,9 +346,16 @@ def from_config(config: Mapping[str, Any], layer_type: str | None = None, *,
         ``{"dim", "base", "layout", "scaling", "rotary_dim"}`` for ``RotaryEmbedding(**result)``.
 
     Examples:
-        >>> from_config({"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32,
-        ...              "rope_theta": 500000.0, "max_position_embeddings": 8192})
-        {'dim': 128, 'base': 500000.0, 'layout': 'half', 'scaling': None, 'rotary_dim': None}
+        >>> kwargs = from_config({"model_type": "llama", "hidden_size": 4096,
+        ...                       "num_attention_heads": 32, "rope_theta": 500000.0,
+        ...                       "max_position_embeddings": 8192})
+        >>> for key, value in kwargs.items():
+        ...     print(key, value)
+        dim 128
+        base 500000.0
+        layout half
+        scaling None
+        rotary_dim None
     """
     if layer_type is not None and not isinstance(layer_type, str):
         raise TypeError(f"layer_type must be a string or None, got {type(layer_type).__name__}")
