@@ -148,8 +148,10 @@ def parse_scaling(scaling: Mapping[str, object] | Scaling | None) -> Scaling | N
     wrong kind or out of range raises a ValueError or TypeError naming it.
 
     Examples:
-        >>> record = parse_scaling({"type": "yarn", "factor": 4, "original_max_position_embeddings": 4096})
-        >>> record.type, record.factor, record.beta_fast    # beta_fast not given: the rule's default (32)
+        >>> record = parse_scaling({"type": "yarn", "factor": 4,
+        ...                         "original_max_position_embeddings": 4096})
+        >>> # beta_fast not given: the rule's default (32)
+        >>> record.type, record.factor, record.beta_fast
         ('yarn', 4.0, None)
     """
     if scaling is None or isinstance(scaling, Scaling):
@@ -237,7 +239,8 @@ def rope_inverse_frequencies(dim: int, *, base: float = 10000.0,
         tensor([0.2500, 0.0250, 0.0025, 0.0003], dtype=torch.float64)
         >>> rope_inverse_frequencies(8, rotary_dim=4)
         tensor([1.0000, 0.0100], dtype=torch.float64)
-        >>> rope_inverse_frequencies(8, scaling={"type": "proportional", "partial_rotary_factor": 0.5})
+        >>> rope_inverse_frequencies(
+        ...     8, scaling={"type": "proportional", "partial_rotary_factor": 0.5})
         tensor([1.0000, 0.1000, 0.0000, 0.0000], dtype=torch.float64)
     """
     dim = _check_dim("dim", dim)
@@ -289,10 +292,12 @@ def rope_attention_scaling(scaling: Mapping[str, object] | Scaling | None = None
     Since q and k are both multiplied, the attention logits grow by the square of the factor.
 
     Examples:
-        >>> yarn = {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4096}
+        >>> yarn = {"type": "yarn", "factor": 4.0,
+        ...         "original_max_position_embeddings": 4096}
         >>> round(rope_attention_scaling(yarn), 4)
         1.1386
-        >>> round(rope_attention_scaling({**yarn, "mscale": 1.0, "mscale_all_dim": 0.5}), 4)
+        >>> deepseek = {**yarn, "mscale": 1.0, "mscale_all_dim": 0.5}
+        >>> round(rope_attention_scaling(deepseek), 4)
         1.0648
     """
     record = parse_scaling(scaling)
