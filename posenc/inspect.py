@@ -213,7 +213,7 @@ def _engine_lines(rope: ConfigRope) -> list[str]:
 
 def describe(config: Mapping[str, Any], layer_type: str | None = None, length: int | None = None,
              engines: bool = False) -> str:
-    """What a config does with positions, in words, per kind of layer, then the warnings.
+    r"""What a config does with positions, in words, per kind of layer, then the warnings.
 
     Args:
         config: a model's ``config.json`` as a dict.
@@ -231,10 +231,10 @@ def describe(config: Mapping[str, Any], layer_type: str | None = None, length: i
         >>> first, layer, *rest = text.splitlines()
         >>> print(first)
         model type llama: one kind of layer
-        >>> print(layer.replace(", base", ",\\n    base"))
+        >>> print(layer.replace(", base", ",\n    base"))
         full_attention (32 layers): rotates 128 of 128 features in half pairs,
             base 500000, no scaling
-        >>> print("\\n".join(rest))
+        >>> print("\n".join(rest))
           attention factor on cos and sin: 1.0000
           slowest pair: one turn per 2,559,196 positions (312x the declared 8,192)
           pairs completing a turn within the declared context: 35 of 64

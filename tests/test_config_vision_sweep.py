@@ -51,8 +51,7 @@ NOT_ROTATIONS = {
 #: Model types whose code rotates that are not image or video models, with what they are.
 ELSEWHERE = {
     **dict.fromkeys(["clvp_decoder", "clvp_encoder"], "speech synthesis (CLVP)"),
-    **dict.fromkeys(["esm", "esmfold2"], "proteins"),
-    "roformer": "text (RoFormer)",
+    "esmfold2": "proteins",
     "blt": "text (BLT: its four parts rotate, each read with its own config)",
     **dict.fromkeys(["cohere_compass_text", "glm5_next_text", "inkling2_text"], "the text model of a multimodal model"),
     **dict.fromkeys(["gemma3n_audio", "gemma4_audio", "gemma4_unified_audio", "lasr_ctc", "moonshine_streaming_encoder",

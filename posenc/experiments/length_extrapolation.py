@@ -1,4 +1,4 @@
-"""Which position method lets a model read longer inputs than it was trained on? Measured.
+r"""Which position method lets a model read longer inputs than it was trained on? Measured.
 
 One `posenc.model.TinyTransformer` per position method and seed is trained as a character-level
 language model on the same text (`posenc.experiments.data`), with windows of ``train_length``
@@ -12,7 +12,7 @@ On the CPU everything runs with one thread per process and fixed seeds, so the n
 only on the configuration and the library versions, not on the machine's load or on how many
 models train in parallel. Run it with::
 
-    python -m posenc.experiments length-extrapolation --config full \\
+    python -m posenc.experiments length-extrapolation --config full \
         --output results.json
 """
 

@@ -68,9 +68,11 @@ from tests.site.site_pages import base_path, serve
 __all__ = ["FUNCTIONS", "check_parity", "main"]
 
 PAGE = "explore/"
+# slowestTurning is the scaling widget's readout helper, not a port of posenc: it is checked under
+# node on posenc's frequencies (tests/test_explorer_scaling_readout.py)
 FUNCTIONS = sorted(["alibiSlopes", "parseJSON", "ropeAttentionScaling", "ropeFromConfig", "ropeInverseFrequencies",
                     "ropeQueryTemperature", "ropeReadConfig", "ropeWarnings", "sinusoidalEncoding",
-                    "t5RelativePositionBucket"])
+                    "slowestTurning", "t5RelativePositionBucket"])
 
 
 def check_parity(page: Any, check: Checker) -> None:
