@@ -98,6 +98,7 @@ def check_widget(page: Any, check: Any, site_dir: Path) -> list[float]:
         _compare_widget(check, f"inspector: {name}", state, theirs)
         if "_read_as" in entry and f"(read as {entry['_read_as']}," not in state["readout"]:
             check.fail(f"inspector: {name}", f"the summary does not say it is read as {entry['_read_as']}")
+        _check_rule_reach(check, name, text, state)
         links.update(state["links"])
         if state["value"] and any(layer["kwargs"]["dim"] == 256 for layer in state["value"]["layers"].values()):
             slowest_256.append(state["ms"])
@@ -147,6 +148,28 @@ def check_widget(page: Any, check: Any, site_dir: Path) -> list[float]:
     if slowest_256:
         print(f"  inspector, 256-wide heads: {len(slowest_256)} updates, max {max(slowest_256):.1f} ms (budget 50 ms)")
     return times
+
+
+def _check_rule_reach(check: Any, name: str, text: str, state: dict[str, Any]) -> None:
+    """A config whose scaling rule reaches past its declared context (Qwen2.5-7B's YaRN file: 4 x 32,768
+    against 32,768) names that length in the summary and draws it as a chart line, as posenc.inspect
+    compares it (posenc._zoo_rows._longest, the models table's context); no such line elsewhere."""
+    from posenc._zoo_rows import _longest
+    from posenc.configs import read_config
+
+    try:
+        rope = read_config(json.loads(text))
+    except (TypeError, ValueError):
+        return  # refused: compared as a refusal above
+    longest = _longest(rope)
+    declared = rope.max_position_embeddings or 0
+    reach = longest if longest and longest > declared else None
+    drawn = re.findall(r"rule's ([\d,]+)</text>", state["drawing"])
+    said = re.findall(r"reached by the scaling rule ([\d,]+)", state["readout"])
+    expected = [] if reach is None else [f"{reach:,}"]
+    if sorted(set(drawn)) != expected or said != expected:
+        check.fail(f"inspector: {name}", f"the rule's length {reach}: drawn {drawn}, said {said}")
+    check.count("inspector readings checked for the length the rule reaches")
 
 
 def _check_vision(page: Any, check: Any, textarea: Any, config: dict[str, Any]) -> None:

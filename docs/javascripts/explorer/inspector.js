@@ -17,7 +17,7 @@
   const J = window.posencJSON;
   const E = window.posencRopeEngines;
   const VI = window.posencInspectorVision; // inspector_vision.js: vision and video encoders
-  const { num } = window.posencInspectorChart; // inspector_chart.js
+  const { num, ruleReach } = window.posencInspectorChart; // inspector_chart.js
   const ZOO = window.posencRopeData.zoo;
   const DEFAULT = "llama-3.1-8b";
   const MAX_FILE_BYTES = 4 << 20;
@@ -176,6 +176,7 @@
           `${kinds === 1 ? "one kind of layer" : `${kinds} kinds of layer`}${r.rope.sinks ? ", attention sinks" : ""}` +
           (r.rope.max_position_embeddings !== null ? `; declared context ${num(r.rope.max_position_embeddings)}` : "") +
           (r.rope.original_max_position_embeddings !== null ? `, trained ${num(r.rope.original_max_position_embeddings)}` : "") +
+          (ruleReach(r.rope) ? `, reached by the scaling rule ${num(ruleReach(r.rope).length)}` : "") +
           `. ${layers.join("; ")}. ${r.warnings.length ? count(r.warnings.length, "warning") : "No warnings"}.` +
           (r.vision ? ` Its ${VI.readout(r.vision)}.` : ""));
       } catch (error) {

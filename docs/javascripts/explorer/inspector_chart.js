@@ -1,8 +1,9 @@
 // The config inspector's chart (inspector.js draws the rest): for one kind of layer, the wavelength
 // of each rotation pair on a log scale, with and without the config's scaling, against the trained and
-// declared contexts, the window and the chosen length; the pairs that never complete a turn within
-// the reach of these layers are circled, and those that never turn at all (theta = 0) crossed.
-// Also the two helpers the inspector's words share with it: `num` and `contexts`.
+// declared contexts, the length the scaling rule reaches, the window and the chosen length; the pairs
+// that never complete a turn within the reach of these layers are circled, and those that never turn
+// at all (theta = 0) crossed.
+// Also the helpers the inspector's words share with it: `num`, `contexts` and `ruleReach`.
 (function () {
   "use strict";
   const W = window.posencExplorerWidgets;
@@ -28,13 +29,30 @@
     return windowReach(layer) >= longest[1] - 1 ? longest : null;
   }
 
+  /** The length the config's scaling rule reaches where the config declares less, as posenc.inspect compares
+   * it ("the rule's"; posenc._zoo_rows._longest, the models table's context): the trained context times the
+   * largest factor of a scaled kind of layer. Qwen2.5-7B's YaRN file: 4 x 32,768 = 131,072 against 32,768
+   * declared. {length, factor, original}, or null where the declared context is already as long. */
+  function ruleReach(rope) {
+    const original = rope.original_max_position_embeddings;
+    const factors = Object.values(rope.layers).filter((layer) => P.truthy(layer.scaling))
+      .map((layer) => (P.has(layer.scaling, "factor") ? P.toNumber(layer.scaling.factor) : 1.0));
+    if (!P.truthy(original) || !factors.length) return null;
+    const factor = Math.max(...factors);
+    const length = Math.trunc(P.toNumber(original) * factor); // Python's int(): toward zero
+    const declared = P.truthy(rope.max_position_embeddings) ? P.toNumber(rope.max_position_embeddings) : 0;
+    return length > declared ? { length, factor, original: P.toNumber(original) } : null;
+  }
+
   /** inspect's comparison of the slowest pair with each context, and the pairs that turn within it (a window
    * that cuts nothing within the contexts shown is left out). */
   function contexts(result, layer) {
     const { rope, length } = result;
     const window = idleWindow(result, layer) ? null : layer.window;
+    const rule = ruleReach(rope);
     return [["trained", rope.original_max_position_embeddings], ["declared", rope.max_position_embeddings],
-      ["window", window], ["chosen length", length]].filter(([, n]) => P.truthy(n)).map(([label, n]) => [label, Number(n)]);
+      ["rule's", rule && rule.length], ["window", window], ["chosen length", length]]
+      .filter(([, n]) => P.truthy(n)).map(([label, n]) => [label, Number(n)]);
   }
 
   /** The chart of one kind of layer, appended to `holder`; `data` holds its wavelengths (Infinity: theta = 0)
@@ -64,7 +82,7 @@
       .call(d3.axisLeft(y).tickValues(decades.filter((_, k) => k % step === 0)).tickFormat((v) => `10${superscript(Math.log10(v))}`)), colours);
     axisLabel(svg, colours, "pair index i", (m.left + width - m.right) / 2, H - 6);
     axisLabel(svg, colours, "wavelength (positions)", 14, (m.top + H - m.bottom) / 2, true);
-    const dashes = { trained: "6 4", declared: "2 3", window: "9 3 2 3", "chosen length": "1 4" };
+    const dashes = { trained: "6 4", declared: "2 3", "rule's": "12 4", window: "9 3 2 3", "chosen length": "1 4" };
     // labels at the left, where the wavelengths are short; a label that would touch the one below goes right
     let below = Infinity;
     [...lines].sort((a, b) => a[1] - b[1]).forEach(([label, n]) => {
@@ -114,5 +132,5 @@
       (still.length ? `, ${still.length} never turn at all.` : ".")));
   }
 
-  window.posencInspectorChart = Object.freeze({ chart, contexts, idleWindow, num });
+  window.posencInspectorChart = Object.freeze({ chart, contexts, idleWindow, num, ruleReach });
 })();

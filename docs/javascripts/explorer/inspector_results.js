@@ -10,7 +10,7 @@
   const C = window.posencRopeConfig;
   const R = window.posencRopeParams;
   const E = window.posencRopeEngines;
-  const { chart, contexts, idleWindow, num } = window.posencInspectorChart; // inspector_chart.js
+  const { chart, contexts, idleWindow, num, ruleReach } = window.posencInspectorChart; // inspector_chart.js
   const { MEANINGS, FACTS, NOT_ROTATED, notAttention, windowWords, idleWords, windowFact, headWidth, warningNodes, link } =
     window.posencInspectorWords;
 
@@ -37,6 +37,27 @@
     }
     return `${P.formatGeneral(t.attn_scale)} ln(1 + floor((p + 1) / ${num(t.floor_scale)})) + 1 (Llama 4's temperature tuning of NoPE layers)${at}`;
   }
+
+  /** The length the scaling rule reaches past the declared context (inspector_chart.js ruleReach), said
+   * after the rule: Qwen2.5-7B's YaRN file, "reached by the rule: 131,072 (4 x 32,768)". */
+  const reachWords = (rope) => {
+    const rule = ruleReach(rope);
+    return rule ? `; reached by the rule: ${num(rule.length)} (${num(rule.factor)} \u00d7 ${num(rule.original)})` : "";
+  };
+
+  /** The length a length-dependent rule's frequencies are shown for (LongRoPE, dynamic NTK), in
+   * posenc.inspect's words (_at_length), else "". */
+  function atLength(layer, rope, length) {
+    if (!P.truthy(layer.scaling) || !["dynamic", "longrope"].includes(layer.scaling.type)) return "";
+    if (P.truthy(length)) return ` at a length of ${num(length)}`;
+    const short = rope.original_max_position_embeddings;
+    return P.truthy(short) ? ` for inputs up to ${num(short)} tokens` : " for short inputs";
+  }
+
+  /** The words of a kind of layer posenc names itself: read_config adds ":nope" to the layers of a type
+   * whose entry in no_rope_layers is 0 where others of the type rotate (SmolLM3's full_attention:nope). */
+  const ownName = (name) => (name.endsWith(":nope") ? `posenc's name for the ${name.slice(0, -5)} layers whose ` +
+    "entry in no_rope_layers is 0; the config calls them " + name.slice(0, -5) : null);
 
   /** How many of a layer's pairs never turn (theta = 0: p-RoPE's still pairs). */
   const still = (data) => data.theta.filter((t) => t === 0).length;
@@ -68,8 +89,9 @@
     const heading = el("h3", null, `${name}${layer.layers.length ? ` (${count(layer.layers.length, "layer")})` : ""}`);
     section.append(heading);
     const other = notAttention(name); // a recurrent, convolution or per-token layer: no rotation, window or temperature
-    const rows = [["Rotates", other ? NOT_ROTATED[other] : layer.rotates ? "yes" :
-      layer.rotates === false ? `no (NoPE)${layer.note ? `; ${layer.note}` : ""}` : `unknown; ${layer.note}`]];
+    const rows = ownName(name) ? [["Name", ownName(name)]] : [];
+    rows.push(["Rotates", other ? NOT_ROTATED[other] : layer.rotates ? "yes" :
+      layer.rotates === false ? `no (NoPE)${layer.note ? `; ${layer.note}` : ""}` : `unknown; ${layer.note}`]);
     const data = result.layers[name];
     let sites = [], unread = null;
     try { sites = layer.rotates ? R.rotarySites(result.config, result.rope)[name] || [] : []; } catch (error) { unread = error.message; }
@@ -79,7 +101,7 @@
         ["Rotated width", `${num(layer.rotary_dim)} of ${num(head)} features (${count(data.theta.length, "pair")}` +
           `${still(data) ? `; ${num(data.theta.length - still(data))} turn, ${num(still(data))} never do: \u03b8 = 0` : ""})` +
           (Number(head) !== Number(layer.dim) ? ", a slice of each query-key head" : "")],
-        ["Base", base(layer.base)], ["Scaling", scalingWords(layer.scaling)],
+        ["Base", base(layer.base)], ["Scaling", scalingWords(layer.scaling) + (layer.scaling ? reachWords(result.rope) : "")],
         ["Attention factor", `${data.attention_factor.toFixed(4)} on cos and sin`]);
       if (layer.softmax_scale !== 1) rows.push(["Softmax scale", `\u00d7${layer.softmax_scale.toFixed(4)} on 1/sqrt(head_dim)`]);
     }
@@ -108,7 +130,8 @@
       const lines = contexts(result, layer);
       const compressed = sites.some((s) => s.name === "compressor") ? " uncompressed keys" : ""; // DeepSeek-V4
       const slowest = finite.length ? Math.max(...finite) : null;
-      const words = slowest === null ? "No pair turns." : `Slowest pair: one turn per ${fmt(slowest, 3)} positions` +
+      const words = slowest === null ? "No pair turns." :
+        `Slowest pair${atLength(layer, result.rope, result.length)}: one turn per ${fmt(slowest, 3)} positions` +
         (lines.length ? ` (${lines.map(([l, n]) => `${fmt(slowest / n, 3)}\u00d7 the ${l} ${num(n)}`).join(", ")}). ` : ". ") +
         lines.map(([l, n]) => `Pairs completing a turn within the ${within(l, n, compressed)}: ${finite.filter((w) => w <= n).length} ` +
           `of ${finite.length}${still(data) ? " that turn" : ""}.`).join(" ");
@@ -174,7 +197,10 @@
     }
     for (const warning of warnings) {
       const item = el("li", "posenc-inspector__warning");
-      item.append(el("strong", null, "Engine warning: "), ...warningNodes(el, warning.text), el("br"));
+      // the terminal's pointer to the page ("(see engines.md#...)") is the link below here
+      const pointer = ` (see ${warning.page}#${warning.section})`;
+      const text = warning.text.endsWith(pointer) ? warning.text.slice(0, -pointer.length) : warning.text;
+      item.append(el("strong", null, "Engine warning: "), ...warningNodes(el, text), el("br"));
       const a = el("a", null, "Read more");
       a.href = link(warning.page.replace(/\.md$/, ""), warning.section);
       a.setAttribute("aria-label", `Read more about: ${warning.text.slice(0, 60)}`);
