@@ -249,9 +249,14 @@ def timing_line(times: list[float]) -> str:
 
 
 def screenshots(browser: Any, url: str, origin: str, check: Any, folder: Path, open_page: Any) -> None:
-    """The inspector alone at 1280 and 390 px, light and dark, the page header hidden."""
+    """The inspector alone at 1280 and 390 px, light and dark, the page header hidden; at 390 px light
+    also with Qwen2.5-7B's YaRN file chosen (its rule's length in the summary and the chart)."""
     for width, scheme in ((1280, "light"), (1280, "dark"), (390, "light"), (390, "dark")):
         context, page = open_page(browser, url, origin, check, width, scheme)
         page.add_style_tag(content=".md-header, .md-tabs { visibility: hidden; }")
         page.locator(WIDGET).screenshot(path=str(folder / f"inspector-{width}px-{scheme}.png"), animations="disabled")
+        if (width, scheme) == (390, "light"):  # a file whose rule reaches past its declared context (review5 X6)
+            page.locator(WIDGET).locator("select >> nth=0").select_option("qwen2.5-7b-instruct-yarn")
+            page.locator(WIDGET).screenshot(path=str(folder / "inspector-qwen2.5-yarn-390px-light.png"),
+                                            animations="disabled")
         context.close()

@@ -83,14 +83,22 @@
     axisLabel(svg, colours, "pair index i", (m.left + width - m.right) / 2, H - 6);
     axisLabel(svg, colours, "wavelength (positions)", 14, (m.top + H - m.bottom) / 2, true);
     const dashes = { trained: "6 4", declared: "2 3", "rule's": "12 4", window: "9 3 2 3", "chosen length": "1 4" };
-    // labels at the left, where the wavelengths are short; a label that would touch the one below goes right
-    let below = Infinity;
-    [...lines].sort((a, b) => a[1] - b[1]).forEach(([label, n]) => {
+    // labels at the left, where the wavelengths are short; a label that would touch the one below goes right;
+    // lines of one length share a label ("trained, declared 32,768")
+    const sorted = [...lines].sort((a, b) => a[1] - b[1]);
+    for (const [label, n] of sorted) {
       svg.append("line").attr("x1", m.left).attr("x2", width - m.right).attr("y1", y(n)).attr("y2", y(n))
         .attr("stroke", colours.muted).attr("stroke-dasharray", dashes[label]).attr("stroke-width", 1.5);
+    }
+    const names = svg.append("g"); // raised over the data below, on a halo of the page's colour
+    let below = Infinity;
+    [...new Set(sorted.map(([, n]) => n))].forEach((n) => {
       const right = below - y(n) < FONT + 3;
-      svg.append("text").attr("x", right ? width - m.right - 4 : m.left + 4).attr("y", y(n) - 4)
-        .attr("text-anchor", right ? "end" : "start").attr("fill", colours.fg).attr("font-size", FONT).text(`${label} ${num(n)}`);
+      names.append("text").attr("x", right ? width - m.right - 4 : m.left + 4).attr("y", y(n) - 4)
+        .attr("text-anchor", right ? "end" : "start").attr("fill", colours.fg).attr("font-size", FONT)
+        .style("paint-order", "stroke").style("stroke", "var(--md-default-bg-color)").style("stroke-width", "3px")
+        .style("stroke-linejoin", "round")
+        .text(`${sorted.filter(([, k]) => k === n).map(([label]) => label).join(", ")} ${num(n)}`);
       if (!right) below = y(n);
     });
     const path = d3.line().defined(Number.isFinite).x((_, i) => x(i)).y((v) => y(v));
@@ -106,6 +114,7 @@
       .attr("r", 3.2).attr("fill", "none").attr("stroke", colours.cycle[1]).attr("stroke-width", 1.5);
     svg.append("g").selectAll("text").data(still).join("text").attr("x", ([, i]) => x(i)).attr("y", m.top + 4)
       .attr("text-anchor", "middle").attr("fill", colours.cycle[1]).attr("font-size", FONT).text("\u00d7");
+    names.raise();
     const legend = [["this config", colours.cycle[0], null, "line"]];
     if (scaled) legend.push(["without scaling", colours.muted, "5 3", "line"]);
     if (never.length) legend.push([`never turns within ${num(reach)}`, colours.cycle[1], null, "circle"]);
