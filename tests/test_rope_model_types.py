@@ -157,3 +157,23 @@ def test_deepseek_v4_with_is_causal_false_is_refused() -> None:
         read_config({**config, "is_causal": False})
     with pytest.raises(TypeError, match=r"config\['is_causal'\] must be true or false"):
         read_config({**config, "is_causal": None})
+
+
+def test_a_rotary_module_that_ignores_the_rotated_fraction_is_marked() -> None:
+    """``partial_ignored``: Llama's own default rule builds head_dim / 2 frequencies whatever
+    partial_rotary_factor says (modeling_llama.py:100-105), Phi's reads it (modeling_phi.py's
+    compute_default_rope_parameters: dim = int(head_dim * partial_rotary_factor)); the reader's
+    refusal is tested in tests/test_rope_params_partial_ignored.py."""
+    import transformers
+    from transformers.models.llama import modeling_llama
+    from transformers.models.phi import modeling_phi
+
+    table = json.loads(derive.TABLE_PATH.read_text())["model_types"]
+    assert table["llama"].get("partial_ignored") and table["qwen2"].get("partial_ignored")
+    assert not any(table[t].get("partial_ignored") for t in ("phi", "persimmon", "glm", "bamba", "nemotron", "gptj"))
+    half = {"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.5}
+    llama = transformers.LlamaConfig(hidden_size=256, num_attention_heads=4, rope_parameters=dict(half))
+    phi = transformers.PhiConfig(hidden_size=256, num_attention_heads=4, rope_parameters=dict(half),
+                                 partial_rotary_factor=0.5)
+    assert modeling_llama.LlamaRotaryEmbedding(llama).inv_freq.numel() == 32  # the whole head of 64
+    assert modeling_phi.PhiRotaryEmbedding(phi).inv_freq.numel() == 16       # half of it

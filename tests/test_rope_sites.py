@@ -185,7 +185,8 @@ def test_v4_defaults_are_the_config_class() -> None:
 
 
 def test_one_site_where_no_rule() -> None:
-    sites = S.rotary_sites({"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4,
+    # phi: its rotary module reads the rotated fraction (Llama's default rule rotates the whole head)
+    sites = S.rotary_sites({"model_type": "phi", "hidden_size": 64, "num_attention_heads": 4,
                             "num_hidden_layers": 2, "partial_rotary_factor": 0.5})
     ((site,),) = sites.values()
     assert (site.name, site.head_dim, site.width, site.features, site.layout) == ("attention", 16, 8, "first", "half")

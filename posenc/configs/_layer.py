@@ -108,7 +108,12 @@ def _rotary_width(config: Mapping[str, Any], found: ModelTypeEntry, params: Mapp
     # left out: the class default; given as null: the whole head (GPT-J's `rotary_dim or embed_dim`)
     count = (config[key] if key in config else found.get("field_defaults", {}).get(key)) if key else None
     if fraction is not None:
-        width = int(head_dim * _real("partial_rotary_factor", fraction, minimum=0.0, maximum=1.0))
+        value = _real("partial_rotary_factor", fraction, minimum=0.0, maximum=1.0)
+        if value != 1.0 and found.get("partial_ignored") and params.get("rope_type") == "default":
+            raise ValueError(f"partial_rotary_factor is {fraction!r}, which transformers' code for this model type "
+                             f"does not apply with rope_type 'default' (its rotary module's default rule rotates the "
+                             f"whole head); leave it out")
+        width = int(head_dim * value)
     elif count is not None:
         width = check_int(f"config[{key!r}]", count, minimum=2, maximum=head_dim)
     else:

@@ -232,6 +232,9 @@ class ModelTypeEntry(TypedDict, total=False):
             (``ignore_keys_at_rope_validation``), which a set may therefore carry.
         ntk_alpha: the rotary module runs rope type "dynamic" with a truthy ``alpha`` as a fixed
             NTK base (HunYuan's ``compute_ntk_alpha_rope_parameters``, modeling_hunyuan_v1_dense.py:296-356).
+        partial_ignored: the rotary module's own default rule rotates the whole head whatever
+            ``partial_rotary_factor`` says (Llama's, modeling_llama.py:100-105; the scaled rules of the
+            rope utils read it): posenc refuses a fraction != 1 with rope type "default".
         rope_switch: a config key whose value switches the rotation on (`RopeSwitch`: ESM's
             ``position_embedding_type``); posenc reads other values as no RoPE.
         theta_only: the rotary module reads only the top-level ``rope_theta`` (the default rule),
@@ -309,6 +312,7 @@ class ModelTypeEntry(TypedDict, total=False):
     per_layer_head_dim: dict[str, HeadDimDefault]
     ignore_keys: list[str]
     ntk_alpha: bool
+    partial_ignored: bool
     rope_switch: RopeSwitch
     theta_only: bool
     rotates_values: ValueFlag

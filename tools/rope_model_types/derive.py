@@ -265,6 +265,7 @@ def derive(model_type: str, config_name: str) -> dict[str, Any] | None:
         entry.update(probes.nested_partial(config_name, text, defaults, entry.get("nested_fill", {})))
     elif params and not _nested(params):
         entry.update(probes.flat_class(config_name, text))
+        entry.update(probes.flat_partial(config_name, text))  # Llama's default rule: the whole head
     entry.update(_type_aliases(config_name, text))
     entry.update(probes.given_lists(config_name, text))
     entry.update(probes.layer_types_from_flags(config_name, text))

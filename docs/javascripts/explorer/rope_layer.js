@@ -109,7 +109,12 @@
     const count = P.truthy(key) ? (has(config, key) ? get(config, key) : get(get(found, "field_defaults") || {}, key)) : null;
     let width;
     if (fraction !== null) {
-      const product = P.toNumber(dim) * P.checkFloat("partial_rotary_factor", fraction, { minimum: 0.0, maximum: 1.0 });
+      const value = P.checkFloat("partial_rotary_factor", fraction, { minimum: 0.0, maximum: 1.0 });
+      if (value !== 1.0 && P.truthy(get(found, "partial_ignored")) && get(params, "rope_type") === "default") {
+        throw valueError(`partial_rotary_factor is ${repr(fraction)}, which transformers' code for this model type ` +
+          "does not apply with rope_type 'default' (its rotary module's default rule rotates the whole head); leave it out");
+      }
+      const product = P.toNumber(dim) * value;
       if (!Number.isFinite(product)) throw new P.PyError("OverflowError", "int too large to convert to float");
       width = P.normalInt(BigInt(Math.trunc(product)));
     } else if (count !== null) {
