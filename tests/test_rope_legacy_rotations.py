@@ -173,3 +173,23 @@ def test_qwen2_5_omni_dit_rotates_its_first_head_only_and_is_refused(monkeypatch
                                              r"deinterleave_head_dim reorders their features") as refused:
             read_config({"model_type": "qwen2_5_omni_dit"}, layout=layout)
         assert "layout is needed" not in str(refused.value)
+
+
+# ---------------------------------------------------------------- Moshi's depth decoder
+def test_moshi_depth_builds_its_attention_with_the_rotation_off() -> None:
+    """MoshiDepthDecoder builds its layers with use_rope=False (modeling_moshi.py:597), so each
+    MoshiAttention's rotary_emb is None and its rotation is skipped (:448-450, 467-469); Moshi's main
+    decoder builds the same class with it on."""
+    from transformers.models.moshi import modeling_moshi
+
+    entry = _table()["moshi_depth"]
+    assert entry["rotation_off"] == {"MoshiAttention": "rotary_emb"} and entry["rotates_elsewhere"] == ["MoshiAttention"]
+    with torch.device("meta"):
+        depth = modeling_moshi.MoshiDepthDecoder(transformers.MoshiDepthConfig())
+        main = modeling_moshi.MoshiModel(transformers.MoshiConfig().get_text_config(decoder=True))
+    attentions = [m for m in depth.modules() if isinstance(m, modeling_moshi.MoshiAttention)]
+    assert attentions and all(m.rotary_emb is None for m in attentions)
+    assert any(m.rotary_emb is not None for m in main.modules() if isinstance(m, modeling_moshi.MoshiAttention))
+    with pytest.raises(ValueError, match=r"model type 'moshi_depth' uses no rotary position embedding: no module .* "
+                                         r"rotates: it builds MoshiAttention with self.rotary_emb None, which skips"):
+        read_config({"model_type": "moshi_depth"})

@@ -17,7 +17,8 @@ from posenc.configs._vision_refused import refusal
 def refuse(config: Mapping[str, Any], text: Mapping[str, Any], found: ModelTypeEntry, model_type: str | None) -> None:
     """Raise the ValueError (or TypeError) that says why this config is not read, if it is not."""
     if found.get("rope") is False and (elsewhere := found.get("rotates_elsewhere")):  # GLM-5-Next's text model
-        raise ValueError(_rotates_elsewhere(config, model_type, elsewhere))
+        off = found.get("rotation_off") or {}  # Moshi's depth decoder
+        raise ValueError(_rotates_elsewhere(config, model_type, elsewhere, off))
     if found.get("rope") is False and found.get("rope_parameters_given_only"):  # Cohere Compass's text model
         raise ValueError(f"model type {model_type!r}: its attention rotates q and k with the rope_parameters a config "
                          f"gives, and its config class fills none (an empty rope_parameters at its defaults, where "
@@ -66,15 +67,21 @@ def _head_slice(model_type: str | None, attention: str, sliced: str, through: li
             f"that")
 
 
-def _rotates_elsewhere(config: Mapping[str, Any], model_type: str | None, classes: list[str]) -> str:
+def _rotates_elsewhere(config: Mapping[str, Any], model_type: str | None, classes: list[str],
+                       off: Mapping[str, str]) -> str:
     """Why a model type whose model does not rotate is refused (``rotates_elsewhere``): a language
-    model uses no RoPE; a multimodal parent's vision tower may still rotate, so it is not said to."""
+    model uses no RoPE; a multimodal parent's vision tower may still rotate, so it is not said to;
+    a class it builds with its rotation switched off (``rotation_off``: Moshi's depth decoder) is named."""
     own = config.get("model_type")
     wrapper = (table.model_types().get(own) or {}).get("text_model_type") if isinstance(own, str) else None
     what = (f"model type {own!r}: its language model ({wrapper!r}) does not rotate q and k" if wrapper else
             f"model type {model_type!r} uses no rotary position embedding")
-    return (f"{what}: no module of the model transformers builds from {'its text config' if wrapper else 'it'} "
-            f"rotates; the rotation in its modeling file is other classes' ({', '.join(classes)})"
+    built = f"no module of the model transformers builds from {'its text config' if wrapper else 'it'} rotates"
+    if off:
+        switched = ", ".join(f"{name} with self.{attr} None" for name, attr in off.items())
+        return (f"{what}: {built}: it builds {switched}, which skips the rotation (the other models of its "
+                f"modeling file build them with it on){refusal(model_type)}")
+    return (f"{what}: {built}; the rotation in its modeling file is other classes' ({', '.join(classes)})"
             f"{refusal(model_type)}")
 
 

@@ -165,6 +165,9 @@ class ModelTypeEntry(TypedDict, total=False):
             the model transformers builds from this config (``AutoModel.from_config``) uses none of
             them (GLM-5-Next's and Inkling 2's text models: only their vision towers rotate); posenc
             says the model type's own attention uses no RoPE and names those classes.
+        rotation_off: with ``rotates_elsewhere``, the classes the model builds with their rotation
+            switched off, each with the attribute left None (Moshi's depth decoder builds
+            MoshiAttention with use_rope False, so its rotary_emb is None); named in the refusal.
         rope_parameters_given_only: with ``rotation_calls``, the config class fills no rope parameters
             (an empty ``rope_parameters`` at its defaults) while its model rotates with those a config
             gives (Cohere Compass's text model, per layer type: modeling_cohere_compass.py:67-90): no
@@ -279,6 +282,7 @@ class ModelTypeEntry(TypedDict, total=False):
     rotation_calls: list[str]
     rotating_parts: dict[str, str]
     rotates_elsewhere: list[str]
+    rotation_off: dict[str, str]
     rope_parameters_given_only: bool
     text_model_type: str
     text_model_type_aliases: dict[str, str]

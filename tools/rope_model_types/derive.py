@@ -193,7 +193,7 @@ def derive(model_type: str, config_name: str) -> dict[str, Any] | None:
         # Cohere Compass: the class fills no rope_parameters (an empty dict), its rotary module reads them
         given_only = {"rope_parameters_given_only": True} if params == {} and not elsewhere else {}
         return {"rope": False, "rotation_calls": calls, **({"rotates_elsewhere": elsewhere} if elsewhere else {}),
-                **given_only}
+                **rotation.off_entry(text, source, elsewhere), **given_only}
     params = params if isinstance(params, dict) else {}
     # GPT-J's and CodeGen's fixed tables: base 10000 and no scaling, whatever the config says
     entry: dict[str, Any] = {"rotated_width_key": "rotary_dim", "fixed_tables": True} if legacy else {}

@@ -153,25 +153,56 @@ def rotates_elsewhere(text: object, source: str, calls: list[str]) -> list[str]:
     if not by_class or not set(calls) <= {c for names in by_class.values() for c in names}:
         return []
     used = classes_built(text)
-    return [] if used is None or used & set(by_class) else sorted(by_class)
+    off = set(rotation_off(text, source))
+    return [] if used is None or (used & set(by_class)) - off else sorted(by_class)
+
+
+def rotation_off(text: object, source: str) -> dict[str, str]:
+    """The rotating classes the model built from ``text`` holds only with their rotation switched
+    off: the ``if`` around the class's rotation call tests ``self.<name> is not None`` and every
+    instance has that attribute None (Moshi's depth decoder builds MoshiAttention with
+    ``use_rope=False``, so its ``rotary_emb`` is None: modeling_moshi.py:448-450, 467-469, 597),
+    by class, the attribute's name; empty where none is."""
+    guards = {}
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.ClassDef):
+            for test in (n.test for n in ast.walk(node) if isinstance(n, ast.If) and any(
+                    isinstance(c, ast.Call) and _ROTATION.fullmatch(_name(c.func) or "") for b in n.body
+                    for c in ast.walk(b))):
+                if (isinstance(test, ast.Compare) and isinstance(test.ops[0], ast.IsNot)
+                        and isinstance(test.left, ast.Attribute) and _name(test.left.value) == "self"
+                        and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None):
+                    guards[node.name] = test.left.attr
+    found: dict[str, list[bool]] = {}
+    for model in built_models(text) or []:
+        for module in model.modules():
+            name = type(module).__name__
+            if name in guards:
+                found.setdefault(name, []).append(getattr(module, guards[name], 0) is None)
+    return {name: guards[name] for name, offs in sorted(found.items()) if all(offs)}
 
 
 def classes_built(text: object) -> set[str] | None:
     """The names of the classes (with their bases) of every module of the model transformers builds
-    from ``text`` (``AutoModel.from_config`` on the meta device); where AutoModel has no class for
-    it (Qwen2.5-Omni's audio encoder and vocoder), of every model class of its modeling file whose
-    ``config_class`` is the config's class, all of which must build. None where none builds."""
+    from ``text`` (`built_models`); None where none builds."""
+    models = built_models(text)
+    if not models:
+        return None
+    return {cls.__name__ for model in models for module in model.modules() for cls in type(module).__mro__}
+
+
+def built_models(text: object) -> list[object] | None:
+    """The model transformers builds from ``text`` (``AutoModel.from_config`` on the meta device);
+    where AutoModel has no class for it (Qwen2.5-Omni's audio encoder and vocoder), every model class
+    of its modeling file whose ``config_class`` is the config's class, all of which must build."""
     import torch
     from transformers import AutoModel
 
     try:
         with torch.device("meta"):
-            models = [AutoModel.from_config(text)]
+            return [AutoModel.from_config(text)]
     except Exception:
-        models = _own_models(text)
-    if not models:
-        return None
-    return {cls.__name__ for model in models for module in model.modules() for cls in type(module).__mro__}
+        return _own_models(text) or None
 
 
 def _own_models(text: object) -> list[object]:
@@ -196,3 +227,10 @@ def _own_models(text: object) -> list[object]:
         except Exception:
             return []  # one that does not build might rotate: nothing is said
     return models
+
+
+def off_entry(text: object, source: str, elsewhere: list[str]) -> dict[str, dict[str, str]]:
+    """``rotation_off`` for a model type that rotates elsewhere (`rotates_elsewhere`), where that is
+    because it builds a rotating class with its rotation switched off (`rotation_off`)."""
+    off = rotation_off(text, source) if elsewhere else {}
+    return {"rotation_off": off} if off else {}

@@ -166,9 +166,15 @@
       const wrapper = typeof own === "string" ? get(R.lookup(own) || {}, "text_model_type") : null;
       const what = P.truthy(wrapper) ? `model type ${repr(own)}: its language model (${repr(wrapper)}) does not rotate q and k`
         : `model type ${repr(modelType)} uses no rotary position embedding`;
-      throw valueError(`${what}: no module of the model transformers builds from ${P.truthy(wrapper) ? "its text config" : "it"} ` +
-        `rotates; the rotation in its modeling file is other classes' (${found.rotates_elsewhere.join(", ")})` +
-        visionRefusal(modelType));
+      const built = `no module of the model transformers builds from ${P.truthy(wrapper) ? "its text config" : "it"} rotates`;
+      const off = get(found, "rotation_off"); // Moshi's depth decoder: MoshiAttention built with rotary_emb None
+      if (P.truthy(off)) {
+        const switched = P.keys(off).map((name) => `${name} with self.${get(off, name)} None`).join(", ");
+        throw valueError(`${what}: ${built}: it builds ${switched}, which skips the rotation (the other models of its ` +
+          `modeling file build them with it on)${visionRefusal(modelType)}`);
+      }
+      throw valueError(`${what}: ${built}; the rotation in its modeling file is other classes' ` +
+        `(${found.rotates_elsewhere.join(", ")})${visionRefusal(modelType)}`);
     }
     if (get(found, "rope") === false && P.truthy(get(found, "rope_parameters_given_only"))) { // Cohere Compass's text
       throw valueError(`model type ${repr(modelType)}: its attention rotates q and k with the rope_parameters a config ` +
