@@ -101,6 +101,27 @@ def class_length(config: Mapping[str, Any], model_type: str | None) -> Mapping[s
     return {**config, "max_position_embeddings": rule["length"]} if on else config
 
 
+def class_names(config: Mapping[str, Any], found: ModelTypeEntry, model_type: str | None) -> Mapping[str, Any]:
+    """The config with each key given under a legacy name its class maps onto it (``legacy_names``:
+    HunYuan-VL's ``attention_head_dim`` for ``head_dim``) stored under the canonical name, as the
+    class stores it: the legacy name wins over the canonical one, as in the class (its
+    ``__setattr__`` writes the alias last); two legacy names of one key that disagree are refused."""
+    renamed = found.get("legacy_names") or {}
+    given = {alias: config[alias] for alias in renamed if config.get(alias) is not None}
+    if not given:
+        return config
+    out = dict(config)
+    for target in dict.fromkeys(renamed[alias] for alias in given):
+        aliases = [alias for alias in given if renamed[alias] == target]
+        if len({repr(given[alias]) for alias in aliases}) > 1:
+            shown = " and ".join(f"config[{alias!r}] ({given[alias]!r:.20})" for alias in aliases)
+            raise ValueError(f"{shown} both set {target!r} for model type {model_type!r} (its config class "
+                             f"maps each onto it), and they differ: which one the class keeps depends on the "
+                             f"order of the keys; give one")
+        out[target] = given[aliases[0]]
+    return out
+
+
 def layer_plan(config: Mapping[str, Any], found: ModelTypeEntry, model_type: str | None,
                 params: Mapping[str | None, Any]) -> tuple[list[str], list[bool]]:
     """The layer type of each layer and whether its index lets it rotate (Llama 4's and SmolLM3's

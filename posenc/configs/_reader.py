@@ -38,7 +38,7 @@ from posenc.configs._layer import (
     _temperature,
 )
 from posenc.configs._params import _as_mapping, _parameters, _text_key, _text_part
-from posenc.configs._plan import class_layer_types, class_length, layer_plan
+from posenc.configs._plan import class_layer_types, class_length, class_names, layer_plan
 from posenc.configs._refusals import refuse, switched_off, theta_only
 from posenc.configs._schema import ModelTypeEntry
 from posenc.configs.vision import ENCODER_MODEL_TYPES
@@ -285,6 +285,7 @@ def read_config(config: Mapping[str, Any], *, layout: str | None = None) -> Conf
     refuse(config, text, found, model_type)  # what the code does, where posenc does not read it
     text, found = class_layer_types(text, found, model_type)  # Dots3's legacy layer names
     text = class_length(text, model_type)  # Zamba2's use_long_context
+    text = class_names(text, found, model_type)  # HunYuan-VL's attention_head_dim for head_dim
     given = _layout(text, found, model_type, given)  # first: without it nothing below can be trusted
     notes = list(found.get("notes", ()))
     text = theta_only(text, found, notes)  # ESM: rope_parameters and rope_scaling are not read

@@ -227,6 +227,8 @@ class ModelTypeEntry(TypedDict, total=False):
             ``rope_interleave``, ``qk_rope_head_dim``, ...).
         attribute_map: canonical names the class stores under another key (DBRX's ``d_model`` for
             ``hidden_size``), from its ``attribute_map``.
+        legacy_names: another name a config may give a key under, which the class maps onto it and
+            keeps (HunYuan-VL's ``attention_head_dim`` for ``head_dim``), from its ``attribute_map``.
         head_dim_from: the key the class copies into ``head_dim`` (`HeadDimFrom`).
         per_layer_head_dim: per layer type, a key the class writes into ``per_layer_config`` as its
             head width when the config gives none, with its default (`HeadDimDefault`: Gemma 4's
@@ -312,6 +314,7 @@ class ModelTypeEntry(TypedDict, total=False):
     null_filled: list[str]
     field_defaults: dict[str, int | float | bool]
     attribute_map: dict[str, str]
+    legacy_names: dict[str, str]
     head_dim_from: HeadDimFrom
     per_layer_head_dim: dict[str, HeadDimDefault]
     ignore_keys: list[str]

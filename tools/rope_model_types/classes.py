@@ -275,3 +275,21 @@ def _hidden_factor(config_name: str, text: Any, key: str) -> int | None:
             return None
         found.add(value * heads // hidden)
     return found.pop() if len(found) == 1 else None
+
+
+#: Keys a config may give under a legacy name its class maps onto them (not layer_types: Granite 4's
+#: layers_block_type holds other values, read by its own rule).
+_LEGACY_TARGETS = ("hidden_size", "num_attention_heads", "head_dim", "max_position_embeddings", "num_hidden_layers")
+
+
+def attribute_names(cls: type, mapped: tuple[str, ...]) -> dict[str, Any]:
+    """The class's ``attribute_map`` for the keys posenc reads, both ways round: ``attribute_map``,
+    a canonical name the class stores under another key (DBRX's ``d_model`` for ``hidden_size``),
+    and ``legacy_names``, another name a config.json may give a canonical key under, which the class
+    stores as that key, winning over the canonical one (HunYuan-VL's ``attention_head_dim`` for
+    ``head_dim``, configuration_hunyuan_vl.py:156; Voxtral Realtime's encoder's ``d_model``)."""
+    names = getattr(cls, "attribute_map", None) or {}
+    stored = {key: name for key, name in names.items() if key in mapped}
+    legacy = {key: name for key, name in names.items() if name in _LEGACY_TARGETS and key not in mapped}
+    return {**({"attribute_map": dict(sorted(stored.items()))} if stored else {}),
+            **({"legacy_names": dict(sorted(legacy.items()))} if legacy else {})}

@@ -67,7 +67,7 @@ from typing import Any
 import torch
 
 from posenc.configs._table import TABLE_PATH
-from tools.rope_model_types import dependence, probes, rotation, windows
+from tools.rope_model_types import classes, dependence, probes, rotation, windows
 from tools.rope_model_types.legacy import head_slice, legacy_entry
 from tools.rope_model_types.classes import (  # noqa: F401 - _built, _landing, _read_keys: the probes reach them here
     _built,
@@ -275,10 +275,7 @@ def derive(model_type: str, config_name: str) -> dict[str, Any] | None:
     for key in ((entry.get("head_dim_from") or {}).get("key"), entry.get("rotated_width_key")):
         if key and (value := _field_default(type(text), key)) is not None:  # what a config.json may leave out
             entry.setdefault("field_defaults", {})[key] = value
-    renamed = {key: name for key, name in (getattr(type(text), "attribute_map", None) or {}).items()
-               if key in _MAPPED_KEYS}
-    if renamed:
-        entry["attribute_map"] = dict(sorted(renamed.items()))
+    entry.update(classes.attribute_names(type(text), _MAPPED_KEYS))  # DBRX's d_model; HunYuan-VL's legacy names
     ignored = sorted(set(getattr(text, "ignore_keys_at_rope_validation", None) or ()) - {"partial_rotary_factor"})
     if ignored:
         entry["ignore_keys"] = ignored

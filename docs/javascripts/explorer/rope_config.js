@@ -153,7 +153,8 @@
     const given = P.isNone(layout) ? null : P.checkChoice("layout", layout, LAYOUTS);
     const [modelType, given0] = R.textPart(config);
     const [rewritten, found] = R.classLayerTypes(given0, (modelType !== null ? R.entry(modelType) : null) || {}, modelType);
-    let text = R.classLength(rewritten, modelType); // Zamba2's use_long_context
+    let text = R.classNames(R.classLength(rewritten, modelType), found, modelType); // Zamba2's use_long_context;
+    // HunYuan-VL's attention_head_dim for head_dim (class_names)
     const own = get(config, "model_type"); // the config's own type (SAM 3's table entry names its CLIP text model)
     if (typeof own === "string" && (global.posencRopeData.vision_encoders || []).includes(own)) {
       throw valueError(`model type ${repr(own)}: a vision or video encoder that rotates over patches in 2-D or 3-D; ` +

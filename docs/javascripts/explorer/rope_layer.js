@@ -296,6 +296,27 @@
     return out;
   }
 
+  /** posenc.configs._plan.class_names: a key given under a legacy name its class maps onto it, stored
+   * under the canonical name (the legacy name wins, as in the class); two that disagree are refused. */
+  function classNames(config, found, modelType) {
+    const renamed = get(found, "legacy_names") || {};
+    const given = P.keys(renamed).filter((alias) => get(config, alias) !== null);
+    if (!given.length) return config;
+    const out = {};
+    for (const k of P.keys(config)) P.setKey(out, k, config[k]);
+    const targets = [...new Set(given.map((alias) => renamed[alias]))];
+    for (const target of targets) {
+      const aliases = given.filter((alias) => renamed[alias] === target);
+      if (new Set(aliases.map((alias) => repr(config[alias]))).size > 1) {
+        const shown = aliases.map((alias) => `config[${repr(alias)}] (${P.reprCut(config[alias], 20)})`).join(" and ");
+        throw valueError(`${shown} both set ${repr(target)} for model type ${repr(modelType)} (its config class ` +
+          "maps each onto it), and they differ: which one the class keeps depends on the order of the keys; give one");
+      }
+      P.setKey(out, target, config[aliases[0]]);
+    }
+    return out;
+  }
+
   /** A LayerRope record (posenc/configs/_reader.py), its fields in the dataclass's order. */
   function layerRope(layerType, rotates, more = {}) {
     return { layer_type: layerType, rotates, dim: null, rotary_dim: null, layout: null, base: null, scaling: null,
@@ -305,6 +326,6 @@
 
   global.posencRopeLayer = Object.freeze({
     MAX_LENGTH, ROPE_TYPES, ALPHA_NOTE, one, headDim, rotaryWidth, contextLength, readsAlpha, mropePaired, scalingOf, temperatureOf,
-    softmaxScale, layoutFor, layerRope, classLength,
+    softmaxScale, layoutFor, layerRope, classLength, classNames,
   });
 })(typeof window !== "undefined" ? window : globalThis);
