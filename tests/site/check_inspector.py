@@ -74,7 +74,8 @@ BAD_INPUTS: list[tuple[str, str, str]] = [
      "must be an integer, got float 32.0"),
     ("an absurd context", '{"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, '
      '"max_position_embeddings": 1000000000000000000000000000000000000000}', "an integer of 130 bits"),
-    ("an odd rotated width", '{"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, '
+    # Phi: its rule reads the fraction (Llama's rotates the whole head and refuses any fraction but 1)
+    ("an odd rotated width", '{"model_type": "phi", "hidden_size": 4096, "num_attention_heads": 32, '
      '"partial_rotary_factor": 0.34}', "rotated width must be a positive even integer, got 43"),
     ("a partial factor above 1", '{"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, '
      '"partial_rotary_factor": 2.0}', "partial_rotary_factor must be <= 1.0"),
