@@ -127,16 +127,25 @@ def rope_data_model_types() -> list[str]:
     return sorted(json.loads((ROOT / "posenc" / "configs" / "model_types.json").read_text())["model_types"])
 
 
+def port_against_posenc(tmp_path: Path, cases: list) -> tuple[list[str], list[bool]]:
+    """The port's reading of each (config text, layout, length) case against posenc's: the differences,
+    each naming its case, and whether posenc read each case (False: refused)."""
+    results = run_js(tmp_path, API_READING.replace("([cases])", "(cases)"), cases)
+    assert isinstance(results, list) and len(results) == len(cases)
+    problems, read = [], []
+    for (text, layout, length), ours in zip(cases, results):
+        theirs = posenc_reading(text, layout, length)
+        read.append(theirs["ok"])
+        problems += [f"{text[-120:]!r} (layout={layout}, length={length}): {d}"
+                     for d in compare(kinds(json.loads(ours)), kinds(theirs))]
+    return problems, read
+
+
 @needs_node
 def test_what_the_fuzz_found_and_random_configs_read_alike(tmp_path: Path) -> None:
     cases = FOUND + random_configs(400)
-    results = run_js(tmp_path, API_READING.replace("([cases])", "(cases)"), cases)
-    assert isinstance(results, list) and len(results) == len(cases)
-    problems, refused = [], 0
-    for (text, layout, length), ours in zip(cases, results):
-        theirs = posenc_reading(text, layout, length)
-        refused += not theirs["ok"]
-        problems += [f"{text[:80]!r} (layout={layout}, length={length}): {d}" for d in compare(kinds(json.loads(ours)), kinds(theirs))]
+    problems, outcomes = port_against_posenc(tmp_path, cases)
+    refused = outcomes.count(False)
     assert not problems, "\n".join(problems[:10])
     assert 0.2 * len(cases) < refused < 0.9 * len(cases)  # both kinds of outcome are exercised
 

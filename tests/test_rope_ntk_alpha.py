@@ -209,8 +209,7 @@ def test_alpha_one_is_the_plain_base() -> None:
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="needs node to run the site's JavaScript")
 def test_the_browser_port_reads_alpha_as_posenc(tmp_path: Path) -> None:
-    from tests.site.check_inspector import API_READING, compare, kinds, posenc_reading
-    from tests.test_explorer_ports import run_js
+    from tests.test_explorer_ports import port_against_posenc
     dense = published_shaped("hunyuan_v1_dense")
     vl_text: dict[str, Any] = {**SHAPE, "hidden_size": 1024, "num_attention_heads": 8,
                "rope_scaling": {**PUBLISHED_SCALING, "mrope_section": [16, 16, 16, 16]}}
@@ -225,13 +224,8 @@ def test_the_browser_port_reads_alpha_as_posenc(tmp_path: Path) -> None:
                {**SHAPE, "model_type": "llama", "rope_scaling": {"type": "dynamic", "factor": 2.0, "alpha": 1000.0}},
                *({**dense, **change} for change, *_ in REFUSED)]
     cases = [(json.dumps(config), None, length) for config in configs for length in (None, 100000)]
-    results = run_js(tmp_path, API_READING.replace("([cases])", "(cases)"), cases)
-    assert isinstance(results, list) and len(results) == len(cases)
-    problems, read = [], 0
-    for (text, layout, length), ours in zip(cases, results):
-        theirs = posenc_reading(text, layout, length)
-        read += theirs["ok"]
-        problems += [f"{text[-120:]!r} (length={length}): {d}" for d in compare(kinds(json.loads(ours)), kinds(theirs))]
+    problems, outcomes = port_against_posenc(tmp_path, cases)
+    read = outcomes.count(True)
     assert not problems, "\n".join(problems[:10])
     assert read == 2 * 5  # dense, MoE, VL, plain dynamic, rope_parameters with alpha: read; the rest refused
 

@@ -92,18 +92,12 @@ def test_sections_it_runs_read_as_its_text_rotation(sections: list[int] | None) 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="needs node to run the site's JavaScript")
 def test_the_browser_port_refuses_them_alike(tmp_path: Path) -> None:
-    from tests.site.check_inspector import API_READING, compare, kinds, posenc_reading
-    from tests.test_explorer_ports import run_js
+    from tests.test_explorer_ports import port_against_posenc
     every = [sections for sections, _ in CRASHING] + [None, [22, 22, 20], [0, 0, 64], [22, 22, 21]]
     configs = [config_with(sections) for sections in every]
     configs.append({"model_type": "ernie4_5_vl_moe", "text_config": config_with([24, 20, 20])})
     cases = [(json.dumps(config), None, None) for config in configs]
-    results = run_js(tmp_path, API_READING.replace("([cases])", "(cases)"), cases)
-    assert isinstance(results, list) and len(results) == len(cases)
-    problems, read = [], 0
-    for (text, layout, length), ours in zip(cases, results):
-        theirs = posenc_reading(text, layout, length)
-        read += theirs["ok"]
-        problems += [f"{text[-80:]!r}: {d}" for d in compare(kinds(json.loads(ours)), kinds(theirs))]
+    problems, outcomes = port_against_posenc(tmp_path, cases)
+    read = outcomes.count(True)
     assert not problems, "\n".join(problems[:10])
     assert read == 3  # None, [22, 22, 20], [0, 0, 64]; [22, 22, 21] fails the sum

@@ -96,18 +96,12 @@ def test_a_fraction_with_a_scaled_rule_where_the_attention_fails_is_refused() ->
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="needs node to run the site's JavaScript")
 def test_the_browser_port_refuses_it_alike(tmp_path: Path) -> None:
-    from tests.site.check_inspector import API_READING, compare, kinds, posenc_reading
-    from tests.test_explorer_ports import run_js
+    from tests.test_explorer_ports import port_against_posenc
     configs = [config_with(t, f, k, **({"factor": 2.0} if k == "linear" else {}))
                for t in MODULES for f in (0.5, 1.0) for k in ("default", "linear")]
     configs.append({**SHAPE, "model_type": "llama", "partial_rotary_factor": 0.25})
     cases = [(json.dumps(config), None, None) for config in configs]
-    results = run_js(tmp_path, API_READING.replace("([cases])", "(cases)"), cases)
-    assert isinstance(results, list) and len(results) == len(cases)
-    problems, refused = [], 0
-    for (text, layout, length), ours in zip(cases, results):
-        theirs = posenc_reading(text, layout, length)
-        refused += not theirs["ok"]
-        problems += [f"{text[-100:]!r}: {d}" for d in compare(kinds(json.loads(ours)), kinds(theirs))]
+    problems, outcomes = port_against_posenc(tmp_path, cases)
+    refused = outcomes.count(False)
     assert not problems, "\n".join(problems[:10])
     assert refused == 3  # llama and HunYuan with 0.5 and the default rule, and llama's top-level 0.25
