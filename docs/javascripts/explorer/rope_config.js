@@ -155,6 +155,7 @@
     const [rewritten, found] = R.classLayerTypes(given0, (modelType !== null ? R.entry(modelType) : null) || {}, modelType);
     let text = R.classNames(R.classLength(rewritten, modelType), found, modelType); // Zamba2's use_long_context;
     // HunYuan-VL's attention_head_dim for head_dim (class_names)
+    text = global.posencRopePlan.classRope(text, modelType); // HunYuan-VL's xdrope_section and rope type 'xdrope'
     const own = get(config, "model_type"); // the config's own type (SAM 3's table entry names its CLIP text model)
     if (typeof own === "string" && (global.posencRopeData.vision_encoders || []).includes(own)) {
       throw valueError(`model type ${repr(own)}: a vision or video encoder that rotates over patches in 2-D or 3-D; ` +

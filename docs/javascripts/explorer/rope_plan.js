@@ -131,5 +131,71 @@
       `: with ${repr(value)} its layers get no position information`;
   }
 
-  global.posencRopePlan = Object.freeze({ layerPlan, rotatesOf });
+  // posenc/configs/_class_rope.py ROPE_RENAMES: rope keys and types a config class renames in its own code
+  // (HunYuan-VL's, configuration_hunyuan_vl.py:171-222; tests/test_rope_class_renames.py checks it equals Python's)
+  const ROPE_RENAMES = {
+    hunyuan_vl_text: { keys: { xdrope_section: "mrope_section" }, types: { xdrope: "dynamic" },
+      whole: "mrope_section", where: "configuration_hunyuan_vl.py:171-222",
+      whole_where: "configuration_hunyuan_vl.py:194-206" },
+  };
+
+  /** class_rope: the config with rope_parameters and rope_scaling as the class keeps them (ROPE_RENAMES). */
+  function classRope(config, modelType) {
+    const name = modelType === null ? null : R.textModelType(modelType);
+    const rule = name !== null && P.has(ROPE_RENAMES, name) ? ROPE_RENAMES[name] : null;
+    if (rule === null) return config;
+    const out = { ...config };
+    for (const source of ["rope_scaling", "rope_parameters"]) {
+      const value = get(config, source);
+      if (P.isMapping(value) && P.truthy(value)) out[source] = renamedRope(value, rule, source);
+    }
+    return out;
+  }
+
+  function renamedRope(params, rule, source) {
+    const out = { ...params };
+    const spelled = {}; // the name the config gave a renamed key's value under, for the messages
+    for (const [old, neu] of Object.entries(rule.keys)) {
+      const legacy = get(out, old);
+      delete out[old];
+      if (legacy === null) continue;
+      const given = get(out, neu);
+      if (given === null) {
+        out[neu] = legacy;
+        spelled[neu] = old;
+      } else if (!P.equal(floats(`config[${repr(source)}][${repr(old)}]`, legacy),
+        floats(`config[${repr(source)}][${repr(neu)}]`, given))) {
+        throw valueError(`config[${repr(source)}] gives both ${repr(neu)} (${P.reprCut(given, 60)}) and the legacy ` +
+          `${repr(old)} (${P.reprCut(legacy, 60)}), and they differ: transformers' config class refuses that ` +
+          `(${rule.where}); give one`);
+      }
+    }
+    let kind = P.has(out, "rope_type") ? get(out, "rope_type") : get(out, "type");
+    if (typeof kind === "string" && P.has(rule.types, kind)) kind = rule.types[kind];
+    if (kind !== null) { // the class writes rope_type, and 'type' where the config gives it, from one value
+      out.rope_type = kind;
+      if (P.has(out, "type")) out.type = kind;
+    }
+    const whole = rule.whole;
+    if (whole && get(out, whole) !== null) {
+      const name = `config[${repr(source)}][${repr(P.has(spelled, whole) ? spelled[whole] : whole)}]`;
+      const values = floats(name, out[whole]);
+      if (!values.every((v) => Number.isInteger(v))) {
+        throw valueError(`${name} must hold whole numbers, got ${P.reprCut(out[whole], 60)}: transformers' config class ` +
+          `refuses others ('Illegal mrope partition', ${rule.whole_where})`);
+      }
+      out[whole] = values;
+    }
+    return out;
+  }
+
+  /** The sections as the class compares them (float(section) for each); numbers only. */
+  function floats(name, value) {
+    if (!P.isList(value) || !value.every((item) => P.isReal(item) && !P.isBool(item))) {
+      throw typeError(`${name} must be a list of numbers, got ${P.reprCut(value, 60)}`);
+    }
+    return value.map((item) => P.toNumber(item));
+  }
+
+  global.posencRopePlan = Object.freeze({ layerPlan, rotatesOf, classRope, ROPE_RENAMES });
 })(typeof window !== "undefined" ? window : globalThis);

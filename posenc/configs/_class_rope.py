@@ -1,0 +1,80 @@
+"""Rope keys and rope types a config class renames in its own code, read as the class keeps them.
+
+Most renames are derived into the table (``type_aliases``: Phi-3's ``su``, Qwen2-VL's ``mrope``;
+``key_aliases``: GPT-NeoX's ``rotary_pct``). HunYuan-VL's text config renames more than the table's
+probe sees: `ROPE_RENAMES`. ``tests/test_rope_class_renames.py`` checks the register against the
+class, and lists every config class of the pinned transformers whose own code touches its rope
+parameters, each read by posenc or not relevant for a stated reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from posenc.configs import _table as table
+
+# HunYuan-VL's text config (configuration_hunyuan_vl.py:171-222), after the base class has set rope_type
+# from 'type': a legacy ``xdrope_section`` becomes ``mrope_section`` (both given: they must agree as
+# floats, and the legacy key is dropped), rope type 'xdrope' becomes 'dynamic' (and 'type' follows
+# rope_type: :208-222); then __post_init__ turns the sections into ints, refusing a non-integer
+# (:163-169, 194-206; their sum is checked where every M-RoPE config's is, posenc.configs._layer._mrope_fit).
+ROPE_RENAMES: dict[str, dict[str, Any]] = {
+    "hunyuan_vl_text": {"keys": {"xdrope_section": "mrope_section"}, "types": {"xdrope": "dynamic"},
+                        "whole": "mrope_section", "where": "configuration_hunyuan_vl.py:171-222",
+                        "whole_where": "configuration_hunyuan_vl.py:194-206"},
+}
+
+
+def class_rope(config: Mapping[str, Any], model_type: str | None) -> Mapping[str, Any]:
+    """The config with its ``rope_parameters`` and ``rope_scaling`` as the class keeps them
+    (`ROPE_RENAMES`), else unchanged."""
+    rule = ROPE_RENAMES.get(table.text_model_type(model_type)) if model_type is not None else None
+    if rule is None:
+        return config
+    out = dict(config)
+    for source in ("rope_scaling", "rope_parameters"):
+        value = config.get(source)
+        if isinstance(value, Mapping) and value:  # anything else is refused where the sources are read
+            out[source] = _renamed(value, rule, source)
+    return out
+
+
+def _renamed(params: Mapping[str, Any], rule: Mapping[str, Any], source: str) -> dict[str, Any]:
+    out = dict(params)
+    spelled = {}  # the name the config gave a renamed key's value under, for the messages
+    for old, new in rule["keys"].items():
+        legacy = out.pop(old, None)
+        if legacy is None:
+            continue
+        given = out.get(new)
+        if given is None:
+            out[new], spelled[new] = legacy, old
+        elif _floats(f"config[{source!r}][{old!r}]", legacy) != _floats(f"config[{source!r}][{new!r}]", given):
+            raise ValueError(f"config[{source!r}] gives both {new!r} ({given!r:.60}) and the legacy {old!r} "
+                             f"({legacy!r:.60}), and they differ: transformers' config class refuses that "
+                             f"({rule['where']}); give one")
+    kind = out.get("rope_type", out.get("type"))
+    if isinstance(kind, str) and kind in rule["types"]:
+        kind = rule["types"][kind]
+    if kind is not None:  # the class writes rope_type, and 'type' where the config gives it, from one value
+        out["rope_type"] = kind
+        if "type" in out:
+            out["type"] = kind
+    whole = rule.get("whole")
+    if whole and out.get(whole) is not None:
+        name = f"config[{source!r}][{spelled.get(whole, whole)!r}]"
+        values = _floats(name, out[whole])
+        if not all(value.is_integer() for value in values):
+            raise ValueError(f"{name} must hold whole numbers, got {out[whole]!r:.60}: transformers' config class "
+                             f"refuses others ('Illegal mrope partition', {rule['whole_where']})")
+        out[whole] = [int(value) for value in values]
+    return out
+
+
+def _floats(name: str, value: Any) -> list[float]:
+    """The sections as the class compares them (``float(section)`` for each); numbers only."""
+    if not isinstance(value, (list, tuple)) or not all(
+            isinstance(item, (int, float)) and not isinstance(item, bool) for item in value):
+        raise TypeError(f"{name} must be a list of numbers, got {value!r:.60}")
+    return [float(item) for item in value]
