@@ -11,6 +11,11 @@ Material's search index holds each page's text with its math as TeX source
   an idea rank above the API reference, the bibliography, the widgets and the errata that name it,
   and the chapter that introduces a method above those that apply it (`DEFINING`).
 
+After the build `patch_search_worker` edits Material's search worker (`WORKER_FIXES`): lunr's
+token-set names made unambiguous, a number in a query matched whole and ranking the sections that
+hold the words beside it first ('Gemma 3'), and a page listed for its sections linked with their
+terms highlighted.
+
 The separator that splits words (``plugins: - search: separator:`` in ``mkdocs.yml``) splits at
 brackets, quotes and ``=`` too, so that ``sqrt(d_model)`` and ``"rope_theta": 1e6`` give their
 words; ``tests/test_search.py`` runs Material's own search worker on the built index with the
@@ -23,8 +28,8 @@ import json
 import re
 from pathlib import Path
 
-__all__ = ["BOOSTS", "DEFINING", "boost_for", "clean_search_index", "drop_code", "patch_search_worker", "strip_math",
-           "tex_to_text", "worker_with_token_set_fix"]
+__all__ = ["BOOSTS", "DEFINING", "WORKER_FIXES", "boost_for", "clean_search_index", "drop_code", "patch_search_worker",
+           "patched_worker", "strip_math", "tex_to_text"]
 
 _SYMBOLS = {
     "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "varepsilon": "ε", "zeta": "ζ",
@@ -206,28 +211,61 @@ def clean_search_index(path: Path) -> int:
 _TOKEN_SET_NAME = "e=e+s+o.id}return e}"
 _TOKEN_SET_NAME_FIXED = 'e=e+s+o.id+","}return e}'
 
+# Material's worker adds a trailing wildcard to every query term (search as you type): '3' then
+# finds every word that starts with a 3 ('3.1', '3.', '32', '3b', '3000'), and a heading's title
+# weighs a thousand times its text, so 'Gemma 3' listed "Llama 3.1", "3. Sinusoids" and "positions
+# 0 to 3" above the sections that discuss Gemma 3 in their text (review5 S1).
+_NUMBER_PREFIX = r".map(r=>/(^[+-]|[~^]\d+$)/.test(r)?r:`${r}*`)"
+_NUMBER_WHOLE = r".map(r=>/(^[+-]|[~^]\d+$|^\d+$)/.test(r)?r:`${r}*`)"
+_SCORE = "score:a*(1+K(g,2)),terms:f"
+_SCORE_NUMBER_TIER = (r"score:a*(1+K(g,2))*(Object.keys(f).some(l=>/^\d+$/.test(l))"
+                      r"?K(1e6,Object.values(f).filter(l=>l).length):1),terms:f")
+# A page listed for its sections alone gets an entry with no terms, so its link carries an empty
+# ?h= and the page opens with nothing highlighted (review5 S2); its sections' terms are the page's.
+_PAGE_NO_TERMS = "o.push(B(_({},a),{score:0,terms:{}}))"
+_PAGE_SECTION_TERMS = ("o.push(B(_({},a),{score:0,terms:o.reduce((m,c)=>{for(let k in c.terms)"
+                       "m[k]=m[k]||c.terms[k];return m},{})}))")
 
-def worker_with_token_set_fix(source: str) -> str:
-    """Material's search worker (its minified text) with lunr's token-set names made unambiguous.
+#: The edits to Material's search worker (its minified text): (what the edit does, the text, its
+#: replacement). Each text must occur exactly once, so that a new Material fails the build here.
+WORKER_FIXES: tuple[tuple[str, str, str], ...] = (
+    ("lunr's token-set names made unambiguous", _TOKEN_SET_NAME, _TOKEN_SET_NAME_FIXED),
+    ("a number in the query is matched whole ('3' does not find '3.1')", _NUMBER_PREFIX, _NUMBER_WHOLE),
+    ("in a query with a number (Gemma 3), the sections holding more of its words rank first", _SCORE,
+     _SCORE_NUMBER_TIER),
+    ("a page listed for its sections highlights their terms", _PAGE_NO_TERMS, _PAGE_SECTION_TERMS),
+)
 
-    >>> fixed = worker_with_token_set_fix('TokenSet.prototype.toString=function(){...;e=e+s+o.id}return e}')
-    >>> fixed
-    'TokenSet.prototype.toString=function(){...;e=e+s+o.id+","}return e}'
-    >>> worker_with_token_set_fix(fixed) == fixed
-    True
+
+def patched_worker(source: str) -> str:
+    """Material's search worker (its minified text) with `WORKER_FIXES` applied; a worker that holds
+    them already comes back unchanged.
+
+    >>> worker = "TokenSet.prototype.toString=...;" + ";".join(old for _, old, _ in WORKER_FIXES)
+    >>> fixed = patched_worker(worker)
+    >>> [new in fixed for _, _, new in WORKER_FIXES], patched_worker(fixed) == fixed
+    ([True, True, True, True], True)
+    >>> patched_worker(worker.replace("score:a*", "score:b*"))
+    Traceback (most recent call last):
+    ...
+    ValueError: Material's search worker holds 0 copies of 'score:a*(1+K(g,2)),terms:f' (one expected), ...
     """
-    if source.count(_TOKEN_SET_NAME_FIXED) == 1:  # fixed already (a rebuild that kept the file)
-        return source
-    if source.count(_TOKEN_SET_NAME) != 1 or "TokenSet.prototype.toString" not in source:
-        raise ValueError("Material's search worker no longer holds lunr's TokenSet.prototype.toString as "
-                         f"{_TOKEN_SET_NAME!r} (once): check whether its node names still run labels and "
-                         "ids together (hooks/search_text.py) and update the fix")
-    return source.replace(_TOKEN_SET_NAME, _TOKEN_SET_NAME_FIXED)
+    if "TokenSet.prototype.toString" not in source:
+        raise ValueError("this is not Material's search worker: it holds no TokenSet.prototype.toString")
+    for what, old, new in WORKER_FIXES:
+        if source.count(new) == 1 and old not in source:  # fixed already (a rebuild that kept the file)
+            continue
+        if source.count(old) != 1:
+            raise ValueError(f"Material's search worker holds {source.count(old)} copies of {old!r} (one "
+                             f"expected), the text of the edit {what!r}: check what the worker does there "
+                             "now (hooks/search_text.py WORKER_FIXES) and update the edit")
+        source = source.replace(old, new)
+    return source
 
 
 def patch_search_worker(site_dir: Path) -> list[Path]:
-    """Apply `worker_with_token_set_fix` to the built site's search worker(s); return them."""
+    """Apply `patched_worker` to the built site's search worker(s); return them."""
     workers = sorted((site_dir / "assets" / "javascripts" / "workers").glob("search.*.min.js"))
     for worker in workers:
-        worker.write_text(worker_with_token_set_fix(worker.read_text(encoding="utf-8")), encoding="utf-8")
+        worker.write_text(patched_worker(worker.read_text(encoding="utf-8")), encoding="utf-8")
     return workers

@@ -25,11 +25,18 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "hooks"))
 
-from search_text import BOOSTS, boost_for, clean_search_index, worker_with_token_set_fix  # noqa: E402
+from search_text import (
+    BOOSTS,
+    WORKER_FIXES,
+    boost_for,
+    clean_search_index,
+    patched_worker,
+)
 
 # Material's search worker, loaded into a node VM with the calls a browser worker makes: one
-# SETUP message with the index, then one QUERY message per query. It prints, per query, every
-# result's location and score (best first), and the queries the worker refused ("Invalid query").
+# SETUP message with the index, then one QUERY message per query. It prints, per query, the result
+# groups (each result's location, best first), the words each result's link highlights (its ?h=),
+# and the queries the worker refused ("Invalid query").
 HARNESS = r"""
 const fs = require("fs"), vm = require("vm");
 const [workerPath, indexPath] = process.argv.slice(2);
@@ -56,15 +63,18 @@ async function send(message) {
 }
 (async () => {
   await send({ type: 0, data: { config: index.config, docs: index.docs, options: { suggest: false } } });
-  const results = {};
+  const results = {}, highlights = {};
   for (const query of queries) {
     current = query;
     const answer = await send({ type: 2, data: query });
     // Material shows one group per page, pages in the order of their best entry, each group's
     // entries best first (the page's own entry, if it did not match, last with score 0)
     results[query] = answer.data.items.slice(0, 5).map((group) => group.map((item) => item.location));
+    // the matched terms, as Material's link writes them into ?h= (search_result.tsx)
+    highlights[query] = answer.data.items.slice(0, 5).map((group) => group.map(
+      (item) => Object.entries(item.terms).filter(([, found]) => found).map(([term]) => term).join(" ")));
   }
-  process.stdout.write(JSON.stringify({ results, refused }));
+  process.stdout.write(JSON.stringify({ results, highlights, refused }));
 })();
 """
 
@@ -79,10 +89,10 @@ def _package_worker() -> Path:
 
 
 def _worker(tmp_path: Path) -> Path:
-    """Material's worker as the site serves it: with lunr's token-set names made unambiguous
-    (hooks/search_text.py worker_with_token_set_fix, applied by the build)."""
+    """Material's worker as the site serves it: with the edits of hooks/search_text.py WORKER_FIXES
+    (lunr's token-set names, numbers in queries, pages' highlights), applied by the build."""
     fixed = tmp_path / "search-worker.js"
-    fixed.write_text(worker_with_token_set_fix(_package_worker().read_text(encoding="utf-8")), encoding="utf-8")
+    fixed.write_text(patched_worker(_package_worker().read_text(encoding="utf-8")), encoding="utf-8")
     return fixed
 
 
@@ -101,6 +111,13 @@ def search(index: dict[str, Any], queries: list[str], tmp_path: Path) -> tuple[d
     """Run ``queries`` through Material's worker on ``index``: per query the result groups as the
     search box lists them (one per page, each its entries' locations, best first) and the
     queries the worker refused."""
+    answer = search_answer(index, queries, tmp_path)
+    return answer["results"], answer["refused"]
+
+
+def search_answer(index: dict[str, Any], queries: list[str], tmp_path: Path) -> dict[str, Any]:
+    """`search`'s answer whole: ``results``, ``highlights`` (per result, the words its link
+    highlights, as the groups of ``results``) and ``refused``."""
     node = shutil.which("node")
     if node is None:
         pytest.skip("node is not installed: the search worker is JavaScript (make install brings node's packages)")
@@ -108,8 +125,7 @@ def search(index: dict[str, Any], queries: list[str], tmp_path: Path) -> tuple[d
     (tmp_path / "index.json").write_text(json.dumps(index), encoding="utf-8")
     run = subprocess.run([node, str(tmp_path / "harness.js"), str(_worker(tmp_path)), str(tmp_path / "index.json")],
                          input=json.dumps(queries), capture_output=True, text=True, timeout=600, check=True)
-    answer = json.loads(run.stdout)
-    return answer["results"], answer["refused"]
+    return dict(json.loads(run.stdout))
 
 
 def first_section(groups: list[list[str]]) -> str | None:
@@ -171,6 +187,27 @@ def test_the_index_holds_prose_and_a_boost_per_page_role(tmp_path: Path) -> None
     assert all(0 < boost < 1 and reason for _, boost, reason in BOOSTS)
 
 
+def test_a_number_in_a_query_is_a_whole_word_that_names_the_model(tmp_path: Path) -> None:
+    """The worker's edits (hooks/search_text.py WORKER_FIXES) on a small index: '3' does not find
+    '3.1' or '3.'; the sections holding both words of 'Gemma 3' rank above a heading's lone '3';
+    a page listed for its sections alone highlights their words."""
+    docs = [{"location": "llama/", "title": "Llama", "text": "<p>about the family</p>"},
+            {"location": "llama/#llama-31", "title": "Llama 3.1", "text": "<p>its scaling rule</p>"},
+            {"location": "steps/", "title": "Steps", "text": "<p>numbered steps</p>"},
+            {"location": "steps/#3-sinusoids", "title": "3. Sinusoids", "text": "<p>many clocks</p>"},
+            {"location": "steps/#attempt-3", "title": "Attempt 3: a sine", "text": "<p>one wave</p>"},
+            {"location": "models/", "title": "Architectures", "text": "<p>families</p>"},
+            {"location": "models/#gemma-3", "title": "Gemma 3: local and global", "text": "<p>Gemma 3 mixes</p>"},
+            {"location": "today/", "title": "Today", "text": "<p>bases in use</p>"},
+            {"location": "today/#bases", "title": "Bases", "text": "<p>Gemma 3 sets a larger base</p>"}]
+    answer = search_answer(small_index(docs, _separator()), ["Gemma 3", "3", "wave"], tmp_path)
+    assert not answer["refused"]
+    found = answer["results"]
+    assert [group[0] for group in found["Gemma 3"]] == ["models/#gemma-3", "today/#bases", "steps/#attempt-3"]
+    assert [group[0] for group in found["3"]] == ["models/#gemma-3", "steps/#attempt-3", "today/#bases"]
+    assert found["wave"] == [["steps/#attempt-3", "steps/"]] and answer["highlights"]["wave"] == [["wave", "wave"]]
+
+
 # ---------------------------------------------------------------------------------------------
 # on the built index
 
@@ -215,11 +252,34 @@ FIRST_HITS: list[tuple[str, str | tuple[str, ...]]] = [
 ]
 
 
+# review5 S1: a number beside a name once found every word starting with that digit, and the titles
+# holding one ("Llama 3.1", "3. Sinusoids", "positions 0 to 3") outranked the sections about the model
+NUMBERED: list[tuple[str, str]] = [
+    ("Gemma 3", "architectures/#gemma-3"),
+    ("Mistral 3", "architectures/#mistral-3"),
+    ("Llama 4", "architectures/#llama-4"),
+    ("Phi-3", "rope-today/#longrope"),
+]
+# review5 S2: pages listed for their sections alone (architectures for YaRN; start, why-position for
+# permutation equivariance) linked with an empty ?h=
+HIGHLIGHTED = ["YaRN", "permutation equivariance"]
+
+
 @pytest.fixture(scope="module")
-def built_results(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, list[list[str]]], list[str]]:
+def built_answer(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     index = json.loads(INDEX.read_text(encoding="utf-8"))
     sweep = list(string.ascii_lowercase + string.digits)  # what the box holds after one key
-    return search(index, [q for q, _ in FIRST_HITS] + sweep, tmp_path_factory.mktemp("search"))
+    queries = [q for q, _ in FIRST_HITS] + [q for q, _ in NUMBERED] + HIGHLIGHTED + sweep
+    return search_answer(index, list(dict.fromkeys(queries)), tmp_path_factory.mktemp("search"))
+
+
+@pytest.fixture(scope="module")
+def built_results(built_answer: dict[str, Any]) -> tuple[dict[str, list[list[str]]], list[str]]:
+    return built_answer["results"], built_answer["refused"]
+
+
+def _pages(groups: list[list[str]]) -> list[str]:
+    return [next(location for location in group if "#" not in location) for group in groups]
 
 
 @built
@@ -239,6 +299,36 @@ def test_no_idea_lands_on_the_api_reference(built_results: tuple[dict[str, list[
 
 
 @built
+@pytest.mark.parametrize(("query", "section"), NUMBERED)
+def test_a_name_with_a_number_finds_the_model(built_answer: dict[str, Any], query: str, section: str) -> None:
+    """The model's section first, and every page listed holds both words in its best section."""
+    groups, marks = built_answer["results"][query], built_answer["highlights"][query]
+    assert first_section(groups) == section, f"{query!r}: result groups {groups[:3]}"
+    words = set(query.lower().replace("-", " ").split())
+    assert len(groups) == 5 and [set(group[0].split()) for group in marks] == [words] * 5, list(zip(groups, marks))
+
+
+@built
+def test_gemma_3_lists_the_pages_that_discuss_it(built_answer: dict[str, Any]) -> None:
+    """review5 S1's case: rope-today (Gemma 3's bases) among the first five pages, and not the
+    pages that a '3.1', a '3.' or a lone '3' in a heading brought up."""
+    pages = _pages(built_answer["results"]["Gemma 3"])
+    assert pages[0] == "architectures/" and "rope-today/" in pages, pages
+    assert not {"context-extension/", "start/", "sinusoidal-formula/", "first-principles/"} & set(pages), pages
+
+
+@built
+@pytest.mark.parametrize("query", HIGHLIGHTED)
+def test_a_page_listed_for_its_sections_highlights_their_words(built_answer: dict[str, Any], query: str) -> None:
+    """Each page's link highlights the words its listed sections matched (review5 S2)."""
+    words = set(query.lower().split())
+    for group, marks in zip(built_answer["results"][query], built_answer["highlights"][query]):
+        page = marks[group.index(next(location for location in group if "#" not in location))]
+        found = set().union(*(set(mark.split()) for mark in marks))
+        assert set(page.split()) == found and found <= words and found, (group, marks)
+
+
+@built
 def test_the_worker_answers_every_query(built_results: tuple[dict[str, list[list[str]]], list[str]]) -> None:
     """lunr's token set can fail on a query (Material then shows nothing): none of these may."""
     _, refused = built_results
@@ -254,10 +344,11 @@ def test_the_built_index_is_the_cleaned_one() -> None:
 
 
 @built
-def test_the_site_serves_the_worker_with_the_token_set_fix() -> None:
-    """The built site's search worker is Material's with lunr's token-set names made unambiguous:
-    the worker the sweep above runs (without the fix, queries such as '3' failed on this site)."""
+def test_the_site_serves_the_edited_worker() -> None:
+    """The built site's search worker is Material's with the edits of WORKER_FIXES: the worker the
+    tests above run (without the token-set fix, queries such as '3' failed on this site)."""
     [served] = sorted((SITE / "assets" / "javascripts" / "workers").glob("search.*.min.js"))
     assert served.name == _package_worker().name
-    expected = worker_with_token_set_fix(_package_worker().read_text(encoding="utf-8"))
+    assert len(WORKER_FIXES) == 4
+    expected = patched_worker(_package_worker().read_text(encoding="utf-8"))
     assert served.read_text(encoding="utf-8") == expected != _package_worker().read_text(encoding="utf-8")
