@@ -23,21 +23,30 @@ import itertools
 import json
 import logging
 import os
-import posixpath
 import re
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-from css_prune import prune_inline_styles  # hooks/css_prune.py (MkDocs puts hooks/ on the path)
+# hooks/*.py beside this one (MkDocs puts hooks/ on the path) and MkDocs'
+from api_pages import api_reference
+from css_prune import prune_inline_styles
 from listing_math import plain_listing_math
-from site_fonts import CSS_URI, MissingFonts, font_css, font_files
-from site_weight import DEFER_SEARCH_INDEX, code_break_points, drop_math_assets, minify_css, noscript_fallbacks, palette_script, prune_search_index
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
+from site_fonts import CSS_URI, MissingFonts, font_css, font_files
+from site_weight import (
+    DEFER_SEARCH_INDEX,
+    code_break_points,
+    drop_math_assets,
+    minify_css,
+    noscript_fallbacks,
+    palette_script,
+    prune_search_index,
+)
 
 log = logging.getLogger("mkdocs.hooks.posenc_site")
 
@@ -84,7 +93,7 @@ def load_manifest() -> dict[str, Any]:
     if not stored.exists():
         log.info("posenc sources changed: drawing the figures whose inputs changed")
         command = [sys.executable, "-m", "posenc.figures._render", "--cache-dir", str(CACHE / "figures")]
-        result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+        result = subprocess.run(command, check=False, cwd=ROOT, capture_output=True, text=True)
         if result.returncode:
             raise PluginError(f"drawing the figures failed:\n{result.stderr}")
         manifest = json.loads(result.stdout)  # refuse to store anything that is not a manifest
@@ -146,56 +155,6 @@ def chart_library() -> str:
             raise PluginError(f"node_modules/{module} is missing: run `make install` (npm ci) first")
         parts.append(source.read_text(encoding="utf-8").rstrip() + ";\n")
     return "".join(parts)
-
-
-def api_modules() -> list[str]:
-    """The public posenc modules (file names without a leading underscore), the config reader's
-    package, whose ``__init__`` is its public face (posenc.configs), and that package's public
-    modules (``configs.sites``, ``configs.vision``, ...)."""
-    modules = [path.stem for path in (ROOT / "posenc").glob("*.py") if not path.stem.startswith("_")]
-    package = [f"configs.{path.stem}" for path in (ROOT / "posenc" / "configs").glob("*.py")
-               if not path.stem.startswith("_")]
-    return sorted([*modules, "configs", *package])
-
-
-def _summary(module: str) -> str:
-    """The first line of a module's docstring, read without importing it (``module``: dotted below posenc)."""
-    import ast
-
-    path = ROOT / "posenc" / Path(*module.split("."))
-    path = path.with_suffix(".py") if path.with_suffix(".py").is_file() else path / "__init__.py"
-    docstring = ast.get_docstring(ast.parse(path.read_text())) or ""
-    return docstring.strip().splitlines()[0] if docstring.strip() else ""
-
-
-def api_reference() -> dict[str, str]:
-    """The API reference: an index page (``api.md``) and one page per public module
-    (``api/<module>.md``, each one mkdocstrings section), so that no page carries the whole
-    package's docstrings and source at once."""
-    modules = api_modules()
-    index = [
-        "# API reference",
-        "",
-        "Generated from the docstrings of the `posenc` package, one page per module; every `>>>`",
-        "example in them is run by the tests. The names listed in `posenc.__all__` can be imported",
-        "from `posenc` directly.",
-        "",
-        "| module | what it holds |",
-        "|---|---|",
-    ]
-    index += [f"| [`posenc.{name}`](api/{name}.md) | {_summary(name)} |" for name in modules]
-    index += ["| [`posenc.figures`](api/figures.md) | The figure registry: `figure` and `FigureSpec`. |",
-              "| [`posenc.experiments`](api/experiments.md) | The measured studies: configuration, language "
-              "modelling, retrieval, context extension, windows. |", ""]
-    pages = {"api.md": "\n".join(index)}
-    for name in modules:
-        pages[f"api/{name}.md"] = f"# posenc.{name}\n\n::: posenc.{name}\n"
-    studies = ("config", "length_extrapolation", "retrieval", "context_extension", "inference_windows")
-    pages["api/experiments.md"] = "# posenc.experiments\n\n" + "\n".join(
-        f"::: posenc.experiments.{name}\n    options:\n      heading_level: 2\n" for name in studies)
-    pages["api/figures.md"] = ("# posenc.figures\n\n::: posenc.figures\n    options:\n"
-                               "      members: [figure, FigureSpec]\n")
-    return pages
 
 
 def _as_ipynb(source: Path) -> str:
