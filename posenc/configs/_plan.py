@@ -151,7 +151,57 @@ def layer_plan(config: Mapping[str, Any], found: ModelTypeEntry, model_type: str
     flags = [True] * len(types)
     if "no_rope_layers" in found.get("rope_condition", ()):
         flags = _nope_flags(config, found, model_type, len(types)) or flags
+    if model_type in LAYER_THETAS and types:
+        flags = [a and b for a, b in zip(flags, _theta_flags(config, model_type, len(types), params))]
     return types, flags
+
+
+# Model types whose config class keeps a base per layer, ``layer_rope_theta`` (0: NoPE), and whose model
+# passes a layer no position embeddings where it is 0. Muse Spark and Muse Glimmer fill it, when not
+# given, with 0 for every fourth layer counted from the last (configuration_muse_spark.py:174-180,
+# configuration_muse_glimmer.py:156-162) and read only whether it is 0 (one rotary module at the rope
+# parameters' base: modeling_muse_spark.py:662-663, modeling_muse_glimmer.py:511-512); Granite SWA fills it
+# with the base for every layer and builds one rotary module per distinct base, each layer using its own
+# (modeling_granite_swa.py:392-398, 453-455; granitemoe_swa's :498-504, 559-561).
+LAYER_THETAS: dict[str, dict[str, Any]] = {
+    "muse_spark_text": {"nope_every": 4, "bases": False, "where": "modeling_muse_spark.py:662-663"},
+    "muse_glimmer_text": {"nope_every": 4, "bases": False, "where": "modeling_muse_glimmer.py:511-512"},
+    "granite_swa": {"nope_every": None, "bases": True, "where": "modeling_granite_swa.py:392-398, 453-455"},
+    "granitemoe_swa": {"nope_every": None, "bases": True, "where": "modeling_granitemoe_swa.py:498-504, 559-561"},
+}
+
+
+def nope_note(config: Mapping[str, Any], model_type: str | None) -> str:
+    """The note on layers whose index keeps them from rotating (``no_rope_layers``, `LAYER_THETAS`)."""
+    if model_type not in LAYER_THETAS:
+        return "no RoPE at these layers (config['no_rope_layers'])"
+    if config.get("layer_rope_theta") is None:
+        return ("no RoPE at these layers (config['layer_rope_theta'], which the config class fills with 0, NoPE, for "
+                "every fourth layer counted from the last)")
+    return "no RoPE at these layers (config['layer_rope_theta'] is 0 there)"
+
+
+def _theta_flags(config: Mapping[str, Any], model_type: str, count: int,
+                 params: Mapping[str | None, Any]) -> list[bool]:
+    """Whether each of ``count`` layers rotates by ``layer_rope_theta`` (`LAYER_THETAS`); a per-layer base
+    other than the rope parameters' is refused (posenc reads one base per kind of layer)."""
+    rule = LAYER_THETAS[model_type]
+    given = config.get("layer_rope_theta")
+    if given is None:
+        every = rule["nope_every"]
+        return [not every or (count - 1 - i) % every != 0 for i in range(count)]
+    if not isinstance(given, (list, tuple)) or len(given) != count or not all(
+            isinstance(t, (int, float)) and not isinstance(t, bool) for t in given):
+        raise ValueError(f"config['layer_rope_theta'] must be a list of {count} numbers (a base per layer, 0: NoPE), "
+                         f"got {given!r:.80}")
+    flat = params.get(None)
+    base = flat.get("rope_theta") if isinstance(flat, Mapping) else None
+    if rule["bases"] and (other := next((t for t in given if t and t != base), None)) is not None:
+        raise ValueError(f"config['layer_rope_theta'] gives a layer the base {other!r}, where the rope parameters' "
+                         f"is {base!r}: transformers' code for model type {model_type!r} rotates each layer with its "
+                         f"own base ({rule['where']}); posenc reads one base per kind of layer and does not read "
+                         f"this config")
+    return [bool(t) for t in given]
 
 
 def _nope_flags(config: Mapping[str, Any], found: ModelTypeEntry, model_type: str | None,

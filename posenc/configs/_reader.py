@@ -39,7 +39,7 @@ from posenc.configs._layer import (
     _temperature,
 )
 from posenc.configs._params import _as_mapping, _parameters, _text_key, _text_part
-from posenc.configs._plan import class_layer_types, class_length, class_names, layer_plan
+from posenc.configs._plan import class_layer_types, class_length, class_names, layer_plan, nope_note
 from posenc.configs._refusals import refuse, switched_off, theta_only
 from posenc.configs._schema import ModelTypeEntry
 from posenc.configs.vision import ENCODER_MODEL_TYPES
@@ -307,7 +307,7 @@ def read_config(config: Mapping[str, Any], *, layout: str | None = None) -> Conf
         layer_type = name.removesuffix(":nope")
         rotates, note = _rotates(text, found, windows.layer_kind(model_type, layer_type))
         if name.endswith(":nope") or (indices and not flags[indices[0]]):
-            rotates, note = False, "no RoPE at these layers (config['no_rope_layers'])"
+            rotates, note = False, nope_note(text, model_type)
         if rotates and layer_type not in params and None not in params:
             raise ValueError(f"config['rope_parameters'] has no entry for layer type {layer_type!r} (it has "
                              f"{', '.join(map(repr, params))})")

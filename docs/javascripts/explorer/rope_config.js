@@ -246,7 +246,7 @@
       const layerType = strip(name);
       let [rotates, note] = global.posencRopePlan.rotatesOf(text, found, R.layerKind(modelType, layerType));
       if (name.endsWith(":nope") || (indices.length && !flags[indices[0]])) {
-        [rotates, note] = [false, "no RoPE at these layers (config['no_rope_layers'])"];
+        [rotates, note] = [false, global.posencRopePlan.nopeNote(text, modelType)];
       }
       if (rotates && !params.has(layerType) && !params.has(null)) {
         throw valueError(`config['rope_parameters'] has no entry for layer type ${repr(layerType)} (it has ` +

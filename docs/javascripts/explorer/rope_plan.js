@@ -41,7 +41,55 @@
     if ((get(found, "rope_condition") || []).includes("no_rope_layers")) {
       flags = nopeFlags(config, found, modelType, types.length) || flags;
     }
+    if (typeof modelType === "string" && P.has(LAYER_THETAS, modelType) && types.length) {
+      const byTheta = thetaFlags(config, modelType, types.length, params);
+      flags = flags.map((flag, i) => flag && byTheta[i]);
+    }
     return [types, flags];
+  }
+
+  // posenc/configs/_plan.py LAYER_THETAS: a base per layer, layer_rope_theta (0: NoPE); Muse's class fills it with 0
+  // for every fourth layer from the last, Granite SWA's with the base (tests/test_rope_class_renames.py checks it)
+  const LAYER_THETAS = {
+    muse_spark_text: { nope_every: 4, bases: false, where: "modeling_muse_spark.py:662-663" },
+    muse_glimmer_text: { nope_every: 4, bases: false, where: "modeling_muse_glimmer.py:511-512" },
+    granite_swa: { nope_every: null, bases: true, where: "modeling_granite_swa.py:392-398, 453-455" },
+    granitemoe_swa: { nope_every: null, bases: true, where: "modeling_granitemoe_swa.py:498-504, 559-561" },
+  };
+
+  /** nope_note: the note on layers whose index keeps them from rotating. */
+  function nopeNote(config, modelType) {
+    if (!(typeof modelType === "string" && P.has(LAYER_THETAS, modelType))) {
+      return "no RoPE at these layers (config['no_rope_layers'])";
+    }
+    if (get(config, "layer_rope_theta") === null) {
+      return "no RoPE at these layers (config['layer_rope_theta'], which the config class fills with 0, NoPE, for " +
+        "every fourth layer counted from the last)";
+    }
+    return "no RoPE at these layers (config['layer_rope_theta'] is 0 there)";
+  }
+
+  /** _theta_flags: whether each layer rotates by layer_rope_theta; another base than the rope parameters' is refused. */
+  function thetaFlags(config, modelType, count, params) {
+    const rule = LAYER_THETAS[modelType];
+    const given = get(config, "layer_rope_theta");
+    if (given === null) {
+      const every = rule.nope_every;
+      return Array.from({ length: count }, (_, i) => !every || (count - 1 - i) % every !== 0);
+    }
+    if (!P.isList(given) || given.length !== count || !given.every((t) => P.isReal(t) && !P.isBool(t))) {
+      throw valueError(`config['layer_rope_theta'] must be a list of ${count} numbers (a base per layer, 0: NoPE), ` +
+        `got ${P.reprCut(given, 80)}`);
+    }
+    const flat = params.has(null) ? params.get(null) : null;
+    const base = P.isMapping(flat) ? get(flat, "rope_theta") : null;
+    const other = rule.bases ? given.find((t) => P.truthy(t) && !P.equal(t, base)) : undefined;
+    if (other !== undefined) {
+      throw valueError(`config['layer_rope_theta'] gives a layer the base ${repr(other)}, where the rope parameters' ` +
+        `is ${repr(base)}: transformers' code for model type ${repr(modelType)} rotates each layer with its own base ` +
+        `(${rule.where}); posenc reads one base per kind of layer and does not read this config`);
+    }
+    return given.map((t) => P.truthy(t));
   }
 
   /** Whether each of `count` layers rotates, from no_rope_layers or the class's rule (null: neither). */
@@ -197,5 +245,5 @@
     return value.map((item) => P.toNumber(item));
   }
 
-  global.posencRopePlan = Object.freeze({ layerPlan, rotatesOf, classRope, ROPE_RENAMES });
+  global.posencRopePlan = Object.freeze({ layerPlan, rotatesOf, classRope, nopeNote, ROPE_RENAMES, LAYER_THETAS });
 })(typeof window !== "undefined" ? window : globalThis);
