@@ -5,8 +5,10 @@ every fourth layer counted from the last (configuration_muse_spark.py:174-180), 
 those layers no position embeddings (modeling_muse_spark.py:662-663): read_config read every layer
 as rotating. Granite SWA builds one rotary module per distinct base and gives each layer its own
 (modeling_granite_swa.py:392-398, 453-455): a 0 is NoPE, another base than the rope parameters' is
-refused (posenc reads one base per kind of layer). Expected values come from transformers: the class's
-filled list, and which decoder layers its model hands position embeddings (a forward pre-hook).
+refused (posenc reads one base per kind of layer). Molmo2 rotates the layers outside
+``rope_scaling_layers`` without the scaling rule (modeling_molmo2.py:98-110, 660-663): a list that leaves
+a layer out under a rule is refused. Expected values come from transformers: the class's filled list,
+and which decoder layers its model hands position embeddings (a forward pre-hook) or which table.
 """
 
 from __future__ import annotations
@@ -108,3 +110,43 @@ def test_the_browser_port_reads_them_alike(tmp_path: Path) -> None:
     problems, read = port_against_posenc(tmp_path, [(json.dumps(case), None, None) for case in cases])
     assert problems == []
     assert read.count(False) == 6  # the short lists (4) and Granite's other base (2)
+
+
+# ---------------------------------------------------------------- Molmo2's rope_scaling_layers
+MOLMO = {**SHAPE, "num_hidden_layers": 4, "rope_scaling": {"rope_type": "linear", "factor": 2.0}}
+
+
+def test_molmo2_rotates_the_layers_outside_the_list_without_scaling() -> None:
+    config = {**MOLMO, "rope_scaling_layers": [0, 1]}
+    model = transformers.AutoModel.from_config(config_class("molmo2_text").from_dict(config))
+    assert model.rope_types == ["scaled", "scaled", "unscaled", "unscaled"]
+    torch.testing.assert_close(model.rotary_emb_unscaled.inv_freq, 2 * model.rotary_emb.inv_freq)
+    with pytest.raises(ValueError, match=r"config\['rope_scaling_layers'\] leaves out layer 2: .*without the "
+                                         r"scaling rule"):
+        read_config({**config, "model_type": "molmo2_text"})
+    # every layer listed (the class's default), or no scaling rule: read
+    assert read_config({**MOLMO, "rope_scaling_layers": [0, 1, 2, 3], "model_type": "molmo2_text"}).layers[
+        "full_attention"].scaling == {"type": "linear", "factor": 2.0}
+    plain = {k: v for k, v in config.items() if k != "rope_scaling"}
+    assert read_config({**plain, "model_type": "molmo2_text"}).layers["full_attention"].scaling is None
+
+
+def test_the_scaled_layers_register_covers_every_class_with_the_key() -> None:
+    from posenc.configs._plan import SCALED_LAYERS
+
+    fields = {model_type for model_type in transformers.models.auto.configuration_auto.CONFIG_MAPPING_NAMES
+              if "rope_scaling_layers" in getattr(config_class(model_type), "__dataclass_fields__", {})}
+    assert fields == set(SCALED_LAYERS)
+
+
+@needs_node
+def test_the_browser_port_reads_molmo2_alike(tmp_path: Path) -> None:
+    from posenc.configs._plan import SCALED_LAYERS
+
+    assert run_js(tmp_path, "() => window.posencRopePlan.SCALED_LAYERS") == SCALED_LAYERS
+    cases = [{**MOLMO, "model_type": "molmo2_text", **extra} for extra in (
+        {}, {"rope_scaling_layers": [0, 1]}, {"rope_scaling_layers": [3, 2, 1, 0]}, {"rope_scaling_layers": "0"},
+        {"rope_scaling_layers": [0], "rope_scaling": None}, {"rope_scaling_layers": [0], "num_hidden_layers": None})]
+    problems, read = port_against_posenc(tmp_path, [(json.dumps(case), None, None) for case in cases])
+    assert problems == []
+    assert read == [True, False, True, False, True, False]

@@ -153,7 +153,36 @@ def layer_plan(config: Mapping[str, Any], found: ModelTypeEntry, model_type: str
         flags = _nope_flags(config, found, model_type, len(types)) or flags
     if model_type in LAYER_THETAS and types:
         flags = [a and b for a, b in zip(flags, _theta_flags(config, model_type, len(types), params))]
+    _scaled_layers(config, model_type, layers, params)
     return types, flags
+
+
+# Molmo2's model rotates the layers outside ``rope_scaling_layers`` (every layer unless given:
+# configuration_molmo2.py:157-158) with the rope parameters' base and no scaling, rope type "default"
+# (modeling_molmo2.py:98-110, 660-663, 707-718). posenc reads one scaling per kind of layer: a list that
+# leaves out a layer under a scaling rule is refused.
+SCALED_LAYERS: dict[str, dict[str, str]] = {
+    "molmo2_text": {"key": "rope_scaling_layers", "where": "modeling_molmo2.py:98-110, 660-663, 707-718"}}
+
+
+def _scaled_layers(config: Mapping[str, Any], model_type: str | None, layers: int,
+                   params: Mapping[str | None, Any]) -> None:
+    rule = SCALED_LAYERS.get(model_type or "")
+    given = config.get(rule["key"]) if rule else None
+    if rule is None or given is None:
+        return
+    key = rule["key"]
+    if not isinstance(given, (list, tuple)) or not all(isinstance(i, int) and not isinstance(i, bool) for i in given):
+        raise TypeError(f"config[{key!r}] must be a list of layer indices, got {given!r:.80}")
+    kinds = [p.get("rope_type", p.get("type")) for p in params.values() if isinstance(p, Mapping)]
+    if all(kind in (None, "default") for kind in kinds):
+        return  # scaled and unscaled layers rotate alike
+    left_out = sorted(set(range(layers)) - set(given)) if layers else None
+    if left_out is None or left_out:
+        which = (f"leaves out layer {left_out[0]}" if left_out else "is given without config['num_hidden_layers']")
+        raise ValueError(f"config[{key!r}] {which}: transformers' code for model type {model_type!r} rotates the "
+                         f"layers outside it without the scaling rule ({rule['where']}); posenc reads one scaling per "
+                         f"kind of layer and does not read this config")
 
 
 # Model types whose config class keeps a base per layer, ``layer_rope_theta`` (0: NoPE), and whose model

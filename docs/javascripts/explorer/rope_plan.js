@@ -45,7 +45,35 @@
       const byTheta = thetaFlags(config, modelType, types.length, params);
       flags = flags.map((flag, i) => flag && byTheta[i]);
     }
+    scaledLayers(config, modelType, layers, params);
     return [types, flags];
+  }
+
+  // posenc/configs/_plan.py SCALED_LAYERS: Molmo2 rotates the layers outside rope_scaling_layers without the scaling
+  const SCALED_LAYERS = {
+    molmo2_text: { key: "rope_scaling_layers", where: "modeling_molmo2.py:98-110, 660-663, 707-718" },
+  };
+
+  /** _scaled_layers: refuse a list that leaves out a layer under a scaling rule. */
+  function scaledLayers(config, modelType, layers, params) {
+    const rule = typeof modelType === "string" && P.has(SCALED_LAYERS, modelType) ? SCALED_LAYERS[modelType] : null;
+    const given = rule !== null ? get(config, rule.key) : null;
+    if (rule === null || given === null) return;
+    const key = rule.key;
+    if (!P.isList(given) || !given.every((i) => P.isInt(i))) {
+      throw typeError(`config[${repr(key)}] must be a list of layer indices, got ${P.reprCut(given, 80)}`);
+    }
+    const kinds = [...params.values()].filter((p) => P.isMapping(p))
+      .map((p) => (P.has(p, "rope_type") ? get(p, "rope_type") : get(p, "type")));
+    if (kinds.every((kind) => kind === null || kind === "default")) return; // scaled and unscaled layers rotate alike
+    const listed = new Set(given.map((i) => P.toNumber(i)));
+    const leftOut = layers ? Array.from({ length: layers }, (_, i) => i).filter((i) => !listed.has(i)) : null;
+    if (leftOut === null || leftOut.length) {
+      const which = leftOut ? `leaves out layer ${leftOut[0]}` : "is given without config['num_hidden_layers']";
+      throw valueError(`config[${repr(key)}] ${which}: transformers' code for model type ${repr(modelType)} rotates the ` +
+        `layers outside it without the scaling rule (${rule.where}); posenc reads one scaling per kind of layer and ` +
+        "does not read this config");
+    }
   }
 
   // posenc/configs/_plan.py LAYER_THETAS: a base per layer, layer_rope_theta (0: NoPE); Muse's class fills it with 0
@@ -245,5 +273,5 @@
     return value.map((item) => P.toNumber(item));
   }
 
-  global.posencRopePlan = Object.freeze({ layerPlan, rotatesOf, classRope, nopeNote, ROPE_RENAMES, LAYER_THETAS });
+  global.posencRopePlan = Object.freeze({ layerPlan, rotatesOf, classRope, nopeNote, ROPE_RENAMES, LAYER_THETAS, SCALED_LAYERS });
 })(typeof window !== "undefined" ? window : globalThis);
