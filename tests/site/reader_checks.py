@@ -14,6 +14,10 @@ judgement runs on the site and on the small planted-defect pages of
 * **Figure text as displayed** (`figure_text_problems`): the smallest ``font-size`` in the SVG
   the browser chose (``currentSrc``: the narrow layout on a phone) times the scale at which the
   page shows it; below `MIN_FIGURE_TEXT_PX` fails, at 1280 and at 390 px.
+* **Notebook plots** (`notebook_plot_problems`): a notebook's plot is its own matplotlib output,
+  drawn once at one width and scaled to the column (6.3 px text at 390 px in the RoPE lab); it
+  fails if its text is below `MIN_FIGURE_TEXT_PX` at its natural size (what "Enlarge the plot"
+  shows), or if it is shown below that without the button.
 * **The copy button covers no code** (`copy_button_problems`): its box may not meet a line of
   text of its block, nor the scrolling part of a block that scrolls sideways.
 * **Prose measure** (`prose_problems`): paragraphs and list items of two lines or more hold at
@@ -48,7 +52,7 @@ OVERFLOW_EXCEPTIONS: dict[str, dict[str, str]] = {}
 
 IN_PAGE_READER = r"""() => {
   const out = {overflow: {math: [], code: []}, code: [], tables: [], figures: [], copies: [], buttons: [],
-               prose: [], exercises: [], notebookImages: []};
+               prose: [], exercises: [], notebookImages: [], notebookPlots: []};
   const short = (text) => text.replace(/\s+/g, " ").trim().slice(0, 60);
   const visible = (el) => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== "hidden"
     && getComputedStyle(el).display !== "none";
@@ -154,6 +158,18 @@ IN_PAGE_READER = r"""() => {
     if (match) return (match[4] === undefined || Number(match[4]) > 0.1) && Number(match[1]) + Number(match[2]) + Number(match[3]) > 600;
     return /^#(f{3}|f{6})$|^white$/i.test((fill || "").trim());
   };
+  for (const svg of document.querySelectorAll(".jp-OutputArea-output svg.posenc-plot")) {
+    const shownWidth = svg.getBoundingClientRect().width;
+    const sizes = [...svg.querySelectorAll("text")].map((text) => {
+      const matrix = text.getScreenCTM();
+      return matrix ? Math.hypot(matrix.a, matrix.b) * parseFloat(getComputedStyle(text).fontSize) : 0;
+    }).filter((size) => size > 0);
+    if (!visible(svg) || !shownWidth || !sizes.length) continue;
+    const next = svg.nextElementSibling;
+    out.notebookPlots.push({label: short(svg.getAttribute("aria-label") || "plot"), shown: Math.min(...sizes),
+      enlarged: Math.min(...sizes) * svg.width.baseVal.value / shownWidth,  // at its width attribute's size
+      button: Boolean(next && next.matches("button.posenc-enlarge"))});
+  }
   for (const area of document.querySelectorAll(".jp-OutputArea-output")) {
     for (const img of area.querySelectorAll("img")) {
       const src = img.getAttribute("src") || "";
@@ -294,6 +310,20 @@ def figure_text_problems(site_dir: Path, page_url: str, figures: list[dict[str, 
     return problems, smallest
 
 
+def notebook_plot_problems(plots: list[dict[str, Any]], width: int) -> list[str]:
+    """Notebook plots whose smallest text is below `MIN_FIGURE_TEXT_PX` at their natural size, or
+    shown below it at ``width`` px with no "Enlarge the plot" button under them."""
+    problems = []
+    for plot in plots:
+        if plot["enlarged"] < MIN_FIGURE_TEXT_PX - 0.05:
+            problems.append(f"{plot['label']}: smallest text {plot['enlarged']:.1f} px even at its natural size, "
+                            f"minimum {MIN_FIGURE_TEXT_PX:g} px")
+        elif plot["shown"] < MIN_FIGURE_TEXT_PX - 0.05 and not plot["button"]:
+            problems.append(f"{plot['label']}: smallest text {plot['shown']:.1f} px at {width} px, and no "
+                            "'Enlarge the plot' button")
+    return problems
+
+
 def _site_file(site_dir: Path, page_url: str, src: str) -> Path | None:
     """The file under ``site_dir`` that a URL path (absolute on the server, or relative) names."""
     if src.startswith("/"):
@@ -330,4 +360,5 @@ def reading_problems(found: dict[str, Any], width: int) -> list[tuple[str, str]]
     if width > 1000:
         problems += [("prose measure", line) for line in prose_problems(found["prose"], width)[0]]
     problems += [("exercises", line) for line in exercise_problems(found["exercises"])]
+    problems += [("notebook plot", line) for line in notebook_plot_problems(found["notebookPlots"], width)]
     return problems

@@ -138,6 +138,24 @@ def test_small_figure_text_is_reported_as_displayed(browser: Any, tmp_path: Path
     assert reader_checks.figure_text_problems(tmp_path, "", natural["figures"], 1280)[0] == []
 
 
+def test_notebook_plots_too_small_even_enlarged_or_without_the_button_are_reported(browser: Any, tmp_path: Path) -> None:
+    """A notebook's inline SVG plot scaled into a phone's column: reported without the button,
+    not with it (the button opens it at its natural size), and reported at any width when its
+    text is below the minimum at its natural size."""
+    svg = ('<svg class="posenc-plot" xmlns="http://www.w3.org/2000/svg" width="{0}pt" height="200pt" '
+           'viewBox="0 0 {0} 200" style="max-width:100%;height:auto" aria-label="Plot: x">'
+           '<text x="10" y="100" style="font: {1}px sans-serif">axis label</text></svg>{2}')
+    button = '<button type="button" class="posenc-enlarge md-button">Enlarge the plot</button>'
+    cell = '<div class="jupyter-wrapper"><div class="jp-OutputArea-output">{}</div></div>'
+    bare, _ = measure(browser, page(cell.format(svg.format(526, 10.5, ""))), 390, tmp_path)
+    assert bare["notebookPlots"][0]["shown"] < 8 and bare["notebookPlots"][0]["enlarged"] > 13
+    assert any("no 'Enlarge the plot' button" in line for line in reader_checks.notebook_plot_problems(bare["notebookPlots"], 390))
+    with_button, _ = measure(browser, page(cell.format(svg.format(526, 10.5, button))), 390, tmp_path)
+    assert reader_checks.notebook_plot_problems(with_button["notebookPlots"], 390) == []
+    tiny, _ = measure(browser, page(cell.format(svg.format(526, 7, button))), 1280, tmp_path)
+    assert any("natural size" in line for line in reader_checks.notebook_plot_problems(tiny["notebookPlots"], 1280))
+
+
 def test_a_copy_button_over_code_is_reported(browser: Any, tmp_path: Path) -> None:
     block = f'<div class="highlight"><pre><nav class="md-code__nav"></nav><code>{LONG_LINE}</code></pre></div>'
     covered, _ = measure(browser, page(block), 390, tmp_path)
