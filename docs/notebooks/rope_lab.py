@@ -83,8 +83,10 @@ pe = sinusoidal_encoding(100, DIM, dtype=torch.float64)
 print("matches posenc:", torch.allclose(my_sinusoidal(100, DIM), pe))
 
 # %%
+# 3.9 inches wide, panels one above the other: the text reads at 11 px or
+# more on a phone too, where the plot is shrunk to the column
 fig, (top, bottom) = plt.subplots(
-    2, 1, figsize=(7.2, 5.6), layout="constrained"
+    2, 1, figsize=(3.9, 7.2), layout="constrained"
 )
 # positions down, dimensions across: as in the chapter's heatmaps
 image = top.imshow(
@@ -98,20 +100,20 @@ image = top.imshow(
 top.set(
     xlabel="dimension",
     ylabel="position",
-    title="sinusoidal encoding, 100 positions × 64 dimensions",
+    title="sinusoidal encoding:\n100 positions × 64 dimensions",
 )
 top.grid(False)
-fig.colorbar(image, ax=top, label="value")
+fig.colorbar(image, ax=top, label="value", location="bottom")
 for column in (0, 1, 8, 16):
     bottom.plot(pe[:, column].numpy(), label=f"dimension {column}")
 bottom.set(
     xlabel="position",
     ylabel="value",
-    title="single columns: dimension 0 oscillates fastest",
+    title="single columns:\ndimension 0 oscillates fastest",
 )
-bottom.legend(
-    ncols=4, loc="lower center", bbox_to_anchor=(0.5, 1.12), frameon=False
-)
+# the legend in the room above the curves, which stay within ±1
+bottom.set(ylim=(-1.15, 2.1), yticks=[-1, -0.5, 0, 0.5, 1])
+bottom.legend(ncols=2, loc="upper center", frameon=False)
 plt.show()
 
 # %% [markdown]
@@ -166,27 +168,27 @@ print(
 # %% [markdown]
 # To see the rotation, rotate a real 2-D vector with `apply_rope`. A head of width 2 has one pair,
 # turning 1 rad per position; to keep eight arrows within one turn, the positions given are
-# 0, 0.7, 1.4, ... (RoPE accepts fractional positions), so each step turns 0.7 rad. On the right,
+# 0, 0.7, 1.4, ... (RoPE accepts fractional positions), so each step turns 0.7 rad. Below,
 # the angle of four pairs of a 64-wide head grows linearly with position, each at its own rate:
 # pair 0 turns 1 rad per position (a full turn every 6.3 positions), pair 16 only 0.01.
 
 # %%
-fig, (left, right) = plt.subplots(
-    1, 2, figsize=(7.2, 3.4), layout="constrained"
+fig, (arrows, angles) = plt.subplots(
+    2, 1, figsize=(3.9, 7.0), layout="constrained"
 )
 vector = torch.tensor([[1.0, 0.3]]).expand(8, 2)
 rotated = apply_rope(
     vector, torch.arange(8) * 0.7
 )  # step m is given as position 0.7 * m
 for m, (u, v) in enumerate(rotated.tolist()):
-    left.annotate(
+    arrows.annotate(
         "",
         xy=(u, v),
         xytext=(0, 0),
         arrowprops={"arrowstyle": "->", "color": "C0"},
     )
-    left.text(1.15 * u, 1.15 * v, str(m), ha="center", va="center")
-left.set(
+    arrows.text(1.15 * u, 1.15 * v, str(m), ha="center", va="center")
+arrows.set(
     xlim=(-1.4, 1.4),
     ylim=(-1.4, 1.4),
     aspect="equal",
@@ -197,19 +199,19 @@ left.set(
 theta = rope_inverse_frequencies(DIM)
 positions = torch.arange(21, dtype=torch.float64)
 for i in (0, 1, 4, 16):
-    right.plot(
+    angles.plot(
         positions,
         positions * theta[i],
         "o-",
         ms=3,
         label=f"pair {i}: θ = {theta[i]:.3g}",
     )
-right.set(
+angles.set(
     xlabel="position m",
     ylabel="angle m·θᵢ (rad)",
     title="angle grows linearly with m",
 )
-right.legend()
+angles.legend()
 plt.show()
 
 # %% [markdown]
@@ -263,18 +265,18 @@ def spread_along_diagonals(matrix: torch.Tensor) -> float:
     )
 
 
-fig, axes = plt.subplots(1, 3, figsize=(7.2, 3.6), layout="constrained")
+fig, axes = plt.subplots(3, 1, figsize=(3.9, 9.0), layout="constrained")
 for ax, (name, matrix) in zip(axes, scores.items()):
     image = ax.imshow(
         matrix.numpy(), cmap="viridis"
     )  # row m (query position) down, column n across
     ax.set(
-        title=name.replace(" (", "\n("),
+        title=name,
         xlabel="position n",
         ylabel="position m",
     )
     ax.grid(False)
-    fig.colorbar(image, ax=ax, location="bottom", label="score", shrink=0.9)
+    fig.colorbar(image, ax=ax, label="score")
     print(
         f"{name:<30} spread along diagonals:",
         f"{spread_along_diagonals(matrix):.2e}",
