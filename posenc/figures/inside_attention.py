@@ -75,19 +75,25 @@ def example_patterns() -> dict[str, torch.Tensor]:
          "the one before, and so on. PaTH with a reflection at each full stop: keys an even number of "
          "full stops back get high weight, an odd number low, a checkerboard of sentences. PoPE with "
          "the same content everywhere: stripes parallel to the diagonal, the weight a function of the "
-         "offset alone."),
+         "offset alone. A colour bar below the panels: weight from 0 to 1, the same scale in every panel."),
 )
 def inside_attention_patterns() -> Figure:
     patterns = example_patterns()
-    fig, axes = new_figure(2, 2, height=7.6)
+    fig, axes = new_figure(2, 2, height=8.2, narrow_height=12.3)
+    if narrow():  # stacked: room between a panel's "key" label and the next panel's title
+        fig.get_layout_engine().set(h_pad=0.12)
     n = len(SENTENCE)
     mask = np.triu(np.ones((n, n)), 1) > 0
     for ax, (name, weights) in zip(np.asarray(axes).ravel(), patterns.items()):
-        show_matrix(ax, np.ma.masked_where(mask, weights.numpy()), title=name, xlabel="key", vmin=0.0, vmax=1.0)
+        image = show_matrix(ax, np.ma.masked_where(mask, weights.numpy()), title=name, xlabel="key",
+                            vmin=0.0, vmax=1.0)
         ax.set_xticks(range(n), SENTENCE, rotation=90, fontsize=9)
         ax.set_yticks(range(n), SENTENCE, fontsize=9)
     axes[0][0].set_ylabel("query")
     axes[1][0].set_ylabel("query")
+    # one scale for all four panels: a row's weights, from 0 to 1
+    fig.colorbar(image, ax=np.asarray(axes).ravel().tolist(), location="bottom", shrink=0.6 if not narrow() else 0.9,
+                 aspect=30, label="attention weight (same scale in every panel)")
     return fig
 
 
