@@ -109,7 +109,7 @@ for column in (0, 1, 8, 16):
 bottom.set(
     xlabel="position",
     ylabel="value",
-    title="single columns:\ndimension 0 oscillates fastest",
+    title="dimension 0 oscillates fastest",
 )
 # the legend in the room above the curves, which stay within ±1
 bottom.set(ylim=(-1.15, 2.1), yticks=[-1, -0.5, 0, 0.5, 1])
