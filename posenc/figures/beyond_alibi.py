@@ -1,4 +1,9 @@
-"""Figures for the chapter "Beyond ALiBi": xPos, KERPLE, FIRE, CoPE and randomized positions."""
+"""Figures for the chapter "Beyond ALiBi": xPos, KERPLE, FIRE, CoPE and randomized positions.
+
+The first, the chapter's measured answer, is drawn from the committed results of the
+extrapolation study (`posenc.experiments.length_extrapolation` and `posenc.experiments.retrieval`):
+a marker is the mean over the seeds and its bar spans the lowest to the highest seed.
+"""
 
 from __future__ import annotations
 
@@ -6,12 +11,16 @@ import math
 
 import numpy as np
 import torch
+from matplotlib import patheffects
 from matplotlib.figure import Figure
 
 from posenc.alibi import alibi_slopes
 from posenc.cope import contextual_positions
+from posenc.experiments import length_extrapolation, retrieval
 from posenc.figures import figure
-from posenc.figures._style import method_colour, new_figure, palette
+from posenc.figures._layout import narrow
+from posenc.figures._style import method_colour, method_style, new_figure, palette
+from posenc.figures.experiments import _length_axis, _log_ticks
 from posenc.fire import FireBias
 from posenc.kerple import KerpleBias
 from posenc.randomized import randomized_positions
@@ -20,6 +29,48 @@ from posenc.xpos import XPos, xpos_zeta
 #: The sentence of the CoPE example: tokens, and 1 on the last token of each word.
 COPE_TOKENS = ["The", " ele", "phant", " ran", " a", "way", " from", " the", " mouse", "."]
 COPE_WORD_END = [1, 0, 1, 1, 0, 1, 1, 1, 1, 1]
+
+
+#: The chapter's five methods as the study names them, and the two they are set beside (dashed).
+MEASURED = ("xpos", "kerple", "fire", "cope", "rope-randomized")
+REFERENCES = ("rope", "alibi")
+
+
+@figure(
+    "beyond-alibi-measured",
+    alt=("Two panels for models trained at 64 and tested at 64 to 512: left, perplexity on text (log "
+         "scale); right, MQAR accuracy. One line each for xPos, KERPLE, FIRE, CoPE and RoPE trained on "
+         "randomized positions, and dashed for RoPE and ALiBi. KERPLE's perplexity stays level and its "
+         "accuracy stays near 1; FIRE rises a little, CoPE and randomized positions more, xPos most of "
+         "the five, RoPE far more. Means over three seeds with bars from the lowest to the highest seed."),
+)
+def beyond_alibi_measured() -> Figure:
+    fig, axes = new_figure(1, 2, height=4.6)
+    methods = (*REFERENCES, *MEASURED)
+    for ax, results, metric in ((axes[0], length_extrapolation.load_results(), "perplexity"),
+                                (axes[1], retrieval.load_results(), "accuracy")):
+        lengths = results["eval_lengths"]
+        for i, method in enumerate(methods):
+            entry = results["methods"][method]
+            mean, low, high = (np.asarray(entry[k], dtype=float) for k in (metric, f"{metric}_min", f"{metric}_max"))
+            xs = [n * 1.025 ** (i - (len(methods) - 1) / 2) for n in lengths]  # sideways, so the bars stay apart
+            style = {**method_style(method), "ls": "--", "lw": 1.1} if method in REFERENCES else \
+                {**method_style(method), "lw": 1.8}
+            ax.errorbar(xs, mean, yerr=[mean - low, high - mean], markersize=5, capsize=3, elinewidth=1.0, **style)
+        _length_axis(ax, lengths, "characters" if metric == "perplexity" else "tokens",
+                     results["config"]["train_length"])
+        if metric == "perplexity":
+            _log_ticks(ax, [v for m in methods for v in (*results["methods"][m]["perplexity_min"],
+                                                         *results["methods"][m]["perplexity_max"])])
+    axes[0].set_ylabel("perplexity (log scale)")
+    axes[0].set_title("Language model")
+    axes[1].set_ylim(0, 1.05)
+    axes[1].set_ylabel("MQAR accuracy")
+    axes[1].set_title("Retrieval")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=2 if narrow() else 4, frameon=False,
+               handletextpad=0.3, columnspacing=1.0)
+    return fig
 
 
 def same_vector_scores(dim: int, distances: torch.Tensor, *, scale_base: float) -> torch.Tensor:
@@ -35,7 +86,8 @@ def same_vector_scores(dim: int, distances: torch.Tensor, *, scale_base: float) 
     "xpos-decay",
     alt=("Two line plots for a head of width 64, distance 0 to 3000 tokens. Left: the score of a query "
          "and a key holding the same all-ones vector. RoPE's score falls from 64 and then keeps "
-         "oscillating widely; xPos's score decays smoothly and levels off above zero. "
+         "oscillating widely, thin and pale; xPos's score, bold, decays with ripples that fade over the "
+         "first thousand tokens and levels off above zero. "
          "Right: xPos's scale factor zeta_i to the power distance/512 for pairs 0, 8, 16 "
          "and 31: the fast pair 0 decays to almost nothing within 1000 tokens, the slow pair 31 barely."),
 )
@@ -45,8 +97,12 @@ def xpos_decay(dim: int = 64, scale_base: float = 512.0) -> Figure:
     rope = same_vector_scores(dim, distances, scale_base=math.inf)
     xpos = same_vector_scores(dim, distances, scale_base=scale_base)
     fig, (left, right) = new_figure(1, 2, height=3.5)
-    left.plot(distances.numpy(), rope.numpy(), lw=0.7, alpha=0.55, color=method_colour("rope"), label="RoPE (faint)")
-    left.plot(distances.numpy(), xpos.numpy(), lw=2.2, color=method_colour("xpos"), label="xPos (bold)")
+    # RoPE's green and xPos's teal are near in hue (each keeps its colour of every figure), so
+    # they differ in weight too: RoPE thin and pale, xPos bold with a rim of the background
+    left.plot(distances.numpy(), rope.numpy(), lw=0.6, alpha=0.45 if colours.name == "light" else 0.6, color=method_colour("rope"), label="RoPE (thin)")
+    halo = [patheffects.withStroke(linewidth=5.0, foreground=colours.background)]
+    left.plot(distances.numpy(), xpos.numpy(), lw=2.4, color=method_colour("xpos"), label="xPos (bold)",
+              path_effects=halo)
     left.axhline(0, color=colours.muted, lw=0.8)
     left.set_xlabel("distance m − n (tokens)")
     left.set_ylabel("q · k, same vector")
@@ -58,7 +114,8 @@ def xpos_decay(dim: int = 64, scale_base: float = 512.0) -> Figure:
         right.plot(distances.numpy(), factor.numpy(), color=colours.cycle[n],
                    label=f"pair {pair}, ζ = {zeta[pair].item():.3f}")
     right.set_xlabel("distance m − n (tokens)")
-    right.set_ylabel(f"ζ^((m − n) / {scale_base:g})")
+    # mathtext draws the exponent at 70 %: 12.5 pt keeps it above the 8.5 pt floor
+    right.set_ylabel(rf"$\zeta_i^{{(m - n) / {scale_base:g}}}$", fontsize=12.5)
     right.set_title("xPos factor per pair")
     right.legend(loc="center right", fontsize=9.5)  # pair 31 runs along the top
     return fig
