@@ -172,12 +172,14 @@ def riflex_intrinsic_index(theta: Tensor, repetition: float) -> int:
     r"""RIFLEx's intrinsic frequency: the pair whose period \(2\pi/\theta_j\) is closest to ``repetition``.
 
     ``repetition`` is the position (latent frame) where a video extended without any change
-    first repeats its start; Zhao et al. read it from samples of the model (66 latent frames for
-    HunyuanVideo, 26 for CogVideoX, in the authors' ``identifying_k.py``). Returns a 0-based index.
+    first repeats its start; Zhao et al. read it from samples of the model (near latent frame 48
+    for HunyuanVideo, the example of ``identify_k`` in the authors' ``riflex_utils.py``, which
+    gives their 1-based k = 4, period 50). Their code rounds each period to a whole frame before
+    comparing; this compares the exact periods. Returns a 0-based index.
 
     Examples:
         >>> theta = axes_frequencies((16,), base=256.0)      # HunyuanVideo's time axis
-        >>> riflex_intrinsic_index(theta, 66)
+        >>> riflex_intrinsic_index(theta, 48)
         3
     """
     theta = _check_speeds(theta)

@@ -176,9 +176,14 @@ def test_video_axes_dims_and_ntk():
 def test_riflex_rule():
     theta = axes_frequencies((16,), base=256.0)
     periods = [2 * math.pi * 256.0 ** (2 * j / 16) for j in range(8)]
-    assert riflex_intrinsic_index(theta, 66) == min(range(8), key=lambda j: abs(periods[j] - 66)) == 3
-    # the authors' identify_k example for CogVideoX: base 10000, d 16, repetition at 26 -> k = 2 (1-based)
-    assert riflex_intrinsic_index(axes_frequencies((16,), base=10000.0), 26) == 1
+    # identify_k's example (thu-ml/RIFLEx riflex_utils.py): HunyuanVideo, b=256, d=16, repetition
+    # near latent frame N=48 -> 1-based k = 4, period 50; its rule rounds each period first
+    rounded = [round(p) for p in periods]
+    assert min(range(8), key=lambda j: abs(rounded[j] - 48)) + 1 == 4 and rounded[3] == 50
+    assert riflex_intrinsic_index(theta, 48) == min(range(8), key=lambda j: abs(periods[j] - 48)) == 3
+    # the README runs CogVideoX (time axis: 16 features, base 10000) with --k 2 --N_k 20
+    cog = axes_frequencies((16,), base=10000.0)
+    assert round(2 * math.pi / float(cog[1])) == 20 and riflex_intrinsic_index(cog, 20) == 1
     new = riflex_frequencies(theta, index=3, length=100, margin=1.0)
     assert 2 * math.pi / float(new[3]) == pytest.approx(100.0)  # one period covers the new length
     assert torch.equal(torch.cat((new[:3], new[4:])), torch.cat((theta[:3], theta[4:])))

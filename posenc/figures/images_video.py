@@ -129,6 +129,7 @@ def dinov3_coordinates() -> Figure:
 
 
 TRAINED, EXTENDED = 33, 66  # HunyuanVideo's 129 frames in latent frames ((129 - 1) / 4 + 1), and twice that
+REPEATS = 48  # where the authors see HunyuanVideo repeat (identify_k's example, thu-ml/RIFLEx riflex_utils.py)
 
 
 @figure(
@@ -142,7 +143,7 @@ TRAINED, EXTENDED = 33, 66  # HunyuanVideo's 129 frames in latent frames ((129 -
 def riflex_intrinsic() -> Figure:
     colours = palette()
     theta = axes_frequencies((16,), base=256.0)
-    index = riflex_intrinsic_index(theta, 66)
+    index = riflex_intrinsic_index(theta, REPEATS)
     slowed = riflex_frequencies(theta, index=index, length=EXTENDED)
     frames = np.arange(81)
     fig, ax = new_figure(1, 1, height=3.1)
@@ -156,7 +157,9 @@ def riflex_intrinsic() -> Figure:
     ax.set_ylim(-1.35, 1.35)
     ax.set_xlabel("latent frame")
     ax.set_ylabel(f"cos(angle) of pair {index}")
-    ax.legend(fontsize=9.5, loc="lower left")
+    # below the axes: inside, the box hid the trained curve's trough and the crossing near frame 30
+    ax.legend(fontsize=9.5, loc="upper center", bbox_to_anchor=(0.5, -0.3 if narrow() else -0.22),
+              ncol=1 if narrow() else 2, frameon=False)
     return fig
 
 
