@@ -84,3 +84,66 @@ def test_the_browser_port_reads_them_alike(tmp_path: Path, config: dict) -> None
     except ValueError as error:
         expected = str(error)
     assert run_js(tmp_path, code, config) == expected
+
+
+# ---------------------------------------------------------------- a legacy key for layer_types (Granite 4)
+GRANITE = {"model_type": "granitemoehybrid", "hidden_size": 256, "num_attention_heads": 4, "num_hidden_layers": 4,
+           "position_embedding_type": "rope", "layers_block_type": ["mamba", "attention", "mamba", "attention"]}
+
+
+def test_granite4s_layers_block_type_is_its_layer_types() -> None:
+    # Granite 4's class maps layers_block_type onto layer_types (configuration_granitemoehybrid.py:54) and the
+    # base class renames mamba and attention; read_config read every layer as the class default, mamba
+    built = _built(GRANITE)
+    rope = read_config(GRANITE)
+    assert [name.removesuffix(":nope") for name in rope.pattern] == list(built.layer_types) == [
+        "linear_attention", "full_attention", "linear_attention", "full_attention"]
+    assert rope.layers["full_attention"].rotates and not rope.layers["linear_attention"].rotates
+    # given beside layer_types, the legacy key wins, in either order, as in the class
+    for config in ({**GRANITE, "layer_types": ["full_attention"] * 4},
+                   {"layer_types": ["full_attention"] * 4, **GRANITE}):
+        assert list(_built(config).layer_types) == list(built.layer_types)
+        assert read_config(config).pattern == rope.pattern
+
+
+def test_the_legacy_layer_keys_are_every_class_that_maps_one_onto_layer_types() -> None:
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING, CONFIG_MAPPING_NAMES
+
+    from posenc.configs._plan import LEGACY_LAYER_KEYS
+
+    found = {model_type: key for model_type in CONFIG_MAPPING_NAMES
+             for key, name in (getattr(CONFIG_MAPPING[model_type], "attribute_map", None) or {}).items()
+             if name == "layer_types"}
+    assert found == LEGACY_LAYER_KEYS
+
+
+@pytest.mark.parametrize("value", ["rope", "nope", None, "absent"])
+def test_granite4_rotates_only_with_position_embedding_type_rope(value: object) -> None:
+    # its model builds the rotary module only for "rope" (modeling_granitemoehybrid.py:1056, default None) and
+    # its attention rotates only with position embeddings: built live, the module is there exactly then
+    config = {k: v for k, v in GRANITE.items() if k != "position_embedding_type"}
+    if value != "absent":
+        config["position_embedding_type"] = value
+    small = {"vocab_size": 32, "intermediate_size": 64, "mamba_n_heads": 8, "mamba_d_state": 8}
+    model = transformers.AutoModel.from_config(_built({**config, **small}))
+    rotates = read_config(config).layers["full_attention"].rotates
+    assert rotates == (model.rotary_emb is not None) == (value == "rope")
+    with pytest.raises(TypeError, match=r"config\['position_embedding_type'\] must be a string such as 'rope'"):
+        read_config({**config, "position_embedding_type": 5})
+
+
+@needs_node
+def test_the_browser_port_reads_granite4_alike(tmp_path: Path) -> None:
+    from posenc.configs._plan import LEGACY_LAYER_KEYS
+    from tests.test_explorer_ports import port_against_posenc
+
+    from posenc.configs._refusals import ROPE_SWITCHES
+
+    assert run_js(tmp_path, "() => window.posencRopePlan.LEGACY_LAYER_KEYS") == LEGACY_LAYER_KEYS
+    assert run_js(tmp_path, "() => window.posencRopePlan.ROPE_SWITCHES") == ROPE_SWITCHES
+    cases = [GRANITE, {**GRANITE, "layer_types": ["full_attention"] * 4}, {**GRANITE, "layers_block_type": "mamba"},
+             {**GRANITE, "layers_block_type": [5, 6, 7, 8]}, {**GRANITE, "position_embedding_type": "nope"},
+             {**GRANITE, "position_embedding_type": None}, {**GRANITE, "position_embedding_type": 5}]
+    problems, read = port_against_posenc(tmp_path, [(json.dumps(case), None, None) for case in cases])
+    assert problems == []
+    assert read == [True, True, False, False, True, True, False]

@@ -33,6 +33,21 @@ LEGACY_NAMES = {"mamba": "linear_attention", "attention": "full_attention",
                 "deepseek_sparse_attention": "indexed_attention", "qwen_sparse_attention": "indexed_attention"}
 
 
+# Config classes that map a legacy key onto layer_types (attribute_map): Granite 4's layers_block_type
+# (configuration_granitemoehybrid.py:54), which its published configs give, of 'mamba' and 'attention' layers
+# (renamed by LEGACY_NAMES below); given beside layer_types it wins, as the class's attribute map writes it.
+# tests/test_rope_legacy_names.py derives the set from every class's attribute_map.
+LEGACY_LAYER_KEYS = {"granitemoehybrid": "layers_block_type"}
+
+
+def legacy_layer_key(config: Mapping[str, Any], model_type: str | None) -> Mapping[str, Any]:
+    """The config with a `LEGACY_LAYER_KEYS` list stored as layer_types, as the class stores it."""
+    legacy = LEGACY_LAYER_KEYS.get(model_type or "")
+    if legacy is None or config.get(legacy) is None:
+        return config
+    return {**config, "layer_types": config[legacy]}
+
+
 def class_layer_types(config: Mapping[str, Any], found: ModelTypeEntry,
                       model_type: str | None) -> tuple[Mapping[str, Any], ModelTypeEntry]:
     """The config with the layer types its class writes (`LEGACY_LAYER_TYPES`, then `LEGACY_NAMES`),

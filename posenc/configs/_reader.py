@@ -39,8 +39,9 @@ from posenc.configs._layer import (
     _temperature,
 )
 from posenc.configs._params import _as_mapping, _parameters, _text_key, _text_part
-from posenc.configs._plan import class_layer_types, class_length, class_names, layer_plan, nope_note
-from posenc.configs._refusals import refuse, switched_off, theta_only
+from posenc.configs._plan import (class_layer_types, class_length, class_names, layer_plan, legacy_layer_key,
+                                  nope_note)
+from posenc.configs._refusals import class_switches, refuse, switched_off, theta_only
 from posenc.configs._schema import ModelTypeEntry
 from posenc.configs.vision import ENCODER_MODEL_TYPES
 from posenc.rope_scaling import _real, rope_attention_scaling
@@ -283,7 +284,9 @@ def read_config(config: Mapping[str, Any], *, layout: str | None = None) -> Conf
     if model_type == "deepseek_v4":  # rope parameters keyed by rope kind (main, compress), not by layer type
         from posenc.configs.sites import read_deepseek_v4  # sites imports this module
         return read_deepseek_v4(text, layout=given)
+    found = class_switches(found, model_type)  # Granite 4's position_embedding_type
     refuse(config, text, found, model_type)  # what the code does, where posenc does not read it
+    text = legacy_layer_key(text, model_type)  # Granite 4's layers_block_type
     text, found = class_layer_types(text, found, model_type)  # Dots3's legacy layer names
     text = class_length(text, model_type)  # Zamba2's use_long_context
     text = class_names(text, found, model_type)  # HunYuan-VL's attention_head_dim for head_dim

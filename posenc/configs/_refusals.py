@@ -85,6 +85,22 @@ def _rotates_elsewhere(config: Mapping[str, Any], model_type: str | None, classe
             f"{refusal(model_type)}")
 
 
+# Switches the table's generator does not find (it finds ESM's in the attention's code): Granite 4's model builds
+# its rotary module only when position_embedding_type is "rope", default None, and its attention rotates only
+# with position embeddings (modeling_granitemoehybrid.py:1056, 1109-1110; configuration_granitemoehybrid.py:94);
+# its published configs set "nope" or "rope". tests/test_rope_legacy_names.py checks it live.
+ROPE_SWITCHES: dict[str, dict[str, Any]] = {
+    "granitemoehybrid": {"key": "position_embedding_type", "rotary": "rope", "absolute": None, "default": None}}
+
+
+def class_switches(found: ModelTypeEntry, model_type: str | None) -> ModelTypeEntry:
+    """The table entry with a `ROPE_SWITCHES` switch where the table has none."""
+    switch = ROPE_SWITCHES.get(model_type or "")
+    if switch is None or found.get("rope_switch"):
+        return found
+    return {**found, "rope_switch": switch}  # type: ignore[typeddict-item]
+
+
 def switched_off(config: Mapping[str, Any], found: ModelTypeEntry) -> str | None:
     """Why the layers do not rotate where a config key switches the rotation (``rope_switch``:
     ESM's ``position_embedding_type``), or None where it is on (or the model type has no switch)."""
@@ -98,7 +114,7 @@ def switched_off(config: Mapping[str, Any], found: ModelTypeEntry) -> str | None
                         f"{f' or {absolute!r}' if absolute else ''}, got {type(value).__name__} {value!r:.40}")
     if value == rotary:
         return None
-    if value == absolute:
+    if absolute is not None and value == absolute:
         return (f"config[{key!r}] is {value!r}: this model type's attention does not rotate q and k (NoPE); its code "
                 f"adds learned absolute position embeddings to the token embeddings instead")
     return (f"config[{key!r}] is {value!r}: transformers' code for this model type rotates q and k only with {rotary!r}"

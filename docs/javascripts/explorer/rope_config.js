@@ -152,7 +152,9 @@
     config = R.asMapping(config);
     const given = P.isNone(layout) ? null : P.checkChoice("layout", layout, LAYOUTS);
     const [modelType, given0] = R.textPart(config);
-    const [rewritten, found] = R.classLayerTypes(given0, (modelType !== null ? R.entry(modelType) : null) || {}, modelType);
+    const legacy = global.posencRopePlan.legacyLayerKey(given0, modelType); // Granite 4's layers_block_type
+    const [rewritten, entry] = R.classLayerTypes(legacy, (modelType !== null ? R.entry(modelType) : null) || {}, modelType);
+    const found = global.posencRopePlan.classSwitches(entry, modelType); // Granite 4's position_embedding_type
     let text = R.classNames(R.classLength(rewritten, modelType), found, modelType); // Zamba2's use_long_context;
     // HunYuan-VL's attention_head_dim for head_dim (class_names)
     text = global.posencRopePlan.classRope(text, modelType); // HunYuan-VL's xdrope_section and rope type 'xdrope'

@@ -188,6 +188,18 @@
 
   // posenc/configs/_refusals.py's switched_off: why the layers do not rotate where a config key switches the
   // rotation (rope_switch: ESM's position_embedding_type), or null where it is on (or there is no switch).
+  // posenc/configs/_refusals.py ROPE_SWITCHES: switches the table's generator does not find (Granite 4's)
+  const ROPE_SWITCHES = {
+    granitemoehybrid: { key: "position_embedding_type", rotary: "rope", absolute: null, default: null },
+  };
+
+  /** class_switches: the table entry with a ROPE_SWITCHES switch where the table has none. */
+  function classSwitches(found, modelType) {
+    const sw = typeof modelType === "string" && P.has(ROPE_SWITCHES, modelType) ? ROPE_SWITCHES[modelType] : null;
+    if (sw === null || P.truthy(get(found, "rope_switch"))) return found;
+    return { ...found, rope_switch: sw };
+  }
+
   function switchedOff(config, found) {
     const sw = get(found, "rope_switch");
     if (!P.truthy(sw)) return null;
@@ -198,13 +210,23 @@
         `${P.truthy(absolute) ? ` or ${repr(absolute)}` : ""}, got ${P.typeName(value)} ${P.reprCut(value, 40)}`);
     }
     if (value === rotary) return null;
-    if (value === absolute) {
+    if (absolute !== null && value === absolute) {
       return `config[${repr(key)}] is ${repr(value)}: this model type's attention does not rotate q and k (NoPE); its code ` +
         "adds learned absolute position embeddings to the token embeddings instead";
     }
     return `config[${repr(key)}] is ${repr(value)}: transformers' code for this model type rotates q and k only with ` +
       `${repr(rotary)}${P.truthy(absolute) ? ` and adds learned absolute position embeddings only with ${repr(absolute)}` : ""}` +
       `: with ${repr(value)} its layers get no position information`;
+  }
+
+  // posenc/configs/_plan.py LEGACY_LAYER_KEYS: a legacy key the class maps onto layer_types (Granite 4's)
+  const LEGACY_LAYER_KEYS = { granitemoehybrid: "layers_block_type" };
+
+  /** legacy_layer_key: the config with a LEGACY_LAYER_KEYS list stored as layer_types, as the class stores it. */
+  function legacyLayerKey(config, modelType) {
+    const legacy = typeof modelType === "string" && P.has(LEGACY_LAYER_KEYS, modelType) ? LEGACY_LAYER_KEYS[modelType] : null;
+    if (legacy === null || get(config, legacy) === null) return config;
+    return { ...config, layer_types: config[legacy] };
   }
 
   // posenc/configs/_class_rope.py ROPE_RENAMES: rope keys and types a config class renames in its own code
@@ -273,5 +295,5 @@
     return value.map((item) => P.toNumber(item));
   }
 
-  global.posencRopePlan = Object.freeze({ layerPlan, rotatesOf, classRope, nopeNote, ROPE_RENAMES, LAYER_THETAS, SCALED_LAYERS });
+  global.posencRopePlan = Object.freeze({ layerPlan, rotatesOf, classRope, nopeNote, legacyLayerKey, LEGACY_LAYER_KEYS, classSwitches, ROPE_SWITCHES, ROPE_RENAMES, LAYER_THETAS, SCALED_LAYERS });
 })(typeof window !== "undefined" ? window : globalThis);
