@@ -107,7 +107,10 @@ def test_granite4s_layers_block_type_is_its_layer_types() -> None:
 
 
 def test_the_legacy_layer_keys_are_every_class_that_maps_one_onto_layer_types() -> None:
-    from transformers.models.auto.configuration_auto import CONFIG_MAPPING, CONFIG_MAPPING_NAMES
+    from transformers.models.auto.configuration_auto import (
+        CONFIG_MAPPING,
+        CONFIG_MAPPING_NAMES,
+    )
 
     from posenc.configs._plan import LEGACY_LAYER_KEYS
 
@@ -135,9 +138,8 @@ def test_granite4_rotates_only_with_position_embedding_type_rope(value: object) 
 @needs_node
 def test_the_browser_port_reads_granite4_alike(tmp_path: Path) -> None:
     from posenc.configs._plan import LEGACY_LAYER_KEYS
-    from tests.test_explorer_ports import port_against_posenc
-
     from posenc.configs._refusals import ROPE_SWITCHES
+    from tests.test_explorer_ports import port_against_posenc
 
     assert run_js(tmp_path, "() => window.posencRopePlan.LEGACY_LAYER_KEYS") == LEGACY_LAYER_KEYS
     assert run_js(tmp_path, "() => window.posencRopePlan.ROPE_SWITCHES") == ROPE_SWITCHES
