@@ -177,3 +177,27 @@ def test_a_rotary_module_that_ignores_the_rotated_fraction_is_marked() -> None:
                                  partial_rotary_factor=0.5)
     assert modeling_llama.LlamaRotaryEmbedding(llama).inv_freq.numel() == 32  # the whole head of 64
     assert modeling_phi.PhiRotaryEmbedding(phi).inv_freq.numel() == 16       # half of it
+
+
+def test_a_scaled_rule_with_a_fraction_is_marked_where_the_rotation_fails() -> None:
+    """``partial_scaled``: on a partial_ignored type, a scaled rule of the rope utils narrows cos and sin
+    to head_dim * fraction (modeling_rope_utils.py:181); Llama's rotation multiplies them with q of the
+    whole head and fails (modeling_llama.py:147-148), GPT-NeoX's turns the first features and passes
+    the rest (its apply_rotary_pos_emb slices q by cos's width). The key is written on partial_ignored
+    types only, and "fails" on Llama's family; the forward of whole models is checked in
+    tests/test_rope_params_partial_ignored.py."""
+    import torch
+    from transformers.models.gpt_neox import modeling_gpt_neox
+    from transformers.models.llama import modeling_llama
+
+    table = json.loads(derive.TABLE_PATH.read_text())["model_types"]
+    marked = {t for t, e in table.items() if "partial_scaled" in e}
+    assert marked <= {t for t, e in table.items() if e.get("partial_ignored")}
+    assert all(table[t]["partial_scaled"] == "fails" for t in ("llama", "qwen2", "mistral", "deepseek_v3", "gemma"))
+    assert len(marked) > 100
+    q = torch.randn(1, 2, 5, 64, dtype=torch.float64)
+    cos, sin = torch.randn(1, 5, 32, dtype=torch.float64), torch.randn(1, 5, 32, dtype=torch.float64)
+    with pytest.raises(RuntimeError, match="must match the size"):
+        modeling_llama.apply_rotary_pos_emb(q, q, cos, sin)
+    turned, _ = modeling_gpt_neox.apply_rotary_pos_emb(q, q, cos, sin)
+    assert torch.equal(turned[..., 32:], q[..., 32:]) and not torch.equal(turned[..., :32], q[..., :32])

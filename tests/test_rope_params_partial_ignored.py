@@ -8,6 +8,11 @@ rope_type "default" and a fraction below 1 therefore turns the whole head in tra
 read_config read a rotated width of ``head_dim * fraction``. The table's ``partial_ignored`` (derived
 by its generator by building the class with the fraction 1 and 0.5 and counting the rotary module's
 frequencies) marks those model types; read_config and the browser port refuse the fraction there.
+
+With a scaled rule the rope utils do read the fraction, and on those types the attention then rotates
+q and k of the whole head with the narrower cos and sin: transformers fails (Llama: "must match the
+size"). The table's ``partial_scaled`` ("fails", derived by tools/rope_model_types/partial.py) marks
+them; read_config and the port refuse the fraction there too, rather than read a narrower rotation.
 """
 
 from __future__ import annotations
@@ -79,29 +84,134 @@ def test_a_fraction_of_one_still_reads() -> None:
     assert layer.rotary_dim == 64
 
 
-@pytest.mark.xfail(strict=True, reason="not refused yet: Llama's rope utils narrow a scaled rule's frequencies but "
-                   "its attention rotates whole heads and fails on them; the table does not say so yet "
-                   "(requests-TABLE.md, 04:08 UTC)")
-def test_a_fraction_with_a_scaled_rule_where_the_attention_fails_is_refused() -> None:
-    config = config_with("llama", 0.5, "linear", factor=2.0)
-    assert frequencies("llama", config) == 16  # the rope utils' linear rule reads the fraction
-    layers = {**{k: v for k, v in config.items() if k != "model_type"}, "num_hidden_layers": 1,
-              "intermediate_size": 64, "vocab_size": 32}
-    model = transformers.LlamaModel(transformers.LlamaConfig.from_dict(layers))
-    with pytest.raises(RuntimeError, match="must match the size"):  # q has 64 features, cos 32
-        model(torch.tensor([[1, 2, 3]]))
-    with pytest.raises(ValueError, match="partial_rotary_factor"):
+# settings each scaled rule of the rope utils accepts (longrope's factor lists: `rule`)
+RULES = {"linear": {"factor": 2.0}, "dynamic": {"factor": 2.0},
+         "yarn": {"factor": 2.0, "original_max_position_embeddings": 1024},
+         "longrope": {"factor": 2.0, "original_max_position_embeddings": 1024},
+         "llama3": {"factor": 8.0, "original_max_position_embeddings": 1024, "low_freq_factor": 1.0,
+                    "high_freq_factor": 4.0}}
+TINY = {"hidden_size": 64, "num_attention_heads": 2, "num_key_value_heads": 2, "head_dim": 32, "num_hidden_layers": 1,
+        "intermediate_size": 64, "vocab_size": 32, "max_position_embeddings": 4096}
+
+
+def rule(kind: str, frequencies: int) -> dict[str, Any]:
+    """The settings of a scaled rule for a rotated width of ``frequencies`` pairs (longrope: one factor each)."""
+    more = {"short_factor": [1.0] * frequencies, "long_factor": [2.0] * frequencies} if kind == "longrope" else {}
+    return {**RULES.get(kind, {}), **more}
+
+
+def forward(model_type: str, kind: str, fraction: float, **more: Any) -> None:
+    """A one-layer model of ``model_type`` (transformers' own classes, head_dim 32) run on three tokens."""
+    params = {"rope_type": kind, "rope_theta": 10000.0, "partial_rotary_factor": fraction,
+              **rule(kind, int(16 * fraction))}
+    config = transformers.AutoConfig.for_model(model_type, **{**TINY, **more}, rope_parameters=params)
+    torch.manual_seed(0)
+    model = transformers.AutoModel.from_config(config, attn_implementation="eager").eval()
+    with torch.no_grad():
+        model(input_ids=torch.tensor([[1, 2, 3]]), use_cache=False)
+
+
+@pytest.mark.parametrize("kind", list(RULES))
+def test_a_fraction_with_a_scaled_rule_where_the_attention_fails_is_refused(kind: str) -> None:
+    """The rope utils' scaled rules read the fraction (``dim = int(head_dim * partial_rotary_factor)``,
+    modeling_rope_utils.py:181, 325, 416, 549, 639) where Llama's own default rule does not, and
+    Llama's attention rotates q and k of the whole head with those narrower cos and sin
+    (modeling_llama.py:147-148): its forward fails. The table says so (``partial_scaled``, derived by
+    tools/rope_model_types/partial.py from the rotary module and the rotation function); read_config
+    refuses the fraction."""
+    forward("llama", kind, 1.0)  # the whole head: runs
+    with pytest.raises(RuntimeError, match="must match the size"):  # q has 32 features, cos 16
+        forward("llama", kind, 0.5)
+    assert _table.model_types()["llama"].get("partial_scaled") == "fails"
+    config = {**config_with("llama", 0.5, kind, **rule(kind, 8)), "head_dim": 32}
+    with pytest.raises(ValueError, match=rf"partial_rotary_factor is 0.5 with rope_type '{kind}': transformers' "
+                                         r"attention for (model type 'llama'|this model type) rotates whole heads and "
+                                         r"fails on the narrower frequencies a scaled rule computes for this fraction"):
         read_config(config)
+
+
+# Model types of other families the table marks "fails", run live as whole models: a route of its own
+# (the generator calls only the rotary module and the rotation function the attention names)
+FAMILIES = {"qwen2": {}, "mistral": {}, "gemma": {}, "cohere": {}, "granite": {}, "olmo2": {},
+            "deepseek_v3": {"qk_rope_head_dim": 32, "qk_nope_head_dim": 16, "v_head_dim": 16, "kv_lora_rank": 16,
+                            "q_lora_rank": 16, "n_routed_experts": 2, "num_experts_per_tok": 1, "n_group": 1,
+                            "topk_group": 1, "moe_intermediate_size": 16, "first_k_dense_replace": 1}}
+
+
+@pytest.mark.parametrize("model_type", list(FAMILIES))
+def test_the_table_says_fails_where_the_model_fails(model_type: str) -> None:
+    assert _table.model_types()[model_type].get("partial_scaled") == "fails"
+    forward(model_type, "linear", 1.0, **FAMILIES[model_type])
+    with pytest.raises(RuntimeError, match="must match the size"):
+        forward(model_type, "linear", 0.5, **FAMILIES[model_type])
+    config = {**config_with(model_type, 0.5, "linear", factor=2.0), **FAMILIES[model_type]}
+    with pytest.raises(ValueError, match="partial_rotary_factor is 0.5 with rope_type 'linear'"):
+        read_config(config)
+
+
+# Mistral 4 at its class's widths (qk_rope_head_dim = qk_nope_head_dim = 64, so head_dim 128) with small
+# other sizes; its class fills the fraction qk_rope_head_dim / head_dim = 0.5 (configuration_mistral4.py:131-132)
+MISTRAL4 = {"hidden_size": 256, "num_attention_heads": 2, "num_key_value_heads": 2, "num_hidden_layers": 1,
+            "intermediate_size": 32, "moe_intermediate_size": 16, "n_routed_experts": 2, "num_experts_per_tok": 1,
+            "n_group": 1, "topk_group": 1, "first_k_dense_replace": 1, "vocab_size": 32, "v_head_dim": 16,
+            "kv_lora_rank": 16, "q_lora_rank": 16, "max_position_embeddings": 256}
+
+
+def mistral4(fraction: float | None, **more: Any) -> dict[str, Any]:
+    params = {"rope_type": "yarn", "rope_theta": 10000.0, "factor": 4.0, "original_max_position_embeddings": 64,
+              "llama_4_scaling_beta": 0.1, **({} if fraction is None else {"partial_rotary_factor": fraction})}
+    return {"model_type": "mistral4", **MISTRAL4, **more, "rope_parameters": params}
+
+
+def mistral4_forward(config: dict[str, Any]) -> None:
+    built = transformers.AutoConfig.for_model(**copy.deepcopy(config))
+    model = transformers.AutoModel.from_config(built, attn_implementation="eager").eval()
+    with torch.no_grad():
+        model(input_ids=torch.tensor([[1, 2, 3]]), use_cache=False)
+
+
+def test_mistral_4_runs_its_own_fraction_only() -> None:
+    """Mistral 4's attention rotates its qk_rope_head_dim part (modeling_mistral4.py:457-469) with cos and
+    sin of head_dim * fraction features: it runs at its class's own fraction, 0.5, and fails at any other.
+    The table's partial_scaled holds for it with that fraction as the control (absent_defaults)."""
+    assert _table.model_types()["mistral4"].get("partial_scaled") == "fails"
+    for fraction in (None, 0.5):
+        mistral4_forward(mistral4(fraction))
+        (layer,) = read_config(mistral4(fraction)).layers.values()
+        assert (layer.dim, layer.rotary_dim) == (128, 64)
+    for fraction, word in ((0.25, "narrower"), (1.0, "other")):
+        with pytest.raises(RuntimeError, match="must match the size"):
+            mistral4_forward(mistral4(fraction))
+        words = (rf"partial_rotary_factor is {fraction} with rope_type 'yarn': transformers' attention for .* "
+                 rf"rotates the width of its class's own fraction, 0.5, and fails on the {word} frequencies")
+        with pytest.raises(ValueError, match=words):
+            read_config(mistral4(fraction))
+    # other widths change the class's own fraction, by a rule the table does not derive: refused
+    with pytest.raises(ValueError, match=r"depends on keys this config changes \('qk_rope_head_dim'\)"):
+        read_config(mistral4(0.25, qk_rope_head_dim=32))
+
+
+def test_a_fraction_with_a_scaled_rule_reads_where_the_default_rule_narrows() -> None:
+    """GPT-NeoX's own rule reads the fraction too, and its attention rotates the first features only:
+    not partial_ignored, no partial_scaled; read_config reads the narrower width."""
+    assert not _table.model_types()["gpt_neox"].get("partial_scaled")
+    (layer,) = read_config(config_with("gpt_neox", 0.5, "linear", factor=2.0)).layers.values()
+    assert layer.rotary_dim == 32
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="needs node to run the site's JavaScript")
 def test_the_browser_port_refuses_it_alike(tmp_path: Path) -> None:
     from tests.test_explorer_ports import port_against_posenc
-    configs = [config_with(t, f, k, **({"factor": 2.0} if k == "linear" else {}))
-               for t in MODULES for f in (0.5, 1.0) for k in ("default", "linear")]
+    configs = [config_with(t, f, k, **rule(k, int(32 * f))) for t in MODULES for f in (0.5, 1.0)
+               for k in ("default", *RULES)]
     configs.append({**SHAPE, "model_type": "llama", "partial_rotary_factor": 0.25})
+    configs.append({**SHAPE, "model_type": "llama", "partial_rotary_factor": 0.25,
+                    "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 1024}})
+    configs += [mistral4(f) for f in (None, 0.5, 0.25, 1.0)] + [mistral4(0.25, qk_rope_head_dim=32)]
     cases = [(json.dumps(config), None, None) for config in configs]
     problems, outcomes = port_against_posenc(tmp_path, cases)
     refused = outcomes.count(False)
     assert not problems, "\n".join(problems[:10])
-    assert refused == 3  # llama and HunYuan with 0.5 and the default rule, and llama's top-level 0.25
+    # llama and HunYuan at 0.5 with each of the six rules, llama's top-level 0.25 with and without yarn,
+    # Mistral 4 at 0.25, 1.0 and with another qk_rope_head_dim
+    assert refused == 17

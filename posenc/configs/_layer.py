@@ -33,6 +33,9 @@ ROPE_TYPES: dict[str, tuple[str, ...]] = {
     "proportional": ("factor",),
 }
 _COMMON = ("rope_type", "type", "rope_theta", "partial_rotary_factor")
+# The rope utils' rules that narrow the frequencies to head_dim * partial_rotary_factor (the table's
+# partial_scaled probes each); "proportional" keeps the whole width, with zero frequencies past it.
+SCALED_RULES = tuple(kind for kind in ROPE_TYPES if kind not in ("default", "proportional"))
 MAX_LENGTH = 2**53
 _WITH_ORIGINAL = ("yarn", "longrope", "llama3")
 
@@ -102,7 +105,7 @@ def _override(key: object, value: object) -> int | None:
     return None if dim is None else check_int(name, dim, minimum=2, maximum=MAX_ROPE_DIM)
 
 def _rotary_width(config: Mapping[str, Any], found: ModelTypeEntry, params: Mapping[str, Any],
-                  head_dim: int) -> int:
+                  head_dim: int, model_type: str | None = None) -> int:
     fraction = params.get("partial_rotary_factor")
     key = found.get("rotated_width_key")  # GPT-J's "rotary_dim": a count of features
     # left out: the class default; given as null: the whole head (GPT-J's `rotary_dim or embed_dim`)
@@ -113,6 +116,7 @@ def _rotary_width(config: Mapping[str, Any], found: ModelTypeEntry, params: Mapp
             raise ValueError(f"partial_rotary_factor is {fraction!r}, which transformers' code for this model type "
                              f"does not apply with rope_type 'default' (its rotary module's default rule rotates the "
                              f"whole head); leave it out")
+        _check_scaled(config, found, params, fraction, value, model_type)
         width = int(head_dim * value)
     elif count is not None:
         width = check_int(f"config[{key!r}]", count, minimum=2, maximum=head_dim)
@@ -122,6 +126,29 @@ def _rotary_width(config: Mapping[str, Any], found: ModelTypeEntry, params: Mapp
         raise ValueError(f"the rotated width must be a positive even integer, got {width} "
                          f"(head_dim {head_dim}, partial rotary factor {fraction})")
     return width
+
+def _check_scaled(config: Mapping[str, Any], found: ModelTypeEntry, params: Mapping[str, Any], fraction: object,
+                  value: float, model_type: str | None) -> None:
+    """A fraction the attention cannot run with a scaled rule (the table's ``partial_scaled`` "fails"):
+    the rope utils' rule builds frequencies for ``head_dim * fraction`` features (modeling_rope_utils.py:181)
+    and the attention rotates a fixed width with them: the whole head (Llama's, modeling_llama.py:147-148),
+    or Mistral 4's rotated part, the width of its class's own fraction (configuration_mistral4.py:131-132)."""
+    kind = params.get("rope_type")
+    if found.get("partial_scaled") != "fails" or kind not in SCALED_RULES or _reads_alpha(found, params):
+        return  # HunYuan's alpha turns the whole head: refused in _alpha_scaling
+    own = (found.get("absent_defaults") or {}).get("partial_rotary_factor", 1.0)
+    who = f"transformers' attention for {f'model type {model_type!r}' if model_type else 'this model type'}"
+    changed = [key for group in found.get("defaults_depend_on") or ()
+               if all(table.differs(config, k, v) for k, v in group.items()) for key in group]
+    if own != 1.0 and changed:
+        raise ValueError(f"partial_rotary_factor is {fraction!r} with rope_type {kind!r}: {who} rotates the width of "
+                         f"its class's own fraction, which depends on keys this config changes "
+                         f"({', '.join(map(repr, changed))}) by a rule posenc does not derive")
+    if value != own:
+        what = "whole heads" if own == 1.0 else f"the width of its class's own fraction, {own!r},"
+        raise ValueError(f"partial_rotary_factor is {fraction!r} with rope_type {kind!r}: {who} rotates {what} "
+                         f"and fails on the {'narrower' if value < own else 'other'} frequencies a scaled rule "
+                         f"computes for this fraction (head_dim * partial_rotary_factor); leave it out")
 
 def _length(config: Mapping[str, Any], found: ModelTypeEntry, key: str = "max_position_embeddings") -> int | None:
     value = table.field(found, config, key)

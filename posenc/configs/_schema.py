@@ -240,6 +240,14 @@ class ModelTypeEntry(TypedDict, total=False):
         partial_ignored: the rotary module's own default rule rotates the whole head whatever
             ``partial_rotary_factor`` says (Llama's, modeling_llama.py:100-105; the scaled rules of the
             rope utils read it): posenc refuses a fraction != 1 with rope type "default".
+        partial_scaled: on such a type, what a scaled rule (linear, dynamic, yarn, longrope, llama3),
+            which builds frequencies for ``head_dim * partial_rotary_factor`` features, does there:
+            ``"fails"``, the attention rotates q and k of a fixed width (the whole head; Mistral 4's,
+            the width of its class's own fraction, ``absent_defaults``) and fails on the cos and sin
+            of another (Llama's apply_rotary_pos_emb, modeling_llama.py:147-148), so posenc refuses
+            any other fraction; ``"reads"``, it rotates that width. Probed on each rule with the
+            class's own fraction and half of it (``tools/rope_model_types/partial.py``); absent
+            where no probe answers.
         rope_switch: a config key whose value switches the rotation on (`RopeSwitch`: ESM's
             ``position_embedding_type``); posenc reads other values as no RoPE.
         theta_only: the rotary module reads only the top-level ``rope_theta`` (the default rule),
@@ -320,6 +328,7 @@ class ModelTypeEntry(TypedDict, total=False):
     ignore_keys: list[str]
     ntk_alpha: bool
     partial_ignored: bool
+    partial_scaled: Literal["fails", "reads"]
     rope_switch: RopeSwitch
     theta_only: bool
     rotates_values: ValueFlag

@@ -67,7 +67,7 @@ from typing import Any
 import torch
 
 from posenc.configs._table import TABLE_PATH
-from tools.rope_model_types import classes, dependence, probes, rotation, windows
+from tools.rope_model_types import classes, dependence, partial, probes, rotation, windows
 from tools.rope_model_types.legacy import head_slice, legacy_entry
 from tools.rope_model_types.classes import (  # noqa: F401 - _built, _landing, _read_keys: the probes reach them here
     _built,
@@ -265,7 +265,7 @@ def derive(model_type: str, config_name: str) -> dict[str, Any] | None:
         entry.update(probes.nested_partial(config_name, text, defaults, entry.get("nested_fill", {})))
     elif params and not _nested(params):
         entry.update(probes.flat_class(config_name, text))
-        entry.update(probes.flat_partial(config_name, text))  # Llama's default rule: the whole head
+        entry.update(partial.flat_partial(config_name, text, functions))  # Llama's: the whole head
     entry.update(_type_aliases(config_name, text))
     entry.update(probes.given_lists(config_name, text))
     entry.update(probes.layer_types_from_flags(config_name, text))

@@ -29,8 +29,7 @@ config with a named error rather than guess.
   ``per_layer_config`` (Gemma 4's ``global_head_dim``), and its default.
 * **one RoPE for every layer** (``flat_class``): a source the class ignores, and the base and
   rotated fraction it adds to a flat set that lacks them.
-  ``partial_ignored`` (``flat_partial``): its rotary module's own default rule rotates the whole
-  head whatever rotated fraction the set gives.
+  Its rotary module's own default rule and a rotated fraction: ``partial.py``.
 
 What other keys the defaults depend on is probed in ``dependence.py``.
 """
@@ -339,20 +338,3 @@ def flat_class(config_name: str, text: Any) -> dict[str, Any]:
         entry["absent_defaults_scaling"] = fills["rope_scaling"]
     return entry
 
-
-def flat_partial(config_name: str, text: Any) -> dict[str, Any]:
-    """``partial_ignored``: the model's rotary module rotates the whole head whatever
-    ``partial_rotary_factor`` a flat set of rope type "default" gives (its own default rule reads
-    only the base: Llama's, modeling_llama.py:100-105; the scaled rules of the rope utils read the
-    fraction), found by building the class with the fraction 1 and 0.5, in the set and at the top
-    level (in the set only where the class refuses it there), and counting the frequencies."""
-    h = _helpers()
-    widths = []
-    for fraction in (1.0, 0.5):
-        params = {"rope_type": "default", "rope_theta": S, "partial_rotary_factor": fraction}
-        built = (h._built(config_name, text, rope_parameters=dict(params), partial_rotary_factor=fraction)
-                 or h._built(config_name, text, rope_parameters=dict(params)))
-        rotaries = h._rotary_candidates(h._module(built.model_type), built) if built is not None else []
-        inv_freq = h._inv_freq(rotaries[0], None) if rotaries else None
-        widths.append(None if inv_freq is None else inv_freq.numel())
-    return {"partial_ignored": True} if widths[0] and widths[0] == widths[1] else {}

@@ -23,6 +23,8 @@
   };
   const COMMON = ["rope_type", "type", "rope_theta", "partial_rotary_factor"];
   const WITH_ORIGINAL = ["yarn", "longrope", "llama3"];
+  // _layer.SCALED_RULES: the rope utils' rules that narrow the frequencies to head_dim * partial_rotary_factor
+  const SCALED_RULES = P.keys(ROPE_TYPES).filter((kind) => kind !== "default" && kind !== "proportional");
 
   /** The value of key `name` in whichever sources have it (not None); they must agree. */
   function one(name, ...sources) {
@@ -102,7 +104,29 @@
     return dim === null ? null : P.checkInt(name, dim, { minimum: 2, maximum: S.MAX_ROPE_DIM });
   }
 
-  function rotaryWidth(config, found, params, dim) {
+  /** _check_scaled: a fraction the attention cannot run with a scaled rule (the table's partial_scaled "fails"). */
+  function checkScaled(config, found, params, fraction, value, modelType) {
+    const kind = get(params, "rope_type");
+    if (get(found, "partial_scaled") !== "fails" || !SCALED_RULES.includes(kind) || readsAlpha(found, params)) return;
+    const own = get(get(found, "absent_defaults") || {}, "partial_rotary_factor") ?? 1.0;
+    const who = `transformers' attention for ${typeof modelType === "string" && modelType ? `model type ${repr(modelType)}` : "this model type"}`;
+    const changed = (get(found, "defaults_depend_on") || [])
+      .filter((group) => P.keys(group).every((key) => T.differs(config, key, group[key])))
+      .flatMap((group) => P.keys(group));
+    if (own !== 1.0 && changed.length) {
+      throw valueError(`partial_rotary_factor is ${repr(fraction)} with rope_type ${repr(kind)}: ${who} rotates the width of ` +
+        `its class's own fraction, which depends on keys this config changes (${changed.map(repr).join(", ")}) by a rule ` +
+        "posenc does not derive");
+    }
+    if (value !== own) {
+      const what = own === 1.0 ? "whole heads" : `the width of its class's own fraction, ${repr(own)},`;
+      throw valueError(`partial_rotary_factor is ${repr(fraction)} with rope_type ${repr(kind)}: ${who} rotates ${what} ` +
+        `and fails on the ${value < own ? "narrower" : "other"} frequencies a scaled rule computes for this fraction ` +
+        "(head_dim * partial_rotary_factor); leave it out");
+    }
+  }
+
+  function rotaryWidth(config, found, params, dim, modelType = null) {
     const fraction = get(params, "partial_rotary_factor");
     const key = get(found, "rotated_width_key"); // GPT-J's "rotary_dim": a count of features
     // left out: the class default; given as null: the whole head (GPT-J's `rotary_dim or embed_dim`)
@@ -114,6 +138,7 @@
         throw valueError(`partial_rotary_factor is ${repr(fraction)}, which transformers' code for this model type ` +
           "does not apply with rope_type 'default' (its rotary module's default rule rotates the whole head); leave it out");
       }
+      checkScaled(config, found, params, fraction, value, modelType);
       const product = P.toNumber(dim) * value;
       if (!Number.isFinite(product)) throw new P.PyError("OverflowError", "int too large to convert to float");
       width = P.normalInt(BigInt(Math.trunc(product)));
