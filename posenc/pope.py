@@ -12,8 +12,9 @@ at 0. The score of query t and key s is
 \[ a_{ts} = \mathrm{Re}\big[\tilde q_t^{\,H} \tilde k_s\big] / \sqrt{d}
         = \frac{1}{\sqrt{d}} \sum_{c=1}^{d} \mu_{q,c}\, \mu_{k,c} \cos\phi_c, \]
 
-with \(\phi_c = (s - t)\theta_c + \delta_c\), so it depends on position only through \(s - t\). (The formula as the paper's abstract and two
-independent public reimplementations state it; the paper's own text was not reachable here.)
+with \(\phi_c = (s - t)\theta_c + \delta_c\), so it depends on position only through \(s - t\). (The formula as two independent
+public reimplementations state it; the paper's method section could not be read here, only its
+abstract and introduction, arxiv.org/html/2509.10534v1.)
 
 `PolarEmbedding` is a rotation in the model's sense: it maps a query or key of width \(d\) to
 the real and imaginary parts of \(\tilde q\) or \(\tilde k\) (width \(2d\)), so that their dot
