@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import torch
 
-from posenc.configs import read_config, reach
+from posenc.configs import reach, read_config
 
 transformers = pytest.importorskip("transformers")
 
@@ -280,7 +280,9 @@ def test_the_encoders_of_mixed_files_see_both_ways() -> None:
     import inspect
 
     from transformers.models.dia import modeling_dia
-    from transformers.models.nemotron3_5_transcribe import modeling_nemotron3_5_transcribe as nemotron
+    from transformers.models.nemotron3_5_transcribe import (
+        modeling_nemotron3_5_transcribe as nemotron,
+    )
 
     small = {"hidden_size": 64, "num_attention_heads": 2, "num_key_value_heads": 2, "head_dim": 32,
              "intermediate_size": 32, "num_hidden_layers": 2}
@@ -300,3 +302,72 @@ def test_the_encoders_of_mixed_files_see_both_ways() -> None:
         assert read_config({"model_type": model_type, **small}).layers["full_attention"].window_sides == "both"
     source = inspect.getsource(nemotron.Nemotron3_5TranscribeAsrAudioModel.forward)
     assert "create_bidirectional_mask(" in source and "causal" not in source
+
+
+# ---------------------------------------------------------------- T5Gemma: one module config, two stacks
+T5 = {"model_type": "t5_gemma_module", "hidden_size": 64, "num_attention_heads": 2, "num_key_value_heads": 1,
+      "head_dim": 32, "intermediate_size": 32, "vocab_size": 64, "num_hidden_layers": 4, "sliding_window": 3,
+      "layer_types": ["sliding_attention", "full_attention", "sliding_attention", "full_attention"]}
+
+
+def _t5gemma_masks(part: str, length: int) -> list[torch.Tensor]:
+    """Each self-attention layer's attended keys in a tiny T5Gemma's encoder or decoder (eager)."""
+    module = {k: v for k, v in T5.items() if k != "model_type"}
+    live = transformers.T5GemmaConfig(encoder=dict(module), decoder=dict(module), vocab_size=64, pad_token_id=0)
+    live._attn_implementation = "eager"
+    torch.manual_seed(0)
+    model = transformers.T5GemmaModel(live).eval()
+    seen: dict[int, torch.Tensor] = {}
+    for index, layer in enumerate(getattr(model, part).layers):
+        layer.self_attn.register_forward_hook(lambda _m, _i, out, index=index: seen.__setitem__(index, out[1]))
+    ids = torch.arange(1, length + 1)[None] % 60 + 3
+    with torch.no_grad():
+        model(input_ids=ids, decoder_input_ids=ids, use_cache=False)
+    return [seen[i][0, 0] > 0 for i in range(len(seen))]
+
+
+@pytest.mark.parametrize(("given", "part"), [({"is_decoder": False}, "encoder"), ({}, "encoder"),
+                                             ({"is_decoder": True}, "decoder")])
+def test_t5gemma_module_config_reads_its_stack_as_the_model_masks_it(given: dict, part: str) -> None:
+    """T5Gemma's encoder builds bidirectional masks (its sliding layers |q - k| <= W), its decoder causal
+    ones (modeling_t5gemma.py:670-672, 765-767): a module config with is_decoder false (or left out,
+    the class's default) reads both ways, true reads causal; live, each layer's attended keys."""
+    rope = read_config({**T5, **given})
+    for index, (name, seen) in enumerate(zip(rope.pattern, _t5gemma_masks(part, 9), strict=True)):
+        layer = rope.layers[name]
+        assert torch.equal(seen, _expected(layer.window, layer.window_sides, 9)), (part, index, name)
+    assert {layer.window_sides for layer in rope.layers.values()} == {"both" if part == "encoder" else "before"}
+    assert any("is not given" in note for note in rope.notes) == (not given)
+
+
+def test_a_whole_t5gemma_config_reads_its_decoder_as_a_decoder() -> None:
+    # T5GemmaConfig sets decoder.is_decoder true whatever the part says (configuration_t5gemma.py:151)
+    module = {k: v for k, v in T5.items() if k != "model_type"}
+    whole = {"model_type": "t5gemma", "encoder": {**module, "is_decoder": False},
+             "decoder": {**module, "is_decoder": False}}
+    live = transformers.T5GemmaConfig(**{k: v for k, v in whole.items() if k != "model_type"})
+    assert (live.encoder.is_decoder, live.decoder.is_decoder) == (False, True)
+    rope = read_config(whole)
+    assert {layer.window_sides for layer in rope.layers.values()} == {"before"}
+    assert read_config(live.to_dict()).layers == rope.layers
+    with pytest.raises(TypeError, match=r"config\['is_decoder'\] must be true or false, got NoneType None"):
+        read_config({**T5, "is_decoder": None})
+
+
+def test_the_browser_port_reads_t5gemma_alike(tmp_path: Path) -> None:
+    import json
+    import shutil
+
+    from posenc.configs._two_way import PARTS
+    from tests.test_explorer_ports import port_against_posenc, run_js
+
+    if shutil.which("node") is None:
+        pytest.skip("needs node to run the site's JavaScript")
+    assert run_js(tmp_path, "() => window.posencRopeTwoWay.PARTS") == PARTS
+    module = {k: v for k, v in T5.items() if k != "model_type"}
+    cases = [{**T5, **given} for given in ({}, {"is_decoder": False}, {"is_decoder": True}, {"is_decoder": None},
+                                           {"is_decoder": False, "is_causal": False}, {"is_decoder": 0})]
+    cases += [{"model_type": "t5gemma", "encoder": module, "decoder": {**module, "is_decoder": False}}]
+    problems, read = port_against_posenc(tmp_path, [(json.dumps(case), None, None) for case in cases])
+    assert problems == []
+    assert read == [True, True, True, False, True, False, True]

@@ -58,6 +58,11 @@ def _too_deep(value: object) -> bool:
 TEXT_CONFIG_KEYS = ("text_config", "decoder", "generator", "decoder_config")
 
 
+#: What a wrapper's config class sets on the part read_config reads: T5GemmaConfig makes its decoder a decoder
+#: (configuration_t5gemma.py:151), whatever the part says (posenc.configs._two_way.PARTS reads the flag).
+WRAPPER_SETS: dict[tuple[str | None, str], dict[str, Any]] = {("t5gemma", "decoder"): {"is_decoder": True}}
+
+
 def _is_wrapper(model_type: object) -> bool:
     """Whether the config class of ``model_type`` keeps its language model in a part (`TEXT_CONFIG_KEYS`)."""
     return isinstance(model_type, str) and bool(table.model_types().get(model_type, {}).get("text_model_type"))
@@ -83,7 +88,7 @@ def _text_part(config: Mapping[str, Any]) -> tuple[str | None, Mapping[str, Any]
             raise TypeError(f"config[{given!r}] must be a dict (the language model's config), "
                             f"got {type(config[given]).__name__}")
         return model_type, config
-    text = config[key]
+    text = {**config[key], **WRAPPER_SETS.get((model_type, key), {})}
     inner = text.get("model_type")
     if inner is not None and not isinstance(inner, str):
         raise TypeError(f"config[{key!r}]['model_type'] must be a string, got {type(inner).__name__}")

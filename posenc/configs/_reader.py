@@ -43,6 +43,7 @@ from posenc.configs._plan import (class_layer_types, class_length, class_names, 
                                   nope_note)
 from posenc.configs._refusals import class_switches, refuse, switched_off, theta_only
 from posenc.configs._schema import ModelTypeEntry
+from posenc.configs._two_way import part_notes
 from posenc.configs.vision import ENCODER_MODEL_TYPES
 from posenc.rope_scaling import _real, rope_attention_scaling
 
@@ -327,6 +328,7 @@ def read_config(config: Mapping[str, Any], *, layout: str | None = None) -> Conf
         notes.append("M-RoPE (mrope_section): a text token has the same position on all three axes, so text "
                      "rotates as the 1-D RoPE given here; image and video tokens get 3-D positions")
     notes += windows.window_notes(text, found, model_type, types) + windows.causal_kept_notes(text, model_type)
+    notes += part_notes(text, model_type)  # T5Gemma's module config without is_decoder
     notes += divergence_notes(model_type, text) + _site_notes(model_type, found, given) + _part_notes(config)
     pattern = {index: name for name, indices in kinds.items() for index in indices}
     return ConfigRope(model_type, result, tuple(pattern[i] for i in sorted(pattern)), _length(text, found),

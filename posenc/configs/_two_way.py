@@ -19,7 +19,7 @@ from typing import Any
 # bidirectional sliding-window mask for their sliding_attention layers, or with "every_layer" one
 # such mask for all layers. tests/test_rope_sites_windows.py finds every modeling file that builds
 # the mask and runs it for each model type here. Three others build it and are not here: T5Gemma (its encoder's
-# windows are two-sided, its decoder's causal, and read_config does not read the two stacks apart)
+# windows are two-sided, its decoder's causal, from one model type: `PARTS` tells them apart)
 # and the two Gemma 4 assistants (the mask there covers the target model's cached keys, flipped to
 # look back: modeling_gemma4_assistant.py:226-244). T5Gemma2's encoder masks with a function of its own: `CENTRED`.
 TWO_SIDED: dict[str, dict[str, Any]] = {
@@ -58,6 +58,43 @@ ENCODERS = ("esmc", "eurobert", "gte", "jina_embeddings_v3", "lasr_encoder", "ne
 DECODER_SWITCH: dict[str, str] = {"esm": "is_decoder", "roformer": "is_decoder"}
 
 
+# Model types one config class of which serves two stacks: T5Gemma's module config is its encoder's and its
+# decoder's, T5GemmaConfig setting is_decoder false and true on them (configuration_t5gemma.py:147, 151; a strict
+# bool, false by default: :93). The encoder builds bidirectional masks for every layer, its sliding layers'
+# |q - k| <= W (create_bidirectional_sliding_window_mask, modeling_t5gemma.py:670-672; masking_utils.py:137-147);
+# the decoder causal ones (:765-767). read_config gives a whole T5Gemma config's decoder is_decoder true, as the
+# class does (posenc.configs._params._text_part), and reads a module config given alone by its own flag.
+PARTS: dict[str, dict[str, Any]] = {
+    "t5_gemma_module": {"key": "is_decoder", "default": False, "where": "modeling_t5gemma.py:670-672"}}
+
+
+def encoder_part(config: Mapping[str, Any], model_type: str | None) -> bool:
+    """Whether the config is the encoder of a `PARTS` model type (its flag false, or left at the default)."""
+    rule = PARTS.get(model_type or "")
+    if rule is None:
+        return False
+    on = config.get(rule["key"], rule["default"])
+    if not isinstance(on, bool):
+        raise TypeError(f"config[{rule['key']!r}] must be true or false, got {type(on).__name__} {on!r:.40}")
+    return not on
+
+
+def two_sided(config: Mapping[str, Any], model_type: str | None) -> dict[str, Any]:
+    """The `TWO_SIDED` rule of the model type, or the encoder part's (`PARTS`); {} for none."""
+    if encoder_part(config, model_type):
+        return {"where": PARTS[str(model_type)]["where"]}
+    return TWO_SIDED.get(model_type or "") or {}
+
+
+def part_notes(config: Mapping[str, Any], model_type: str | None) -> list[str]:
+    """Which stack a `PARTS` config given without its flag is read as (the class's default)."""
+    rule = PARTS.get(model_type or "")
+    if rule is None or rule["key"] in config:
+        return []
+    return [f"config[{rule['key']!r}] is not given: read at the config class's default ({str(rule['default']).lower()}),"
+            f" the encoder, whose layers see both ways ({rule['where']}); a whole config gives its decoder true"]
+
+
 def _encoder(config: Mapping[str, Any], model_type: str | None) -> bool:
     """Whether every layer of the model type sees both ways whatever the config's is_causal says."""
     key = DECODER_SWITCH.get(model_type or "")
@@ -67,7 +104,7 @@ def _encoder(config: Mapping[str, Any], model_type: str | None) -> bool:
             raise TypeError(f"config[{key!r}] must be true, false or null, got {type(on).__name__} {on!r:.40}")
         if not on:
             return True
-    return model_type in CENTRED or model_type in TWO_SIDED or model_type in ENCODERS
+    return model_type in CENTRED or model_type in TWO_SIDED or model_type in ENCODERS or encoder_part(config, model_type)
 
 
 # Model types whose config class takes a flag ("on": the value that turns it on) that opens every

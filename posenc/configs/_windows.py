@@ -30,6 +30,7 @@ from typing import Any
 from posenc.configs import _table as table
 from posenc.configs._two_way import (CENTRED, IS_CAUSAL_KINDS, TWO_SIDED, _json, _opened, bidirectional,
                                      is_causal_notes, not_causal, sides_of_full)
+from posenc.configs._two_way import two_sided as two_sided_rule
 # read from here by _reader.py and hooks/rope_data.py (the browser's data)
 from posenc.configs._two_way import BIDIRECTIONAL as BIDIRECTIONAL
 from posenc.configs._two_way import CAUSAL_KEPT as CAUSAL_KEPT
@@ -195,7 +196,7 @@ def layer_window(config: Mapping[str, Any], found: Mapping[str, Any], layer_type
     and its sides: ``"before"`` (causal), ``"both"`` (W positions each way; with no window: every
     token, before and after) or ``"centred"`` (`CENTRED`)."""
     kind = layer_kind(model_type, layer_type.removesuffix(":nope"))
-    two_sided = TWO_SIDED.get(model_type or "") or {}
+    two_sided = two_sided_rule(config, model_type)  # TWO_SIDED's, or T5Gemma's encoder's (PARTS)
     if kind in table.NOT_ATTENTION_LAYER_TYPES:
         return None, "before"
     opened, open_mask = bidirectional(config, model_type), not_causal(config, model_type)

@@ -269,6 +269,7 @@
         "the 1-D RoPE given here; image and video tokens get 3-D positions");
     }
     notes.push(...windowNotes(text, found, modelType, types), ...R.causalKeptNotes(text, modelType));
+    notes.push(...global.posencRopeTwoWay.partNotes(text, modelType)); // T5Gemma's module config without is_decoder
     notes.push(...divergenceNotes(modelType, text), ...siteNotes(modelType, found, chosen), ...partNotes(config));
     const pattern = [];
     for (const [name, indices] of kinds) for (const i of indices) pattern[i] = name;

@@ -72,7 +72,8 @@
       }
       return [modelType, config];
     }
-    const text = get(config, key);
+    const sets = modelType === "t5gemma" && key === "decoder" ? { is_decoder: true } : {}; // _params.WRAPPER_SETS
+    const text = { ...get(config, key), ...sets };
     const inner = get(text, "model_type");
     if (inner !== null && typeof inner !== "string") {
       throw typeError(`config[${repr(key)}]['model_type'] must be a string, got ${P.typeName(inner)}`);

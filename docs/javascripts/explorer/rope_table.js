@@ -199,7 +199,7 @@
   /** [window, sides]: the window or chunk of these layers (null: the whole context), "before", "both" or "centred". */
   function windowOf(config, found, layerType, modelType) {
     const kind = layerKind(modelType, layerType.endsWith(":nope") ? layerType.slice(0, -5) : layerType);
-    const rule = twoSided(modelType);
+    const rule = twoSided(modelType, config);
     if (NOT_ATTENTION_LAYER_TYPES.includes(kind)) return [null, "before"];
     const rules = bidirectional(config, modelType), openMask = W.notCausal(config, modelType);
     if (openMask && !IS_CAUSAL_KINDS.includes(kind)) {

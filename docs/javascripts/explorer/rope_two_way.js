@@ -6,8 +6,34 @@
   const P = global.posencPython;
   const { valueError, typeError, repr, get, has } = P;
 
-  /** The encoders whose windows reach both ways (posenc.configs._two_way.TWO_SIDED, served as data). */
-  const twoSided = (modelType) => (typeof modelType === "string" ? get(global.posencRopeData.two_sided, modelType) : null);
+  // posenc/configs/_two_way.py PARTS: one module config for an encoder and a decoder, told apart by a flag (T5Gemma)
+  const PARTS = { t5_gemma_module: { key: "is_decoder", default: false, where: "modeling_t5gemma.py:670-672" } };
+
+  /** encoder_part: whether the config is the encoder of a PARTS model type (its flag false, or left at the default). */
+  function encoderPart(config, modelType) {
+    const rule = typeof modelType === "string" && has(PARTS, modelType) ? PARTS[modelType] : null;
+    if (rule === null || config === null) return false;
+    const on = has(config, rule.key) ? config[rule.key] : rule.default;
+    if (!P.isBool(on)) {
+      throw typeError(`config[${repr(rule.key)}] must be true or false, got ${P.typeName(on)} ${P.reprCut(on, 40)}`);
+    }
+    return !on;
+  }
+
+  /** The encoders whose windows reach both ways (posenc.configs._two_way.TWO_SIDED, served as data), or the
+   * encoder part's rule (two_sided; without a config, TWO_SIDED's alone). */
+  function twoSided(modelType, config = null) {
+    if (encoderPart(config, modelType)) return { where: PARTS[modelType].where };
+    return typeof modelType === "string" ? get(global.posencRopeData.two_sided, modelType) : null;
+  }
+
+  /** part_notes: which stack a PARTS config given without its flag is read as. */
+  function partNotes(config, modelType) {
+    const rule = typeof modelType === "string" && has(PARTS, modelType) ? PARTS[modelType] : null;
+    if (rule === null || has(config, rule.key)) return [];
+    return [`config[${repr(rule.key)}] is not given: read at the config class's default (${String(rule.default)}), ` +
+      `the encoder, whose layers see both ways (${rule.where}); a whole config gives its decoder true`];
+  }
 
   /** The encoders whose windows are centred on the query (posenc.configs._two_way.CENTRED: T5Gemma2's). */
   const centred = (modelType) => typeof modelType === "string" && has(global.posencRopeData.centred, modelType);
@@ -31,7 +57,8 @@
       }
       if (!on) return true;
     }
-    return centred(modelType) || twoSided(modelType) !== null || (typeof modelType === "string" && ENCODERS.includes(modelType));
+    return centred(modelType) || twoSided(modelType) !== null || (typeof modelType === "string" && ENCODERS.includes(modelType)) ||
+      encoderPart(config, modelType);
   }
 
   /** A flag's value as a config.json writes it (posenc/configs/_two_way.py _json). */
@@ -100,6 +127,6 @@
       "(flash_attention.py:86), not checked here"];
   }
 
-  global.posencRopeTwoWay = Object.freeze({ ENCODERS, DECODER_SWITCH, twoSided, centred, asJson, bidirectional, causalKeptNotes, notCausal,
+  global.posencRopeTwoWay = Object.freeze({ ENCODERS, DECODER_SWITCH, PARTS, partNotes, twoSided, centred, asJson, bidirectional, causalKeptNotes, notCausal,
     sidesOfFull, opened, isCausalNotes });
 })(typeof window !== "undefined" ? window : globalThis);
