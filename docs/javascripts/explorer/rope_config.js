@@ -122,7 +122,7 @@
         window_sides: sides });
     }
     const dim = R.headDim(config, found, name);
-    const width = params.rope_type === "proportional" ? dim : R.rotaryWidth(config, found, params, dim);
+    const width = params.rope_type === "proportional" ? dim : R.rotaryWidth(config, found, params, dim, modelType, name);
     mropeFit(found, params, width, modelType); // GLM-4V's and Qwen2-VL's split fails on sections that do not fit
     const base = P.checkFloat("rope_theta", params.rope_theta, { positive: true });
     const scaling = R.scalingOf(config, found, params);
