@@ -105,7 +105,7 @@ def _override(key: object, value: object) -> int | None:
     return None if dim is None else check_int(name, dim, minimum=2, maximum=MAX_ROPE_DIM)
 
 def _rotary_width(config: Mapping[str, Any], found: ModelTypeEntry, params: Mapping[str, Any],
-                  head_dim: int, model_type: str | None = None) -> int:
+                  head_dim: int, model_type: str | None = None, layer_type: str | None = None) -> int:
     fraction = params.get("partial_rotary_factor")
     key = found.get("rotated_width_key")  # GPT-J's "rotary_dim": a count of features
     # left out: the class default; given as null: the whole head (GPT-J's `rotary_dim or embed_dim`)
@@ -116,7 +116,7 @@ def _rotary_width(config: Mapping[str, Any], found: ModelTypeEntry, params: Mapp
             raise ValueError(f"partial_rotary_factor is {fraction!r}, which transformers' code for this model type "
                              f"does not apply with rope_type 'default' (its rotary module's default rule rotates the "
                              f"whole head); leave it out")
-        _check_scaled(config, found, params, fraction, value, model_type)
+        _check_scaled(config, found, params, fraction, value, model_type, layer_type)
         width = int(head_dim * value)
     elif count is not None:
         width = check_int(f"config[{key!r}]", count, minimum=2, maximum=head_dim)
@@ -128,15 +128,17 @@ def _rotary_width(config: Mapping[str, Any], found: ModelTypeEntry, params: Mapp
     return width
 
 def _check_scaled(config: Mapping[str, Any], found: ModelTypeEntry, params: Mapping[str, Any], fraction: object,
-                  value: float, model_type: str | None) -> None:
-    """A fraction the attention cannot run with a scaled rule (the table's ``partial_scaled`` "fails"):
-    the rope utils' rule builds frequencies for ``head_dim * fraction`` features (modeling_rope_utils.py:181)
-    and the attention rotates a fixed width with them: the whole head (Llama's, modeling_llama.py:147-148),
-    or Mistral 4's rotated part, the width of its class's own fraction (configuration_mistral4.py:131-132)."""
+                  value: float, model_type: str | None, layer_type: str | None) -> None:
+    """A fraction the attention cannot run with a scaled rule (the table's ``partial_scaled`` "fails", or
+    ``nested_partial_scaled``'s for this layer type): the rope utils' rule builds frequencies for
+    ``head_dim * fraction`` features (modeling_rope_utils.py:181) and the attention rotates a fixed width
+    with them: the whole head (Llama's, modeling_llama.py:147-148; Gemma 3's per layer type), or
+    Mistral 4's rotated part, the width of its class's own fraction (configuration_mistral4.py:131-132)."""
     kind = params.get("rope_type")
-    if found.get("partial_scaled") != "fails" or kind not in SCALED_RULES or _reads_alpha(found, params):
+    verdict = (found.get("nested_partial_scaled") or {}).get(layer_type) if layer_type is not None else None
+    if (verdict or found.get("partial_scaled")) != "fails" or kind not in SCALED_RULES or _reads_alpha(found, params):
         return  # HunYuan's alpha turns the whole head: refused in _alpha_scaling
-    own = (found.get("absent_defaults") or {}).get("partial_rotary_factor", 1.0)
+    own = 1.0 if verdict else (found.get("absent_defaults") or {}).get("partial_rotary_factor", 1.0)
     who = f"transformers' attention for {f'model type {model_type!r}' if model_type else 'this model type'}"
     changed = [key for group in found.get("defaults_depend_on") or ()
                if all(table.differs(config, k, v) for k, v in group.items()) for key in group]

@@ -220,6 +220,8 @@ class ModelTypeEntry(TypedDict, total=False):
             ``nested_forced``: those it sets whatever the set says.
         nested_partial_ignored: layer types whose rotary module rotates the whole head whatever a
             set's ``partial_rotary_factor`` says (Gemma 3's default rule reads only the base).
+        nested_partial_scaled: per such layer type, what a scaled rule with a fraction in its set does
+            there, as ``partial_scaled`` (``"fails"``: Gemma 3's attention rotates the whole head).
         nested_top_level: top-level keys the class copies into per-layer-type sets lacking them.
         null_filled: layer types whose None set the class fills in as a set without a base.
         field_defaults: the config class's defaults of the keys posenc reads when a config.json
@@ -318,6 +320,7 @@ class ModelTypeEntry(TypedDict, total=False):
     nested_fill: dict[str, dict[str, float]]
     nested_forced: dict[str, list[str]]
     nested_partial_ignored: list[str]
+    nested_partial_scaled: dict[str, Literal["fails", "reads"]]
     nested_top_level: list[str]
     null_filled: list[str]
     field_defaults: dict[str, int | float | bool]

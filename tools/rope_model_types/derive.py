@@ -262,7 +262,7 @@ def derive(model_type: str, config_name: str) -> dict[str, Any] | None:
     defaults = entry.get("default_rope_parameters")
     if isinstance(defaults, dict) and _nested(defaults):
         entry.update(probes.per_layer_type(config_name, text, defaults, entry.get("base_keys", {})))
-        entry.update(probes.nested_partial(config_name, text, defaults, entry.get("nested_fill", {})))
+        entry.update(probes.nested_partial(config_name, text, defaults, entry.get("nested_fill", {}), functions))
     elif params and not _nested(params):
         entry.update(probes.flat_class(config_name, text))
         entry.update(partial.flat_partial(config_name, text, functions))  # Llama's: the whole head

@@ -180,13 +180,49 @@ def scaled_partial(config_name: str, text: Any, functions: dict[str, Any]) -> di
     runs) and half of it. At transformers 5.23.0 every marked type fails (checked against whole
     one-layer models, tests/test_rope_params_partial_ignored.py); "reads" is what GPT-NeoX's rotation
     gives (it slices q by cos's width), on no partial_ignored type."""
-    from tools.rope_model_types.modeling import _tables
     h = _helpers()
     if _attention_reads_fraction(text):
         return {}  # it slices q and k itself (Phi's rotary_ndims): the rotation function alone does not tell
-    own = _own_fraction(config_name, text)
-    whole_rotary = _rotary(config_name, text, {"rope_type": "default", "rope_theta": S, "partial_rotary_factor": 1.0})
-    whole_n = h._inv_freq(whole_rotary, None).numel() if whole_rotary is not None else 0
+    whole = _rotary(config_name, text, {"rope_type": "default", "rope_theta": S, "partial_rotary_factor": 1.0})
+    whole_n = h._inv_freq(whole, None).numel() if whole is not None else 0
+    verdict = _verdict(lambda params: _rotary(config_name, text, params), None, _own_fraction(config_name, text),
+                       whole_n, functions)
+    return {"partial_scaled": verdict} if verdict else {}
+
+
+def nested_scaled(config_name: str, text: Any, defaults: dict[str, Any], ignored: list[str],
+                  functions: dict[str, Any]) -> dict[str, Any]:
+    """``nested_partial_scaled``: for each layer type whose rotary module ignores the fraction of an
+    entry of rope type "default" (``nested_partial_ignored``: Gemma 3's), the same answer as
+    `scaled_partial` for an entry with a scaled rule and a fraction, the other entries left bare."""
+    h = _helpers()
+    if not ignored or _attention_reads_fraction(text):
+        return {}
+    bare = {t: None if d is None else {"rope_type": "default", "rope_theta": S} for t, d in defaults.items()}
+
+    def rotary(entries: dict[str, Any]) -> Any:
+        built = h._built(config_name, text, rope_parameters=copy.deepcopy(entries))
+        rotaries = h._rotary_candidates(h._module(built.model_type), built) if built is not None else []
+        return rotaries[0].double() if rotaries else None
+
+    found = {}
+    whole = rotary(bare)
+    for layer_type in ignored:
+        freq = h._inv_freq(whole, layer_type) if whole is not None else None
+        verdict = _verdict(lambda params, t=layer_type: rotary({**bare, t: params}), layer_type, 1.0,
+                           0 if freq is None else freq.numel(), functions)
+        if verdict:
+            found[layer_type] = verdict
+    return {"nested_partial_scaled": found} if found else {}
+
+
+def _verdict(rotary_for: Any, layer_type: str | None, own: float, whole_n: int,
+             functions: dict[str, Any]) -> str | None:
+    """The answer of every scaled rule built by ``rotary_for(params)`` at the fraction ``own`` (the
+    control) and half of it, run through every function: one answer, or None (they disagree, a rule
+    ignores the fraction too, or none builds)."""
+    from tools.rope_model_types.modeling import _tables
+    h = _helpers()
     answers = set()
     for rule, settings in _RULES.items():
         built = {}
@@ -195,9 +231,9 @@ def scaled_partial(config_name: str, text: Any, functions: dict[str, Any]) -> di
             if rule == "longrope":  # one factor per frequency: the width this fraction asks for
                 n = int(whole_n * fraction)
                 params.update(short_factor=[1.0] * n, long_factor=[2.0] * n)
-            rotary = _rotary(config_name, text, params)
-            inv_freq = h._inv_freq(rotary, None) if rotary is not None else None
-            tables = _tables(rotary, _LENGTH, None) if inv_freq is not None else None
+            rotary = rotary_for(params)
+            inv_freq = h._inv_freq(rotary, layer_type) if rotary is not None else None
+            tables = _tables(rotary, _LENGTH, layer_type) if inv_freq is not None else None
             if tables is None:
                 break
             built[fraction] = (inv_freq, tables)
@@ -208,4 +244,4 @@ def scaled_partial(config_name: str, text: Any, functions: dict[str, Any]) -> di
             answers.add(None)  # this rule ignores the fraction as well: not a narrower width
             continue
         answers |= {_outcome(f, control, narrow, 2 * own_freq.numel(), narrow_freq) for f in functions.values()}
-    return {"partial_scaled": answers.pop()} if len(answers) == 1 and None not in answers else {}
+    return answers.pop() if len(answers) == 1 and None not in answers else None

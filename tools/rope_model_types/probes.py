@@ -22,7 +22,8 @@ config with a named error rather than guess.
   lacks them, and ``nested_forced`` those it sets whatever the entry says.
   ``null_filled``: the layer types whose ``None`` entry the class fills in as an entry without a base.
 * **a rotated fraction in an entry** (``nested_partial``): the layer types whose rotary module
-  ignores an entry's ``partial_rotary_factor`` (``nested_partial_ignored``), and the top-level keys
+  ignores an entry's ``partial_rotary_factor`` (``nested_partial_ignored``; with a scaled rule,
+  ``nested_partial_scaled``, in ``partial.py``), and the top-level keys
   the class copies into the entries (``nested_top_level``).
 * **per-layer head widths** (``per_layer_head_dim``): a key whose value the class writes into
   ``per_layer_config`` as the head width of one layer type when the config gives no
@@ -38,6 +39,8 @@ from __future__ import annotations
 
 import copy
 from typing import Any
+
+from tools.rope_model_types import partial
 
 S = 123457.0  # bases no class uses
 T = 234567.0
@@ -251,7 +254,8 @@ def _widths(config_name: str, text: Any, entries: dict[str, Any]) -> dict[str, i
     return None if any(v is None for v in found.values()) else {t: v.numel() for t, v in found.items()}
 
 
-def nested_partial(config_name: str, text: Any, defaults: dict[str, Any], fill: dict[str, Any]) -> dict[str, Any]:
+def nested_partial(config_name: str, text: Any, defaults: dict[str, Any], fill: dict[str, Any],
+                   functions: dict[str, Any]) -> dict[str, Any]:
     """Layer types whose rotary module rotates the whole head whatever ``partial_rotary_factor`` an
     entry of rope type "default" gives (Gemma 3's own default rule reads only the base; not where
     the class sets the fraction itself, ``fill``: Dots3's module reads the width it stands for from
@@ -273,6 +277,7 @@ def nested_partial(config_name: str, text: Any, defaults: dict[str, Any], fill: 
                          and "partial_rotary_factor" not in (fill.get(t) or {}))
         if ignored:
             entry["nested_partial_ignored"] = ignored
+            entry.update(partial.nested_scaled(config_name, text, defaults, ignored, functions))
     return entry
 
 

@@ -104,11 +104,15 @@
     return dim === null ? null : P.checkInt(name, dim, { minimum: 2, maximum: S.MAX_ROPE_DIM });
   }
 
-  /** _check_scaled: a fraction the attention cannot run with a scaled rule (the table's partial_scaled "fails"). */
-  function checkScaled(config, found, params, fraction, value, modelType) {
+  /** _check_scaled: a fraction the attention cannot run with a scaled rule (the table's partial_scaled "fails",
+   * or nested_partial_scaled's for this layer type). */
+  function checkScaled(config, found, params, fraction, value, modelType, layerType) {
     const kind = get(params, "rope_type");
-    if (get(found, "partial_scaled") !== "fails" || !SCALED_RULES.includes(kind) || readsAlpha(found, params)) return;
-    const own = get(get(found, "absent_defaults") || {}, "partial_rotary_factor") ?? 1.0;
+    const verdict = layerType === null ? null : get(get(found, "nested_partial_scaled") || {}, layerType);
+    if ((verdict || get(found, "partial_scaled")) !== "fails" || !SCALED_RULES.includes(kind) || readsAlpha(found, params)) {
+      return; // HunYuan's alpha turns the whole head: refused in alphaScaling
+    }
+    const own = verdict ? 1.0 : get(get(found, "absent_defaults") || {}, "partial_rotary_factor") ?? 1.0;
     const who = `transformers' attention for ${typeof modelType === "string" && modelType ? `model type ${repr(modelType)}` : "this model type"}`;
     const changed = (get(found, "defaults_depend_on") || [])
       .filter((group) => P.keys(group).every((key) => T.differs(config, key, group[key])))
@@ -126,7 +130,7 @@
     }
   }
 
-  function rotaryWidth(config, found, params, dim, modelType = null) {
+  function rotaryWidth(config, found, params, dim, modelType = null, layerType = null) {
     const fraction = get(params, "partial_rotary_factor");
     const key = get(found, "rotated_width_key"); // GPT-J's "rotary_dim": a count of features
     // left out: the class default; given as null: the whole head (GPT-J's `rotary_dim or embed_dim`)
@@ -138,7 +142,7 @@
         throw valueError(`partial_rotary_factor is ${repr(fraction)}, which transformers' code for this model type ` +
           "does not apply with rope_type 'default' (its rotary module's default rule rotates the whole head); leave it out");
       }
-      checkScaled(config, found, params, fraction, value, modelType);
+      checkScaled(config, found, params, fraction, value, modelType, layerType);
       const product = P.toNumber(dim) * value;
       if (!Number.isFinite(product)) throw new P.PyError("OverflowError", "int too large to convert to float");
       width = P.normalInt(BigInt(Math.trunc(product)));
