@@ -148,7 +148,7 @@ class ReaderHooks:
         index = Path(config.site_dir) / "search" / "search_index.json"
         if index.is_file():
             log.debug("search index: TeX turned into text in %d entries", clean_search_index(index))
-            patch_search_worker(Path(config.site_dir))  # lunr's token-set names, made unambiguous
+            patch_search_worker(Path(config.site_dir))  # search_text.WORKER_FIXES
 
 
 # MkDocs calls the module's on_* functions: they are the methods of one ReaderHooks
