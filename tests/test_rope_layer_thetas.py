@@ -7,7 +7,8 @@ as rotating. Granite SWA builds one rotary module per distinct base and gives ea
 (modeling_granite_swa.py:392-398, 453-455): a 0 is NoPE, another base than the rope parameters' is
 refused (posenc reads one base per kind of layer). Molmo2 rotates the layers outside
 ``rope_scaling_layers`` without the scaling rule (modeling_molmo2.py:98-110, 660-663): a list that leaves
-a layer out under a rule is refused. Expected values come from transformers: the class's filled list,
+a layer out under a rule is refused. Step 3.7 trims layer lists that legacy configs pad with MTP
+entries (configuration_step3p7.py:185-200). Expected values come from transformers: the class's filled list,
 and which decoder layers its model hands position embeddings (a forward pre-hook) or which table.
 """
 
@@ -150,3 +151,33 @@ def test_the_browser_port_reads_molmo2_alike(tmp_path: Path) -> None:
     problems, read = port_against_posenc(tmp_path, [(json.dumps(case), None, None) for case in cases])
     assert problems == []
     assert read == [True, False, True, False, True, False]
+
+
+# ---------------------------------------------------------------- Step 3.7's padded layer lists
+STEP = {"model_type": "step3p5", **SHAPE, "num_hidden_layers": 3, "head_dim": 32,
+        "rope_parameters": {kind: {"rope_type": "default", "rope_theta": 10000.0}
+                            for kind in ("full_attention", "sliding_attention")}}
+
+
+@pytest.mark.parametrize("extra", [0, 1, 2])
+def test_step3p7_trims_a_layer_list_padded_with_mtp_entries(extra: int) -> None:
+    # legacy configs pad layer_types with num_nextn_predict_layers trailing entries; the class trims them
+    # (configuration_step3p7.py:185-200): read_config read the padding as more layers
+    from transformers.models.step3p7 import configuration_step3p7
+
+    types = ["full_attention", "sliding_attention", "sliding_attention"] + ["full_attention"] * extra
+    config = {**STEP, "layer_types": types, **({"num_nextn_predict_layers": extra} if extra else {})}
+    built = configuration_step3p7.Step3p7TextConfig(**{k: v for k, v in config.items() if k != "model_type"})
+    assert list(built.layer_types) == types[:3]
+    assert list(read_config(config).pattern) == types[:3]
+
+
+@needs_node
+def test_the_browser_port_trims_step3p7_alike(tmp_path: Path) -> None:
+    from posenc.configs._plan import PADDED_LAYERS
+
+    assert run_js(tmp_path, "() => window.posencRopePlan.PADDED_LAYERS") == PADDED_LAYERS
+    types = ["full_attention", "sliding_attention", "sliding_attention", "full_attention"]
+    cases = [{**STEP, "layer_types": types, "num_nextn_predict_layers": n} for n in (1, 2, 1.0, True, "1")]
+    problems, _ = port_against_posenc(tmp_path, [(json.dumps(case), None, None) for case in cases])
+    assert problems == []

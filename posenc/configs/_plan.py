@@ -148,6 +148,7 @@ def layer_plan(config: Mapping[str, Any], found: ModelTypeEntry, model_type: str
         if not isinstance(types, (list, tuple)) or not all(isinstance(t, str) for t in types):
             raise TypeError(f"config['layer_types'] must be a list of strings, got {types!r:.80}")
         types = table.given_list(found, model_type, "layer_types", list(types))  # Gemma 4 forces the last one
+        types = _counted(config, model_type, types, layers)
     elif found.get("layer_types_computed"):
         types = []  # the config class computes them from other keys, which posenc does not read
     elif layers and found.get("window_layers"):  # Qwen2: the layers from max_window_layers on, once the window is on
@@ -246,6 +247,21 @@ def _theta_flags(config: Mapping[str, Any], model_type: str, count: int,
                          f"own base ({rule['where']}); posenc reads one base per kind of layer and does not read "
                          f"this config")
     return [bool(t) for t in given]
+
+
+# Step 3.7's text config trims the layer lists legacy configs pad with num_nextn_predict_layers trailing MTP
+# entries (configuration_step3p7.py:185-200), before every config class checks that layer_types has one entry
+# per layer (validate_layer_type, configuration_utils.py:703-718).
+PADDED_LAYERS = {"step3p5": "num_nextn_predict_layers"}
+
+
+def _counted(config: Mapping[str, Any], model_type: str | None, types: list[str], layers: int) -> list[str]:
+    """The given layer types as the class keeps them (`PADDED_LAYERS`: the padding trimmed)."""
+    pad = PADDED_LAYERS.get(model_type or "")
+    extra = config.get(pad) if pad else None
+    if isinstance(extra, int) and not isinstance(extra, bool) and extra > 0 and len(types) == layers + extra:
+        return types[:layers]
+    return types
 
 
 def _nope_flags(config: Mapping[str, Any], found: ModelTypeEntry, model_type: str | None,

@@ -20,6 +20,7 @@
         throw typeError(`config['layer_types'] must be a list of strings, got ${P.reprCut(types, 80)}`);
       }
       types = R.givenList(found, modelType, "layer_types", [...types]); // Gemma 4 forces the last one
+      types = counted(config, modelType, types, layers);
     } else if (P.truthy(get(found, "layer_types_computed"))) {
       types = [];
     } else if (layers && P.truthy(get(found, "window_layers"))) { // Qwen2: from max_window_layers on, once the window is on
@@ -118,6 +119,17 @@
         `(${rule.where}); posenc reads one base per kind of layer and does not read this config`);
     }
     return given.map((t) => P.truthy(t));
+  }
+
+  // posenc/configs/_plan.py PADDED_LAYERS: Step 3.7 trims layer lists padded with num_nextn_predict_layers entries
+  const PADDED_LAYERS = { step3p5: "num_nextn_predict_layers" };
+
+  /** _counted: the given layer types as the class keeps them (PADDED_LAYERS: the padding trimmed). */
+  function counted(config, modelType, types, layers) {
+    const pad = typeof modelType === "string" && P.has(PADDED_LAYERS, modelType) ? PADDED_LAYERS[modelType] : null;
+    const extra = pad !== null ? get(config, pad) : null;
+    if (P.isInt(extra) && P.toNumber(extra) > 0 && types.length === layers + P.toNumber(extra)) return types.slice(0, layers);
+    return types;
   }
 
   /** Whether each of `count` layers rotates, from no_rope_layers or the class's rule (null: neither). */
@@ -295,5 +307,5 @@
     return value.map((item) => P.toNumber(item));
   }
 
-  global.posencRopePlan = Object.freeze({ layerPlan, rotatesOf, classRope, nopeNote, legacyLayerKey, LEGACY_LAYER_KEYS, classSwitches, ROPE_SWITCHES, ROPE_RENAMES, LAYER_THETAS, SCALED_LAYERS });
+  global.posencRopePlan = Object.freeze({ layerPlan, rotatesOf, classRope, nopeNote, legacyLayerKey, LEGACY_LAYER_KEYS, PADDED_LAYERS, classSwitches, ROPE_SWITCHES, ROPE_RENAMES, LAYER_THETAS, SCALED_LAYERS });
 })(typeof window !== "undefined" ? window : globalThis);
