@@ -200,7 +200,7 @@ def _layer(config: Mapping[str, Any], found: ModelTypeEntry, model_type: str | N
                          window=window, layers=layers, note=note, window_sides=sides)
     head_dim = _head_dim(config, found, layer_type)
     proportional = params["rope_type"] == "proportional"
-    width = head_dim if proportional else _rotary_width(config, found, params, head_dim, model_type)
+    width = head_dim if proportional else _rotary_width(config, found, params, head_dim, model_type, layer_type)
     _mrope_fit(found, params, width, model_type)  # GLM-4V's and Qwen2-VL's split fails on sections that do not fit
     base = _real("rope_theta", params["rope_theta"], positive=True)
     scaling = _scaling(config, found, params, head_dim)
