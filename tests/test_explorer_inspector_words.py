@@ -279,3 +279,23 @@ def test_layers_opened_both_ways_say_so(tmp_path: Path) -> None:
     for page, meaning in zip(pages, ["turns the model's causal masks into two-way ones"] * 2 + ["as far as the numbers shown"]):
         [finding] = [f for f in page["findings"] if "after the query" in f]
         assert meaning in finding and "already halved" not in finding, finding
+
+
+def test_this_sessions_readings_get_warnings_of_their_own(tmp_path: Path) -> None:
+    """The notes of the readings added for issue 33 this session (T5Gemma's module config without its
+    flag, Granite 4's switch, per-layer bases, HunYuan-VL's legacy names) each get a meaning of their
+    own in inspector_words.js, not the catch-all (as the zoo's and the parity cases' do)."""
+    from tests.test_explorer_ports import NOTES_MEANING, run_js
+    from tests.test_rope_class_renames import FLAT
+    from tests.test_rope_legacy_names import GRANITE
+    from tests.test_rope_windows_bidirectional import T5
+
+    shape = {"hidden_size": 64, "num_attention_heads": 2, "num_key_value_heads": 2, "num_hidden_layers": 8}
+    configs = [T5, {**GRANITE, "position_embedding_type": "nope"}, {**shape, "model_type": "muse_spark_text"},
+               {**shape, "model_type": "granite_swa", "layer_rope_theta": [0, 1e4] * 4}, FLAT]
+    assert "is_decoder" in " ".join(read_config(T5).notes)  # the note is there to be given a meaning
+    chart = tmp_path / "chart.js"
+    chart.write_text('window.posencInspectorChart = {num: (v) => Number(v).toLocaleString("en-US")};')
+    results = run_js(tmp_path, NOTES_MEANING, [json.dumps(c) for c in configs],
+                     modules=[*MODULES, str(chart), "inspector_words.js"])
+    assert results == [[]] * len(configs)

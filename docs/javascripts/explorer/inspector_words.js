@@ -60,6 +60,10 @@
     [/^read: config\['(decoder|generator|decoder_config)'\]/, "This config holds more than one model; the reading " +
       "above is its language model's, the part that writes the text. An encoder is read when its own config is " +
       "pasted alone (T5Gemma 2's encoder window reaches both ways).", link("architectures", "modernbert")],
+    // posenc.configs._two_way.part_notes: a module config of an encoder-decoder given without its part flag
+    [/^config\['is_decoder'\] is not given/, "This config serves both halves of an encoder-decoder model; without " +
+      "is_decoder it is read as its class's default, the encoder, whose layers read the tokens after the query too. " +
+      "Set is_decoder to true to read the decoder.", link("architectures", "modernbert")],
     [/./, "transformers' code for this model type does something posenc does not read from the config; check the model's attention code.",
       link("rope-today", "reading-a-models-config")],
   ];
