@@ -12,7 +12,9 @@ frequencies) marks those model types; read_config and the browser port refuse th
 With a scaled rule the rope utils do read the fraction, and on those types the attention then rotates
 q and k of the whole head with the narrower cos and sin: transformers fails (Llama: "must match the
 size"). The table's ``partial_scaled`` ("fails", derived by tools/rope_model_types/partial.py) marks
-them; read_config and the port refuse the fraction there too, rather than read a narrower rotation.
+them (``nested_partial_scaled`` per layer type: Gemma 3's, OLMo 3's entries); read_config and the port
+refuse the fraction there too, rather than read a narrower rotation. Mistral 4's attention rotates the
+width of its class's own fraction (0.5): there any other fraction is refused.
 """
 
 from __future__ import annotations
@@ -125,7 +127,7 @@ def test_a_fraction_with_a_scaled_rule_where_the_attention_fails_is_refused(kind
     assert _table.model_types()["llama"].get("partial_scaled") == "fails"
     config = {**config_with("llama", 0.5, kind, **rule(kind, 8)), "head_dim": 32}
     with pytest.raises(ValueError, match=rf"partial_rotary_factor is 0.5 with rope_type '{kind}': transformers' "
-                                         r"attention for (model type 'llama'|this model type) rotates whole heads and "
+                                         r"attention for model type 'llama' rotates whole heads and "
                                          r"fails on the narrower frequencies a scaled rule computes for this fraction"):
         read_config(config)
 
@@ -163,7 +165,8 @@ def mistral4(fraction: float | None, **more: Any) -> dict[str, Any]:
     return {"model_type": "mistral4", **MISTRAL4, **more, "rope_parameters": params}
 
 
-def mistral4_forward(config: dict[str, Any]) -> None:
+def run_model(config: dict[str, Any]) -> None:
+    """transformers' own model of a config dict (with its model_type), run on three tokens."""
     built = transformers.AutoConfig.for_model(**copy.deepcopy(config))
     model = transformers.AutoModel.from_config(built, attn_implementation="eager").eval()
     with torch.no_grad():
@@ -176,19 +179,49 @@ def test_mistral_4_runs_its_own_fraction_only() -> None:
     The table's partial_scaled holds for it with that fraction as the control (absent_defaults)."""
     assert _table.model_types()["mistral4"].get("partial_scaled") == "fails"
     for fraction in (None, 0.5):
-        mistral4_forward(mistral4(fraction))
+        run_model(mistral4(fraction))
         (layer,) = read_config(mistral4(fraction)).layers.values()
         assert (layer.dim, layer.rotary_dim) == (128, 64)
     for fraction, word in ((0.25, "narrower"), (1.0, "other")):
         with pytest.raises(RuntimeError, match="must match the size"):
-            mistral4_forward(mistral4(fraction))
-        words = (rf"partial_rotary_factor is {fraction} with rope_type 'yarn': transformers' attention for .* "
-                 rf"rotates the width of its class's own fraction, 0.5, and fails on the {word} frequencies")
+            run_model(mistral4(fraction))
+        words = (rf"partial_rotary_factor is {fraction} with rope_type 'yarn': transformers' attention for model "
+                 rf"type 'mistral4' rotates the width of its class's own fraction, 0.5, and fails on the {word} "
+                 r"frequencies")
         with pytest.raises(ValueError, match=words):
             read_config(mistral4(fraction))
     # other widths change the class's own fraction, by a rule the table does not derive: refused
     with pytest.raises(ValueError, match=r"depends on keys this config changes \('qk_rope_head_dim'\)"):
         read_config(mistral4(0.25, qk_rope_head_dim=32))
+
+
+# Per-layer-type classes whose rotary module ignores an entry's fraction with the default rule (Gemma 3's,
+# OLMo 3's: nested_partial_ignored): an entry with a scaled rule narrows that layer type's cos and sin,
+# and its attention fails on them, as Llama's does
+NESTED = {"hidden_size": 64, "num_attention_heads": 2, "num_key_value_heads": 2, "head_dim": 32, "num_hidden_layers": 2,
+          "intermediate_size": 32, "vocab_size": 32, "max_position_embeddings": 256, "sliding_window": 4,
+          "layer_types": ["sliding_attention", "full_attention"]}
+
+
+def nested(model_type: str, layer_type: str, fraction: float) -> dict[str, Any]:
+    other = "full_attention" if layer_type == "sliding_attention" else "sliding_attention"
+    scaled = {"rope_type": "linear", "factor": 2.0, "rope_theta": 10000.0, "partial_rotary_factor": fraction}
+    params = {layer_type: scaled, other: {"rope_type": "default", "rope_theta": 10000.0}}
+    return {"model_type": model_type, **NESTED, "rope_parameters": params}
+
+
+@pytest.mark.parametrize("model_type", ["gemma3_text", "olmo3"])
+@pytest.mark.parametrize("layer_type", ["sliding_attention", "full_attention"])
+def test_an_entry_with_a_scaled_rule_and_a_fraction_is_refused_where_the_attention_fails(
+        model_type: str, layer_type: str) -> None:
+    assert _table.model_types()[model_type]["nested_partial_scaled"][layer_type] == "fails"
+    run_model(nested(model_type, layer_type, 1.0))
+    with pytest.raises(RuntimeError, match="must match the size"):  # q has 32 features, cos 16
+        run_model(nested(model_type, layer_type, 0.5))
+    assert {layer.rotary_dim for layer in read_config(nested(model_type, layer_type, 1.0)).layers.values()} == {32}
+    with pytest.raises(ValueError, match=rf"partial_rotary_factor is 0.5 with rope_type 'linear': transformers' "
+                                         rf"attention for model type '{model_type}' rotates whole heads"):
+        read_config(nested(model_type, layer_type, 0.5))
 
 
 def test_a_fraction_with_a_scaled_rule_reads_where_the_default_rule_narrows() -> None:
@@ -208,10 +241,12 @@ def test_the_browser_port_refuses_it_alike(tmp_path: Path) -> None:
     configs.append({**SHAPE, "model_type": "llama", "partial_rotary_factor": 0.25,
                     "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 1024}})
     configs += [mistral4(f) for f in (None, 0.5, 0.25, 1.0)] + [mistral4(0.25, qk_rope_head_dim=32)]
+    configs += [nested(t, k, f) for t in ("gemma3_text", "olmo3") for k in ("sliding_attention", "full_attention")
+                for f in (1.0, 0.5)]
     cases = [(json.dumps(config), None, None) for config in configs]
     problems, outcomes = port_against_posenc(tmp_path, cases)
     refused = outcomes.count(False)
     assert not problems, "\n".join(problems[:10])
     # llama and HunYuan at 0.5 with each of the six rules, llama's top-level 0.25 with and without yarn,
-    # Mistral 4 at 0.25, 1.0 and with another qk_rope_head_dim
-    assert refused == 17
+    # Mistral 4 at 0.25, 1.0 and with another qk_rope_head_dim, Gemma 3's and OLMo 3's entries at 0.5
+    assert refused == 21
