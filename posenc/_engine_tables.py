@@ -181,19 +181,23 @@ DISAGREEMENTS: tuple[Disagreement, ...] = (
         "llama.cpp", "longrope",
         "the converter writes LongRoPE's attention factor from max_position_embeddings / "
         "original_max_position_embeddings even where the config gives factor (or attention_factor), "
-        "and llama.cpp picks the long or short factors once, by the context size it was started "
-        "with, not by the positions present (transformers: by the sequence)",
+        "and llama.cpp picks the long or short factors once, by the context of one sequence (-c, "
+        "divided by -np unless the KV cache is unified), not by the positions present "
+        "(transformers: by the sequence)",
         "llama.cpp ggml-org/llama.cpp@051139f5 conversion/phi.py Phi3MiniModel.generate_extra_tensors "
         "(attn_factor from scale = max_pos_embds / orig_max_pos_embds; neither factor nor attention_factor "
         "is read); src/llama-model.cpp "
-        "llama_model::get_rope_factors",
+        "llama_model::get_rope_factors (n_ctx_seq > n_ctx_orig_yarn) and src/llama-context.cpp "
+        "(n_ctx_seq = n_ctx, or n_ctx / n_seq_max without a unified KV cache), as vendored by "
+        "llama-cpp-python 0.3.36 (llama-model.cpp:2337-2350, llama-context.cpp:292-296)",
         "read", "tests/engines/test_ggml.py::test_longrope_factors", "llama-cpp-longrope"),
     Disagreement(
         "llama.cpp", "imrope",
-        "ggml's interleaved M-RoPE gives the pairs the three sections leave over to a fourth position, "
-        "which llama.cpp's multimodal helper sets to 0 for image, video and audio tokens: with "
-        "Qwen3-VL's sections (24, 20, 20) pairs 61 and 62 of a 128-wide head then do not rotate, where "
-        "transformers turns them with the temporal position (how llama.cpp fills the fourth position of "
+        "past the interleaved part of ggml's interleaved M-RoPE (with Qwen3-VL's sections (24, 20, 20): "
+        "pairs 60-63 of a 128-wide head, which transformers all turns with the temporal position), "
+        "ggml keeps only 60 and 63 on time and gives 61 and 62 to a fourth position, which "
+        "llama.cpp's multimodal helper sets to 0 for image, video and audio tokens: pairs 61 and 62 "
+        "then do not rotate (how llama.cpp fills the fourth position of "
         "text tokens was not checked)",
         "ggml-python 0.0.45 vendor/ggml/src/ggml-cpu/ops.cpp:5786-5795 (ggml_mrope_cache_init, is_imrope); "
         "llama.cpp tools/mtmd/mtmd-helper.cpp decode_embd_batch.set_position_mrope_2d/_3d/_1d "

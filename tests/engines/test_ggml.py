@@ -112,8 +112,9 @@ def _longrope(pairs: int = DIM // 2) -> dict:
 
 def test_longrope_factors():
     """Lead 4. ggml divides each pair by the factor tensor llama.cpp hands it; llama.cpp hands
-    rope_long whenever the context it was started with exceeds the original length
-    (src/llama-model.cpp llama_model::get_rope_factors: read, not run here), so a short prompt in a
+    rope_long whenever the context of one sequence (-c, divided by -np unless the KV cache is
+    unified) exceeds the original length (src/llama-model.cpp llama_model::get_rope_factors,
+    src/llama-context.cpp n_ctx_seq: read, not run here), so a short prompt in a
     long context is rotated with the long factors where transformers uses the short ones."""
     config = _longrope()
     attention = math.sqrt(1 + math.log(32) / math.log(TRAINED))  # the converter's: max / original
