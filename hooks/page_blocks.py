@@ -2,6 +2,9 @@
 
 * **Numbered figures**: each figure's caption starts "Figure N." (in page order), and
   ``[[ref NAME]]`` in the text becomes a link "Figure N" to the figure ``NAME`` on the same page.
+* **Stacked tables**: a Markdown table inside ``<div class="posenc-stack" markdown>`` (long
+  cells, code in them) becomes one block per row on a phone (``posenc.css``), each cell under its
+  column's name: `label_stacked_cells` gives every ``<td>`` that name as ``data-label``.
 * **Cite this page**: every chapter (a Markdown page other than the home page) ends with a
   collapsed block holding a plain-text citation and a BibTeX ``@misc`` entry, from ``site_name``,
   ``site_author`` (else "The <site_name> authors"), ``site_url`` and the page title; its date is
@@ -16,10 +19,13 @@ from html import escape
 from mkdocs.structure.pages import Page
 from search_text import strip_math  # hooks/search_text.py (MkDocs puts hooks/ on the path)
 
-__all__ = ["FIGURE_BLOCK", "FIGURE_REF", "cite_this_page", "is_chapter", "number_figures", "page_title"]
+__all__ = ["FIGURE_BLOCK", "FIGURE_REF", "STACKED_TABLE", "cite_this_page", "is_chapter", "label_stacked_cells",
+           "number_figures", "page_title"]
 
 FIGURE_BLOCK = re.compile(r'<figure class="posenc-figure" id="figure-(?P<name>[a-z0-9-]+)"(?P<rest>.*?)</figure>', re.DOTALL)
 FIGURE_REF = re.compile(r"\[\[ref\s+(?P<name>[a-z0-9-]+)\s*\]\]")
+STACKED_TABLE = re.compile(r'(<div class="posenc-stack">\s*<table>)(?P<table>.*?)(</table>)', re.DOTALL)
+_TAG = re.compile(r"<[^>]+>")
 
 
 def number_figures(markdown: str, page_src: str = "") -> str:
@@ -55,6 +61,38 @@ _BIBTEX_SPECIAL = re.compile(r"([&%$#_{}])")
 
 def _bibtex(text: str) -> str:
     return _BIBTEX_SPECIAL.sub(r"\\\1", text.replace("\\", "/"))
+
+
+def label_stacked_cells(html: str, page_src: str = "") -> str:
+    """Give each ``<td>`` of a table in ``<div class="posenc-stack">`` its column's name
+    (``data-label``, the header's text), for the one-block-per-row layout on a phone.
+
+    >>> html = ('<div class="posenc-stack">\\n<table>\\n<thead>\\n<tr>\\n<th>Model</th>\\n'
+    ...         '<th>From the <em>config</em></th>\\n</tr>\\n</thead>\\n<tbody>\\n<tr>\\n'
+    ...         '<td>FLUX.1</td>\\n<td><code>axes_dims_rope</code></td>\\n</tr>\\n</tbody>\\n</table>')
+    >>> print(label_stacked_cells(html).split("<tbody>")[1].split("</tbody>")[0].strip())
+    <tr>
+    <td data-label="Model">FLUX.1</td>
+    <td data-label="From the config"><code>axes_dims_rope</code></td>
+    </tr>
+    """
+    def label(match: re.Match[str]) -> str:
+        table = match["table"]
+        names = [_TAG.sub("", name).strip() for name in re.findall(r"<th[^>]*>(.*?)</th>", table, re.DOTALL)]
+        head, end, body = table.partition("</thead>")
+
+        def row(cells: re.Match[str]) -> str:
+            columns = iter(names)
+            text = re.sub(r"<td(?=[ >])", lambda _: f'<td data-label="{escape(next(columns, ""), quote=True)}"',
+                          cells[0])
+            if next(columns, None) is not None or text.count("<td") > len(names):
+                raise ValueError(f"{page_src}: a posenc-stack table row has another number of cells "
+                                 f"than its {len(names)} columns")
+            return text
+
+        return match[1] + head + end + re.sub(r"<tr>.*?</tr>", row, body, flags=re.DOTALL) + match[3]
+
+    return STACKED_TABLE.sub(label, html)
 
 
 def page_title(markdown: str, fallback: str) -> str:

@@ -44,7 +44,13 @@ from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
-from page_blocks import cite_this_page, is_chapter, number_figures, page_title
+from page_blocks import (
+    cite_this_page,
+    is_chapter,
+    label_stacked_cells,
+    number_figures,
+    page_title,
+)
 from repository import git, last_commit_dates, repository_from_remote
 from result_tables import expand_tables
 from search_text import clean_search_index, patch_search_worker
@@ -123,11 +129,13 @@ class ReaderHooks:
         return markdown
 
     def on_page_content(self, html: str, page: Page, config: MkDocsConfig, **_: Any) -> str:
-        if "[[cite" in html:  # from a snippet include, expanded after on_page_markdown
-            try:
+        try:
+            if "[[cite" in html:  # from a snippet include, expanded after on_page_markdown
                 html = cite_html(html, page.url, self.references_url, self.references, page.file.src_uri)
-            except ValueError as error:
-                raise PluginError(str(error)) from error
+            if 'class="posenc-stack"' in html:
+                html = label_stacked_cells(html, page.file.src_uri)
+        except ValueError as error:
+            raise PluginError(str(error)) from error
         date = self.page_date(page)
         if date is None:
             return html

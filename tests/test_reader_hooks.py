@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -162,6 +163,22 @@ def test_figures_are_numbered_and_referenced() -> None:
     assert "<figcaption>Figure 1. A curve</figcaption>" in out and "<figcaption>Figure 2. A map</figcaption>" in out
     with pytest.raises(ValueError, match=r"page.md: \[\[ref nothing\]\]"):
         page_blocks.number_figures("[[ref nothing]]", "page.md")
+
+
+def test_stacked_tables_label_each_cell_with_its_column() -> None:
+    import markdown
+
+    page = ('<div class="posenc-stack" markdown>\n\n| Model | From the *config* |\n|:---|---:|\n'
+            '| FLUX.1 | `axes_dims_rope` |\n| Wan 2.1 | the head, \\(d\\) |\n\n</div>\n\n| A | B |\n|---|---|\n| 1 | 2 |\n')
+    html = markdown.markdown(page, extensions=["md_in_html", "tables"])  # what the site's Markdown gives
+    out = page_blocks.label_stacked_cells(html, "page.md")
+    stacked, plain = out.split("</div>")
+    assert stacked.count('data-label="Model"') == 2 and stacked.count('data-label="From the config"') == 2
+    assert stacked.count("<td") == 4 and "data-label" not in plain  # only the marked table
+    short = re.sub(r"<td[^>]*>FLUX.1</td>", "", html)
+    assert short != html
+    with pytest.raises(ValueError, match="page.md: a posenc-stack table row has another number of cells than its 2"):
+        page_blocks.label_stacked_cells(short, "page.md")
 
 
 def test_citation_forms_locators_and_cut_short_author_lists() -> None:
