@@ -3,8 +3,8 @@
 Most renames are derived into the table (``type_aliases``: Phi-3's ``su``, Qwen2-VL's ``mrope``;
 ``key_aliases``: GPT-NeoX's ``rotary_pct``). HunYuan-VL's text config renames more than the table's
 probe sees: `ROPE_RENAMES`. ``tests/test_rope_class_renames.py`` checks the register against the
-class, and lists every config class of the pinned transformers whose own code touches its rope
-parameters, each read by posenc or not relevant for a stated reason.
+class; ``tests/test_rope_class_code.py`` lists every config class of the pinned transformers whose own
+code touches its rope parameters, each read, refused or not relevant, with the reason.
 """
 
 from __future__ import annotations
