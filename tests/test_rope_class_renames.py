@@ -135,3 +135,79 @@ def test_the_browser_port_reads_and_refuses_them_alike(tmp_path: Path) -> None:
     problems, read = port_against_posenc(tmp_path, [(json.dumps(config), None, None) for config in configs])
     assert problems == []
     assert read == [True] * len(READ) + [False] * len(REFUSED)
+
+
+# ---------------------------------------------------------------- rope types a class refuses or runs its own way
+def _class_refuses(model_type: str, config: dict[str, Any]) -> bool:
+    cls = transformers.models.auto.configuration_auto.CONFIG_MAPPING[model_type]
+    try:
+        cls.from_dict(copy.deepcopy({k: v for k, v in config.items() if k != "model_type"}))
+    except Exception:  # noqa: BLE001 (strict validation wraps the ValueError / TypeError it raises)
+        return True
+    return False
+
+
+SMALL = {"hidden_size": 256, "num_attention_heads": 4, "num_hidden_layers": 2}
+LONGROPE = {"rope_type": "longrope", "short_factor": [1.0] * 32, "long_factor": [2.0] * 32,
+            "original_max_position_embeddings": 4096}
+CLASS_TYPES = {  # config -> whether transformers' class refuses it, posenc's message (None: read)
+    "phi3, linear": ({"model_type": "phi3", **SMALL, "rope_scaling": {"rope_type": "linear", "factor": 2.0}}, True,
+                     r"config\['rope_scaling'\] has rope type 'linear': .* accepts only 'default' and 'longrope'"),
+    "phi3, su (renamed longrope)": ({"model_type": "phi3", **SMALL, "max_position_embeddings": 131072,
+                                     "rope_scaling": {**LONGROPE, "rope_type": "su"}}, False, None),
+    "phi4_multimodal, dynamic": ({"model_type": "phi4_multimodal", **SMALL,
+                                  "rope_scaling": {"rope_type": "dynamic", "factor": 2.0}}, True, r"accepts only"),
+    "phimoe, longrope with its mscales": (
+        {"model_type": "phimoe", **SMALL, "max_position_embeddings": 131072,
+         "rope_scaling": {**LONGROPE, "short_mscale": 1.2, "long_mscale": 1.3}}, False,
+        r"multiplies cos and sin by short_mscale or long_mscale"),
+    "phimoe, longrope without them": ({"model_type": "phimoe", **SMALL, "rope_scaling": LONGROPE}, True,
+                                      r"short_mscale or long_mscale"),
+    "cosmos3_edge_text, linear": (
+        {"model_type": "cosmos3_edge_text", **SMALL, "head_dim": 128,
+         "rope_parameters": {"rope_type": "linear", "factor": 2.0, "rope_theta": 1e6, "mrope_section": [24, 20, 20]}},
+        True, r"accepts only 'default'"),
+    "cosmos3_edge_text, sections off by one": (
+        {"model_type": "cosmos3_edge_text", **SMALL, "head_dim": 128,
+         "rope_parameters": {"rope_type": "default", "rope_theta": 1e6, "mrope_section": [24, 20, 19]}},
+        True, r"must be 3 sections summing to head_dim / 2"),
+    "cosmos3_edge_text, as its default": (
+        {"model_type": "cosmos3_edge_text", **SMALL, "head_dim": 128,
+         "rope_parameters": {"rope_type": "default", "rope_theta": 1e6, "mrope_section": [24, 20, 20]}}, False, None),
+}
+
+
+@pytest.mark.parametrize("name", CLASS_TYPES)
+def test_rope_types_the_class_refuses_are_refused(name: str) -> None:
+    config, refused, message = CLASS_TYPES[name]
+    assert _class_refuses(config["model_type"], config) == refused
+    if message is None:
+        read_config(config)
+    else:  # PhiMoE's mscales: the class takes them, posenc cannot read them (one factor for every length)
+        with pytest.raises(ValueError, match=message):
+            read_config(config)
+
+
+def test_phimoe_multiplies_by_its_mscales() -> None:
+    # the reason posenc refuses PhiMoE's scaled configs: cos and sin carry short_mscale or long_mscale by length
+    config, _, _ = CLASS_TYPES["phimoe, longrope with its mscales"]
+    built = transformers.PhimoeConfig.from_dict({k: v for k, v in config.items() if k != "model_type"})
+    rotary = transformers.models.phimoe.modeling_phimoe.PhimoeRotaryEmbedding(built)
+    short_cos, _ = rotary(torch.zeros(1, 1, 64), torch.tensor([[0]]))
+    long_cos, _ = rotary(torch.zeros(1, 1, 64), torch.tensor([[5000]]))
+    assert float(short_cos[0, 0, 0]) == pytest.approx(1.2) and float(long_cos.abs().max()) == pytest.approx(1.3, rel=1e-3)
+
+
+@needs_node
+def test_the_browser_port_refuses_class_rope_types_alike(tmp_path: Path) -> None:
+    import json
+
+    from posenc.configs._class_rope import CLASS_ROPE_TYPES
+
+    assert run_js(tmp_path, "() => window.posencRopePlan.CLASS_ROPE_TYPES") == json.loads(json.dumps(CLASS_ROPE_TYPES))
+    cases = [config for config, *_ in CLASS_TYPES.values()]
+    cases += [{**cases[0], "rope_scaling": {"rope_type": 5}}, {**cases[-1], "rope_parameters": {
+        "rope_type": "default", "rope_theta": 1e6, "mrope_section": [True, 20, 20]}}]
+    problems, read = port_against_posenc(tmp_path, [(json.dumps(config), None, None) for config in cases])
+    assert problems == []
+    assert read[:len(CLASS_TYPES)] == [message is None for _, _, message in CLASS_TYPES.values()]

@@ -78,3 +78,53 @@ def _floats(name: str, value: Any) -> list[float]:
             isinstance(item, (int, float)) and not isinstance(item, bool) for item in value):
         raise TypeError(f"{name} must be a list of numbers, got {value!r:.60}")
     return [float(item) for item in value]
+
+
+# Config classes whose own validation refuses rope types that other classes take (after their renames,
+# the table's type_aliases), and rope types posenc cannot read for them: Phi-3's and Phi-4-multimodal's
+# validate_rope take only "default" and "longrope" (configuration_phi3.py:122-123,
+# configuration_phi4_multimodal.py:264-265); Cosmos3 Edge's validate_architecture only "default", with
+# three sections summing to head_dim / 2 (configuration_cosmos3_edge.py:105-114). PhiMoE's rotary module
+# multiplies cos and sin by short_mscale or long_mscale, chosen by the input's length (modeling_phimoe.py:82-95;
+# its class requires both for any other type, configuration_phimoe.py:100-113): one attention factor for
+# every length, as posenc reads a layer, cannot say that.
+CLASS_ROPE_TYPES: dict[str, dict[str, Any]] = {
+    "phi3": {"types": ("default", "longrope"), "where": "configuration_phi3.py:122-123"},
+    "phi4_multimodal": {"types": ("default", "longrope"), "where": "configuration_phi4_multimodal.py:264-265"},
+    "cosmos3_edge_text": {"types": ("default",), "sections": 3, "where": "configuration_cosmos3_edge.py:105-114"},
+    "phimoe": {"types": ("default",), "unread": "modeling_phimoe.py:82-95"},
+}
+
+
+def class_rope_types(config: Mapping[str, Any], model_type: str | None) -> None:
+    """Refuse a rope type (or M-RoPE sections) the class refuses, or that posenc cannot read for it
+    (`CLASS_ROPE_TYPES`)."""
+    rule = CLASS_ROPE_TYPES.get(table.text_model_type(model_type)) if model_type is not None else None
+    if rule is None:
+        return
+    aliases = (table.entry(str(model_type)) or {}).get("type_aliases", {})
+    for source in ("rope_scaling", "rope_parameters"):
+        params = config.get(source)
+        if not isinstance(params, Mapping):
+            continue
+        kind = params.get("rope_type", params.get("type")) or "default"
+        if not isinstance(kind, str):
+            continue  # refused by name where the rope parameters are read
+        kind = aliases.get(kind, kind)
+        if kind not in rule["types"] and "unread" in rule:
+            raise ValueError(f"config[{source!r}] has rope type {kind!r}: transformers' rotary module for model type "
+                             f"{model_type!r} then multiplies cos and sin by short_mscale or long_mscale, chosen by "
+                             f"the input's length ({rule['unread']}); posenc reads one attention factor for every "
+                             f"length and does not read this config")
+        if kind not in rule["types"]:
+            allowed = " and ".join(repr(t) for t in rule["types"])
+            raise ValueError(f"config[{source!r}] has rope type {kind!r}: transformers' config class for model type "
+                             f"{model_type!r} accepts only {allowed} ({rule['where']})")
+        sections = params.get("mrope_section")
+        head_dim = table.field(table.entry(str(model_type)) or {}, config, "head_dim")
+        if rule.get("sections") and isinstance(sections, list) and (len(sections) != rule["sections"] or (
+                isinstance(head_dim, int) and all(isinstance(s, int) and not isinstance(s, bool) for s in sections)
+                and sum(sections) != head_dim // 2)):
+            raise ValueError(f"config[{source!r}]['mrope_section'] must be {rule['sections']} sections summing to "
+                             f"head_dim / 2 ({head_dim}/2), got {sections!r:.60}: transformers' config class for "
+                             f"model type {model_type!r} refuses others ({rule['where']})")

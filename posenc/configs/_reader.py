@@ -23,7 +23,7 @@ from typing import Any
 from posenc._checks import check_choice, check_int
 from posenc.configs import _table as table
 from posenc.configs import _windows as windows
-from posenc.configs._class_rope import class_rope
+from posenc.configs._class_rope import class_rope, class_rope_types
 from posenc.configs._divergences import divergence_notes
 from posenc.configs._layer import (
     LAYOUTS,
@@ -292,6 +292,7 @@ def read_config(config: Mapping[str, Any], *, layout: str | None = None) -> Conf
     text = class_length(text, model_type)  # Zamba2's use_long_context
     text = class_names(text, found, model_type)  # HunYuan-VL's attention_head_dim for head_dim
     text = class_rope(text, model_type)  # HunYuan-VL's xdrope_section and rope type 'xdrope'
+    class_rope_types(text, model_type)  # Phi-3's, Cosmos3 Edge's and PhiMoE's refused rope types
     given = _layout(text, found, model_type, given)  # first: without it nothing below can be trusted
     notes = list(found.get("notes", ()))
     text = theta_only(text, found, notes)  # ESM: rope_parameters and rope_scaling are not read

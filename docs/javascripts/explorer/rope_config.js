@@ -158,6 +158,7 @@
     let text = R.classNames(R.classLength(rewritten, modelType), found, modelType); // Zamba2's use_long_context;
     // HunYuan-VL's attention_head_dim for head_dim (class_names)
     text = global.posencRopePlan.classRope(text, modelType); // HunYuan-VL's xdrope_section and rope type 'xdrope'
+    global.posencRopePlan.classRopeTypes(text, modelType); // Phi-3's, Cosmos3 Edge's and PhiMoE's refused rope types
     const own = get(config, "model_type"); // the config's own type (SAM 3's table entry names its CLIP text model)
     if (typeof own === "string" && (global.posencRopeData.vision_encoders || []).includes(own)) {
       throw valueError(`model type ${repr(own)}: a vision or video encoder that rotates over patches in 2-D or 3-D; ` +

@@ -262,6 +262,51 @@
     return out;
   }
 
+  // posenc/configs/_class_rope.py CLASS_ROPE_TYPES: rope types a class refuses (Phi-3's, Cosmos3 Edge's) or that
+  // posenc cannot read for it (PhiMoE's short_mscale / long_mscale by length)
+  const CLASS_ROPE_TYPES = {
+    phi3: { types: ["default", "longrope"], where: "configuration_phi3.py:122-123" },
+    phi4_multimodal: { types: ["default", "longrope"], where: "configuration_phi4_multimodal.py:264-265" },
+    cosmos3_edge_text: { types: ["default"], sections: 3, where: "configuration_cosmos3_edge.py:105-114" },
+    phimoe: { types: ["default"], unread: "modeling_phimoe.py:82-95" },
+  };
+
+  /** class_rope_types: refuse a rope type (or M-RoPE sections) the class refuses, or that posenc cannot read for it. */
+  function classRopeTypes(config, modelType) {
+    const name = modelType === null ? null : R.textModelType(modelType);
+    const rule = name !== null && P.has(CLASS_ROPE_TYPES, name) ? CLASS_ROPE_TYPES[name] : null;
+    if (rule === null) return;
+    const found = R.entry(modelType) || {};
+    const aliases = get(found, "type_aliases") || {};
+    for (const source of ["rope_scaling", "rope_parameters"]) {
+      const params = get(config, source);
+      if (!P.isMapping(params)) continue;
+      let kind = P.has(params, "rope_type") ? get(params, "rope_type") : get(params, "type");
+      if (!P.truthy(kind)) kind = "default";
+      if (typeof kind !== "string") continue; // refused by name where the rope parameters are read
+      if (P.has(aliases, kind)) kind = aliases[kind];
+      if (!rule.types.includes(kind) && P.has(rule, "unread")) {
+        throw valueError(`config[${repr(source)}] has rope type ${repr(kind)}: transformers' rotary module for model type ` +
+          `${repr(modelType)} then multiplies cos and sin by short_mscale or long_mscale, chosen by the input's length ` +
+          `(${rule.unread}); posenc reads one attention factor for every length and does not read this config`);
+      }
+      if (!rule.types.includes(kind)) {
+        const allowed = rule.types.map((t) => repr(t)).join(" and ");
+        throw valueError(`config[${repr(source)}] has rope type ${repr(kind)}: transformers' config class for model type ` +
+          `${repr(modelType)} accepts only ${allowed} (${rule.where})`);
+      }
+      const sections = get(params, "mrope_section");
+      const headDim = R.field(found, config, "head_dim");
+      if (P.truthy(rule.sections) && P.isList(sections) && (sections.length !== rule.sections || (
+        P.isInt(headDim) && sections.every((s) => P.isInt(s)) &&
+        sections.reduce((a, b) => a + P.toNumber(b), 0) !== Math.floor(P.toNumber(headDim) / 2)))) {
+        throw valueError(`config[${repr(source)}]['mrope_section'] must be ${rule.sections} sections summing to ` +
+          `head_dim / 2 (${repr(headDim)}/2), got ${P.reprCut(sections, 60)}: transformers' config class for ` +
+          `model type ${repr(modelType)} refuses others (${rule.where})`);
+      }
+    }
+  }
+
   function renamedRope(params, rule, source) {
     const out = { ...params };
     const spelled = {}; // the name the config gave a renamed key's value under, for the messages
@@ -307,5 +352,5 @@
     return value.map((item) => P.toNumber(item));
   }
 
-  global.posencRopePlan = Object.freeze({ layerPlan, rotatesOf, classRope, nopeNote, legacyLayerKey, LEGACY_LAYER_KEYS, PADDED_LAYERS, classSwitches, ROPE_SWITCHES, ROPE_RENAMES, LAYER_THETAS, SCALED_LAYERS });
+  global.posencRopePlan = Object.freeze({ layerPlan, rotatesOf, classRope, nopeNote, legacyLayerKey, LEGACY_LAYER_KEYS, PADDED_LAYERS, classSwitches, ROPE_SWITCHES, classRopeTypes, CLASS_ROPE_TYPES, ROPE_RENAMES, LAYER_THETAS, SCALED_LAYERS });
 })(typeof window !== "undefined" ? window : globalThis);
