@@ -207,6 +207,9 @@ def _scaling(config: Mapping[str, Any], found: ModelTypeEntry, params: Mapping[s
     if kind not in ROPE_TYPES:
         raise ValueError(f"rope_type must be one of {', '.join(map(repr, ROPE_TYPES))} (the types posenc "
                          f"reads from a config), got {kind!r}")
+    if kind != "default" and found.get("scaled_rules_refused"):  # RecurrentGemma's, modeling_recurrent_gemma.py:71-74
+        raise ValueError(f"rope_type is {kind!r}, and transformers' rotary module for this model type accepts only "
+                         f"rope type 'default' (it raises for any other): leave the scaling out")
     alpha = _reads_alpha(found, params)
     if alpha and kind != "dynamic":
         raise ValueError(f"{ALPHA} = {params['alpha']!r} is read only with rope type 'dynamic' (HunYuan's fixed NTK "

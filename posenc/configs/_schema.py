@@ -250,6 +250,9 @@ class ModelTypeEntry(TypedDict, total=False):
             any other fraction; ``"reads"``, it rotates that width. Probed on each rule with the
             class's own fraction and half of it (``tools/rope_model_types/partial.py``); absent
             where no probe answers.
+        scaled_rules_refused: the rotary module accepts only rope type "default" and raises for any
+            other (RecurrentGemma's, modeling_recurrent_gemma.py:71-74; Ernie 4.5 VL's text module;
+            the vision towers' axial modules): posenc refuses a scaling rule there.
         rope_switch: a config key whose value switches the rotation on (`RopeSwitch`: ESM's
             ``position_embedding_type``); posenc reads other values as no RoPE.
         theta_only: the rotary module reads only the top-level ``rope_theta`` (the default rule),
@@ -332,6 +335,7 @@ class ModelTypeEntry(TypedDict, total=False):
     ntk_alpha: bool
     partial_ignored: bool
     partial_scaled: Literal["fails", "reads"]
+    scaled_rules_refused: bool
     rope_switch: RopeSwitch
     theta_only: bool
     rotates_values: ValueFlag

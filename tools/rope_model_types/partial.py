@@ -4,6 +4,7 @@ and the rotation its attention calls.
 
 * ``partial_ignored`` (`flat_partial`): the rotary module's own default rule rotates the whole head
   whatever the fraction says (Llama's, modeling_llama.py:100-105).
+* ``scaled_rules_refused`` (`_refuses_scaled`): the rotary module accepts no scaled rule at all.
 * ``partial_scaled`` (`scaled_partial`), on those types: what happens with a scaled rule of the rope
   utils, which read the fraction (``dim = int(head_dim * partial_rotary_factor)``,
   modeling_rope_utils.py:181, 325, 416, 549, 639) and so build frequencies for a narrower width:
@@ -77,7 +78,8 @@ def flat_partial(config_name: str, text: Any, functions: dict[str, Any]) -> dict
     ``partial_rotary_factor`` a flat set of rope type "default" gives (its own default rule reads
     only the base: Llama's, modeling_llama.py:100-105; the scaled rules of the rope utils read the
     fraction), found by building the class with the fraction 1 and 0.5 and counting the
-    frequencies; where so, ``partial_scaled`` (`scaled_partial`) with the attention's ``functions``."""
+    frequencies; where so, ``partial_scaled`` (`scaled_partial`) with the attention's ``functions``;
+    and ``scaled_rules_refused`` (`_refuses_scaled`) on any flat type."""
     h = _helpers()
     widths = []
     for fraction in (1.0, 0.5):
@@ -85,9 +87,23 @@ def flat_partial(config_name: str, text: Any, functions: dict[str, Any]) -> dict
                                              "partial_rotary_factor": fraction})
         inv_freq = h._inv_freq(rotary, None) if rotary is not None else None
         widths.append(None if inv_freq is None else inv_freq.numel())
+    refused = {"scaled_rules_refused": True} if widths[0] and _refuses_scaled(config_name, text, widths[0]) else {}
     if not widths[0] or widths[0] != widths[1]:
-        return {}
-    return {"partial_ignored": True, **scaled_partial(config_name, text, functions)}
+        return refused
+    return {"partial_ignored": True, **scaled_partial(config_name, text, functions), **refused}
+
+
+def _refuses_scaled(config_name: str, text: Any, whole_n: int) -> bool:
+    """``scaled_rules_refused``: the rotary module, built with rope type "default", raises for every
+    scaled rule (RecurrentGemma's "does not support RoPE types other than `default`",
+    modeling_recurrent_gemma.py:71-74; Ernie 4.5 VL's text module, modeling_ernie4_5_vl_moe.py:65-66)."""
+    for rule, settings in _RULES.items():
+        params = {"rope_type": rule, "rope_theta": S, "partial_rotary_factor": 1.0, **settings}
+        if rule == "longrope":
+            params.update(short_factor=[1.0] * whole_n, long_factor=[2.0] * whole_n)
+        if _rotary(config_name, text, params) is not None:
+            return False
+    return True
 
 
 def _outcome(function: Any, control: Any, narrow: Any, width: int, narrow_freq: torch.Tensor) -> str | None:

@@ -219,6 +219,10 @@
       throw valueError(`rope_type must be one of ${P.keys(ROPE_TYPES).map(repr).join(", ")} (the types posenc reads ` +
         `from a config), got ${repr(kind)}`);
     }
+    if (kind !== "default" && P.truthy(get(found, "scaled_rules_refused"))) { // RecurrentGemma's
+      throw valueError(`rope_type is ${repr(kind)}, and transformers' rotary module for this model type accepts only ` +
+        "rope type 'default' (it raises for any other): leave the scaling out");
+    }
     const alpha = readsAlpha(found, params);
     if (alpha && kind !== "dynamic") {
       throw valueError(`${ALPHA} = ${repr(params.alpha)} is read only with rope type 'dynamic' (HunYuan's fixed NTK ` +
