@@ -1,6 +1,6 @@
 """Probes of the table generator (``derive.py``): what a model type's code does with a rotated fraction
-(``partial_rotary_factor`` below 1) in a flat set of rope parameters, found by running its rotary module
-and the rotation its attention calls.
+(``partial_rotary_factor`` below 1) and with the rope utils' scaled rules, found by running its rotary
+module and the rotation its attention calls.
 
 * ``partial_ignored`` (`flat_partial`): the rotary module's own default rule rotates the whole head
   whatever the fraction says (Llama's, modeling_llama.py:100-105).
@@ -17,6 +17,8 @@ and the rotation its attention calls.
   width (not where the attention names the fraction and cuts q itself, as Phi's does). Whole
   one-layer models agree on every type that builds (tests/test_rope_params_partial_ignored.py runs
   several families).
+* ``nested_partial_scaled`` (`nested_scaled`, called by ``probes.nested_partial``): the same per layer
+  type of a per-layer-type class (Gemma 3's), for an entry with a scaled rule and a fraction.
 """
 
 from __future__ import annotations
