@@ -201,3 +201,25 @@ def test_a_scaled_rule_with_a_fraction_is_marked_where_the_rotation_fails() -> N
         modeling_llama.apply_rotary_pos_emb(q, q, cos, sin)
     turned, _ = modeling_gpt_neox.apply_rotary_pos_emb(q, q, cos, sin)
     assert torch.equal(turned[..., 32:], q[..., 32:]) and not torch.equal(turned[..., :32], q[..., :32])
+
+
+def test_the_scaled_probe_answers_reads_where_the_rotation_turns_the_narrower_width() -> None:
+    """partial.scaled_partial's other answer, on types it is not run on (their own default rule reads the
+    fraction): GLM's rotation turns the first features by cos's width and passes the rest ("reads");
+    Phi's attention cuts q itself by partial_rotary_factor (modeling_phi.py:168, 200-205), so the
+    probe says nothing there; Llama's fails."""
+    import inspect
+
+    from tools.rope_model_types import modeling, partial
+
+    def probe(model_type: str) -> dict[str, str]:
+        config_name = derive._model_types()[model_type]
+        text = derive._text_config(config_name)
+        module = derive._module(text.model_type)
+        used = modeling._called_in_attention(inspect.getsource(module), modeling.own_name(text), type(text).__name__)
+        functions = {n: f for n, f in modeling._rotation_functions(module).items() if n in used}
+        return partial.scaled_partial(config_name, text, functions)
+
+    assert probe("glm") == {"partial_scaled": "reads"}
+    assert probe("phi") == {}
+    assert probe("llama") == {"partial_scaled": "fails"}
