@@ -371,3 +371,23 @@ def test_the_browser_port_reads_t5gemma_alike(tmp_path: Path) -> None:
     problems, read = port_against_posenc(tmp_path, [(json.dumps(case), None, None) for case in cases])
     assert problems == []
     assert read == [True, True, True, False, True, False, True]
+
+
+def test_the_parts_are_the_classes_that_set_is_decoder_on_their_parts() -> None:
+    """PARTS is exactly the module configs of the wrapper classes whose __post_init__ sets is_decoder on their
+    parts (T5GemmaConfig; the encoder-decoder wrappers set it only in from_encoder_decoder_configs or on a
+    default decoder, so a given decoder dict says it itself)."""
+    import inspect
+
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING, CONFIG_MAPPING_NAMES
+
+    from posenc.configs._two_way import PARTS
+
+    found = set()
+    for model_type in CONFIG_MAPPING_NAMES:
+        cls = CONFIG_MAPPING[model_type]
+        post = vars(cls).get("__post_init__")
+        if post is None or not re.search(r"self\.\w+\.is_decoder = (True|False)", inspect.getsource(post)):
+            continue
+        found |= {spec.config_class.model_type for spec in cls.sub_configs_defaults.values()}
+    assert found == set(PARTS)
