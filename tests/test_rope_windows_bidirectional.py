@@ -379,7 +379,10 @@ def test_the_parts_are_the_classes_that_set_is_decoder_on_their_parts() -> None:
     default decoder, so a given decoder dict says it itself)."""
     import inspect
 
-    from transformers.models.auto.configuration_auto import CONFIG_MAPPING, CONFIG_MAPPING_NAMES
+    from transformers.models.auto.configuration_auto import (
+        CONFIG_MAPPING,
+        CONFIG_MAPPING_NAMES,
+    )
 
     from posenc.configs._two_way import PARTS
 
