@@ -91,8 +91,9 @@ def part_notes(config: Mapping[str, Any], model_type: str | None) -> list[str]:
     rule = PARTS.get(model_type or "")
     if rule is None or rule["key"] in config:
         return []
-    return [f"config[{rule['key']!r}] is not given: read at the config class's default ({str(rule['default']).lower()}),"
-            f" the encoder, whose layers see both ways ({rule['where']}); a whole config gives its decoder true"]
+    return [(f"config[{rule['key']!r}] is not given: read at the config class's default "
+             f"({str(rule['default']).lower()}), the encoder, whose layers see both ways ({rule['where']}); a whole "
+             f"config gives its decoder true")]
 
 
 def _encoder(config: Mapping[str, Any], model_type: str | None) -> bool:
