@@ -14,7 +14,7 @@ from typing import Any
 from posenc._checks import MAX_SIZE, check_int, is_integer
 from posenc._scaling_rules import _yarn_mscale
 from posenc.configs import _table as table
-from posenc.configs._schema import ModelTypeEntry
+from posenc.configs._schema import HeadDimFrom, ModelTypeEntry
 from posenc.rope_scaling import _LARGEST, MAX_ROPE_DIM, _real, parse_scaling
 
 # The two pair layouts, as posenc.rope takes them (posenc._rotary.LAYOUTS, which imports torch; a
@@ -71,9 +71,9 @@ def _head_dim(config: Mapping[str, Any], found: ModelTypeEntry, layer_type: str 
     if not found and config.get("qk_rope_head_dim") is not None:  # a model type transformers lacks: MLA's name
         source = {"key": "qk_rope_head_dim", "over_head_dim": True}
     given = table.get(found, config, "head_dim")
-    value = table.field(found, config, source["key"]) if source else None  # the class default if left out
+    value = _from_keys(config, found, source) if source else None
     if source and value is not None and (source["over_head_dim"] or given is None):
-        return check_int(f"config[{source['key']!r}]", value, minimum=2, maximum=MAX_ROPE_DIM)
+        return value
     head_dim = table.field(found, config, "head_dim")
     if head_dim is not None:
         return check_int("config['head_dim']", head_dim, minimum=2, maximum=MAX_ROPE_DIM)
@@ -94,6 +94,20 @@ def _head_dim(config: Mapping[str, Any], found: ModelTypeEntry, layer_type: str 
         raise ValueError(f"{shown} / config[{heads_key!r}] (the head width, without 'head_dim') "
                          f"must be <= {MAX_ROPE_DIM}, got {width} / {heads} = {width // heads}")
     return width // heads
+
+def _from_keys(config: Mapping[str, Any], found: ModelTypeEntry, source: HeadDimFrom) -> int | None:
+    """The head width the class takes from ``source``'s key, or adds from its keys (Mistral 4's
+    ``qk_nope_head_dim + qk_rope_head_dim``, configuration_mistral4.py:131); a key left out has
+    its class default (None: one has none)."""
+    keys = [source["key"], *source.get("plus", ())]
+    values = [table.field(found, config, key) for key in keys]
+    if any(value is None for value in values):
+        return None
+    if len(keys) == 1:
+        return check_int(f"config[{keys[0]!r}]", values[0], minimum=2, maximum=MAX_ROPE_DIM)
+    total = sum(check_int(f"config[{key!r}]", value, minimum=0, maximum=MAX_ROPE_DIM)
+                for key, value in zip(keys, values))
+    return check_int(" + ".join(f"config[{key!r}]" for key in keys), total, minimum=2, maximum=MAX_ROPE_DIM)
 
 def _override(key: object, value: object) -> int | None:
     """The head_dim one entry of Gemma 4's per_layer_config sets (None: it sets none)."""

@@ -72,16 +72,21 @@ class _HeadDimBase(TypedDict):
 
 
 class HeadDimFrom(_HeadDimBase, total=False):
-    """The key the config class copies into ``head_dim`` (DeepSeek's MLA: ``qk_rope_head_dim``).
+    """The key the config class copies into ``head_dim`` (DeepSeek's MLA: ``qk_rope_head_dim``), or
+    the keys it adds into it (Mistral 4: ``qk_nope_head_dim + qk_rope_head_dim``).
 
     Attributes:
-        key: the key.
-        over_head_dim: whether it wins over a ``head_dim`` the config also gives.
+        key: the key (with ``plus``, the first of the sum).
+        plus: the other keys of a sum: ``head_dim`` is ``key``'s value plus theirs
+            (configuration_mistral4.py:131); left out where the class copies ``key`` alone.
+        over_head_dim: whether it wins over a ``head_dim`` the config also gives (Mistral 4's does
+            not: the ``head_dim`` given is set after its sum, configuration_utils.py:500-504).
         hidden_factor: where the class computes the key itself when the config gives none, as
             ``hidden_factor * hidden_size // num_attention_heads`` (Zamba2's ``attention_head_dim``:
             2); left out for the usual ``hidden_size // num_attention_heads``.
     """
 
+    plus: list[str]
     hidden_factor: int
 
 
@@ -231,7 +236,7 @@ class ModelTypeEntry(TypedDict, total=False):
             ``hidden_size``), from its ``attribute_map``.
         legacy_names: another name a config may give a key under, which the class maps onto it and
             keeps (HunYuan-VL's ``attention_head_dim`` for ``head_dim``), from its ``attribute_map``.
-        head_dim_from: the key the class copies into ``head_dim`` (`HeadDimFrom`).
+        head_dim_from: the key the class copies into ``head_dim``, or the keys it adds (`HeadDimFrom`).
         per_layer_head_dim: per layer type, a key the class writes into ``per_layer_config`` as its
             head width when the config gives none, with its default (`HeadDimDefault`: Gemma 4's
             ``global_head_dim``).

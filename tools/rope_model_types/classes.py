@@ -11,6 +11,7 @@ import contextlib
 import copy
 import dataclasses
 import inspect
+import itertools
 import textwrap
 from typing import Any
 from unittest import mock
@@ -244,8 +245,8 @@ def _field_default(cls: type, name: str) -> Any:
 
 
 def _head_dim_source(config_name: str, text: Any) -> dict[str, Any] | None:
-    """The key the config class copies into ``head_dim`` (DeepSeek-V3: ``qk_rope_head_dim``), and
-    whether it wins over a ``head_dim`` the config gives."""
+    """The key the config class copies into ``head_dim`` (DeepSeek-V3: ``qk_rope_head_dim``), or the
+    two it adds into it (`_summed_source`), and whether that wins over a ``head_dim`` the config gives."""
     try:
         dim = text.head_dim
     except Exception:  # heterogeneous configs (per-layer head_dim) refuse a global read
@@ -261,7 +262,29 @@ def _head_dim_source(config_name: str, text: Any) -> dict[str, Any] | None:
             if _field_default(type(text), key) is None and (factor := _hidden_factor(config_name, text, key)) != 1:
                 source["hidden_factor"] = factor  # Zamba2: attention_head_dim = 2 * hidden_size // heads
             return source
+    return _summed_source(config_name, text, dim)
+
+
+def _summed_source(config_name: str, text: Any, dim: int) -> dict[str, Any] | None:
+    """Two keys the config class adds into ``head_dim`` (``{"key": a, "plus": [b]}``): each moves
+    ``head_dim`` by its own change, and both by the two changes' sum (Mistral 4's
+    ``qk_nope_head_dim + qk_rope_head_dim``, configuration_mistral4.py:131)."""
+    ints = {key: value for key, value in sorted(text.to_dict().items())
+            if key != "head_dim" and isinstance(value, int) and not isinstance(value, bool) and 0 < value < dim}
+    for first, second in itertools.combinations(ints, 2):
+        if ints[first] + ints[second] != dim:
+            continue
+        moves = ({first: ints[first] + 2}, {second: ints[second] + 4},
+                 {first: ints[first] + 2, second: ints[second] + 4})
+        if [getattr(_built(config_name, text, **m), "head_dim", None) for m in moves] == [dim + 2, dim + 4, dim + 6]:
+            over = _built(config_name, text, **moves[2], head_dim=dim + 10)  # a head_dim given: does the sum win?
+            return {"key": first, "plus": [second], "over_head_dim": getattr(over, "head_dim", None) == dim + 6}
     return None
+
+
+def head_dim_keys(source: dict[str, Any] | None) -> list[str]:
+    """The keys a ``head_dim_from`` entry reads (a config.json may leave them to the class defaults)."""
+    return [source["key"], *source.get("plus", ())] if source else []
 
 
 def _hidden_factor(config_name: str, text: Any, key: str) -> int | None:

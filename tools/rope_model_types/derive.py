@@ -272,7 +272,7 @@ def derive(model_type: str, config_name: str) -> dict[str, Any] | None:
     entry.update(probes.per_layer_head_dim(config_name, text))
     entry.update(dependence.defaults_dependence(config_name, text, entry))
     entry.update(windows.windows(config_name, text, source))  # which layers attend within a window
-    for key in ((entry.get("head_dim_from") or {}).get("key"), entry.get("rotated_width_key")):
+    for key in (*classes.head_dim_keys(entry.get("head_dim_from")), entry.get("rotated_width_key")):
         if key and (value := _field_default(type(text), key)) is not None:  # what a config.json may leave out
             entry.setdefault("field_defaults", {})[key] = value
     entry.update(classes.attribute_names(type(text), _MAPPED_KEYS))  # DBRX's d_model; HunYuan-VL's legacy names

@@ -66,10 +66,8 @@
     let source = get(found, "head_dim_from");
     if (!P.truthy(found) && get(config, "qk_rope_head_dim") !== null) source = { key: "qk_rope_head_dim", over_head_dim: true };
     const given = tableGet(found, config, "head_dim");
-    const value = P.truthy(source) ? field(found, config, source.key) : null; // the class default if left out
-    if (P.truthy(source) && value !== null && (source.over_head_dim || given === null)) {
-      return P.checkInt(`config[${repr(source.key)}]`, value, { minimum: 2, maximum: S.MAX_ROPE_DIM });
-    }
+    const value = P.truthy(source) ? fromKeys(config, found, source) : null;
+    if (P.truthy(source) && value !== null && (source.over_head_dim || given === null)) return value;
     const dim = field(found, config, "head_dim");
     if (dim !== null) return P.checkInt("config['head_dim']", dim, { minimum: 2, maximum: S.MAX_ROPE_DIM });
     const names = get(found, "attribute_map") || {};
@@ -92,6 +90,18 @@
         `must be <= ${S.MAX_ROPE_DIM}, got ${width} / ${heads} = ${width / heads}`);
     }
     return width / heads;
+  }
+
+  /** The head width the class takes from source's key, or adds from its keys (Mistral 4's
+   * qk_nope_head_dim + qk_rope_head_dim); a key left out has its class default (null: one has none). */
+  function fromKeys(config, found, source) {
+    const keys = [source.key, ...(get(source, "plus") || [])];
+    const values = keys.map((key) => field(found, config, key));
+    if (values.some((value) => value === null)) return null;
+    if (keys.length === 1) return P.checkInt(`config[${repr(keys[0])}]`, values[0], { minimum: 2, maximum: S.MAX_ROPE_DIM });
+    const total = keys.reduce((sum, key, i) =>
+      sum + P.checkInt(`config[${repr(key)}]`, values[i], { minimum: 0, maximum: S.MAX_ROPE_DIM }), 0);
+    return P.checkInt(keys.map((key) => `config[${repr(key)}]`).join(" + "), total, { minimum: 2, maximum: S.MAX_ROPE_DIM });
   }
 
   /** The head_dim one entry of Gemma 4's per_layer_config sets (null: it sets none). */
