@@ -10,7 +10,10 @@ rotated, where transformers has 128 and 64). The table's ``head_dim_from`` now c
 (``{"key": a, "plus": [b]}``), derived by tools/rope_model_types/classes._summed_source: each key
 moves ``head_dim`` by its own change and both by their sum. A ``head_dim`` the config gives is kept
 by the class (set from the leftover arguments after the sum, configuration_utils.py:500-504), so the
-sum does not win over it (``over_head_dim`` false), and read_config reads the given one.
+sum does not win over it (``over_head_dim`` false); the rotary module then builds its frequencies
+from the given one while the attention's heads stay the sum wide (modeling_mistral4.py:379, 450-457),
+and the model fails where the two differ: read_config reads a given ``head_dim`` equal to the sum and
+refuses another (it had read one of 96 as 96 wide, 48 turned).
 """
 
 from __future__ import annotations
@@ -36,8 +39,11 @@ CASES = {
                                        if k != "rope_parameters"},
     "two heads (hidden / heads is the sum)": mistral4(0.5),
     "head_dim given as the sum": mistral4(0.5, head_dim=128, **FOUR_HEADS),
-    "head_dim given, not the sum": mistral4(0.5, head_dim=96),
 }
+OTHER_HEAD_DIM = mistral4(0.5, head_dim=96)
+REFUSED = [OTHER_HEAD_DIM, mistral4(0.5, **FOUR_HEADS, qk_nope_head_dim=-2),
+           mistral4(0.5, **FOUR_HEADS, qk_nope_head_dim=0, qk_rope_head_dim=0),
+           mistral4(0.5, **FOUR_HEADS, qk_rope_head_dim=1.5)]
 
 
 def live(config: dict[str, Any]) -> tuple[int, int]:
@@ -76,11 +82,14 @@ def test_the_sum_is_what_transformers_runs() -> None:
     assert (layer.dim, layer.rotary_dim) == (128, 64)
 
 
-def test_a_head_dim_given_wins_over_the_sum() -> None:
-    config = CASES["head_dim given, not the sum"]
-    assert live(config) == (96, 24)  # the class keeps 96: its rotary module builds 96 * 0.5 / 2 frequencies
-    (layer,) = read_config(config).layers.values()
-    assert (layer.dim, layer.rotary_dim) == (96, 48)
+def test_a_head_dim_given_other_than_the_sum_is_refused() -> None:
+    assert live(OTHER_HEAD_DIM) == (96, 24)  # the class keeps 96: its rotary module builds 96 * 0.5 / 2 frequencies
+    with pytest.raises(RuntimeError, match="must match the size"):  # the attention turns 64 features of 128
+        run_model(OTHER_HEAD_DIM)
+    words = (r"config\['head_dim'\] is 96, but transformers' attention for this model type has heads "
+             r"config\['qk_nope_head_dim'\] \+ config\['qk_rope_head_dim'\] = 128 wide")
+    with pytest.raises(ValueError, match=words):
+        read_config(OTHER_HEAD_DIM)
 
 
 @pytest.mark.parametrize(("more", "words"), [
@@ -96,10 +105,14 @@ def test_bad_widths_are_refused_by_name(more: dict[str, Any], words: str) -> Non
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="needs node to run the site's JavaScript")
 def test_the_browser_port_reads_alike(tmp_path: Path) -> None:
-    from tests.test_explorer_ports import port_against_posenc
-    configs = [*CASES.values(), mistral4(0.5, **FOUR_HEADS, qk_nope_head_dim=-2),
-               mistral4(0.5, **FOUR_HEADS, qk_nope_head_dim=0, qk_rope_head_dim=0),
-               mistral4(0.5, **FOUR_HEADS, qk_rope_head_dim=1.5)]
-    problems, outcomes = port_against_posenc(tmp_path, [(json.dumps(c), None, None) for c in configs])
+    from tests.site.check_inspector import API_READING, posenc_reading
+    from tests.test_explorer_ports import port_against_posenc, run_js
+    configs = [*CASES.values(), *REFUSED]
+    cases = [(json.dumps(c), None, None) for c in configs]
+    problems, outcomes = port_against_posenc(tmp_path, cases)
     assert not problems, "\n".join(problems[:10])
-    assert outcomes == [True] * len(CASES) + [False] * 3
+    assert outcomes == [True] * len(CASES) + [False] * len(REFUSED)
+    # the refusals' words themselves, not only their kinds
+    theirs = run_js(tmp_path, API_READING.replace("([cases])", "(cases)"), cases[len(CASES):])
+    assert isinstance(theirs, list)
+    assert [json.loads(t)["error"] for t in theirs] == [posenc_reading(*c)["error"] for c in cases[len(CASES):]]

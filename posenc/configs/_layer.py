@@ -71,7 +71,7 @@ def _head_dim(config: Mapping[str, Any], found: ModelTypeEntry, layer_type: str 
     if not found and config.get("qk_rope_head_dim") is not None:  # a model type transformers lacks: MLA's name
         source = {"key": "qk_rope_head_dim", "over_head_dim": True}
     given = table.get(found, config, "head_dim")
-    value = _from_keys(config, found, source) if source else None
+    value = _from_keys(config, found, source, given) if source else None
     if source and value is not None and (source["over_head_dim"] or given is None):
         return value
     head_dim = table.field(found, config, "head_dim")
@@ -95,10 +95,12 @@ def _head_dim(config: Mapping[str, Any], found: ModelTypeEntry, layer_type: str 
                          f"must be <= {MAX_ROPE_DIM}, got {width} / {heads} = {width // heads}")
     return width // heads
 
-def _from_keys(config: Mapping[str, Any], found: ModelTypeEntry, source: HeadDimFrom) -> int | None:
+def _from_keys(config: Mapping[str, Any], found: ModelTypeEntry, source: HeadDimFrom, given: object) -> int | None:
     """The head width the class takes from ``source``'s key, or adds from its keys (Mistral 4's
     ``qk_nope_head_dim + qk_rope_head_dim``, configuration_mistral4.py:131); a key left out has
-    its class default (None: one has none)."""
+    its class default (None: one has none). A ``head_dim`` given beside a sum the class keeps for
+    its rotary module (modeling_mistral4.py:99) while its attention's heads stay the sum wide
+    (modeling_mistral4.py:379, 457): a config where the two differ is refused."""
     keys = [source["key"], *source.get("plus", ())]
     values = [table.field(found, config, key) for key in keys]
     if any(value is None for value in values):
@@ -107,7 +109,14 @@ def _from_keys(config: Mapping[str, Any], found: ModelTypeEntry, source: HeadDim
         return check_int(f"config[{keys[0]!r}]", values[0], minimum=2, maximum=MAX_ROPE_DIM)
     total = sum(check_int(f"config[{key!r}]", value, minimum=0, maximum=MAX_ROPE_DIM)
                 for key, value in zip(keys, values))
-    return check_int(" + ".join(f"config[{key!r}]" for key in keys), total, minimum=2, maximum=MAX_ROPE_DIM)
+    shown = " + ".join(f"config[{key!r}]" for key in keys)
+    width = check_int(shown, total, minimum=2, maximum=MAX_ROPE_DIM)
+    kept = None if given is None else check_int("config['head_dim']", given, minimum=2, maximum=MAX_ROPE_DIM)
+    if kept is not None and kept != width and not source["over_head_dim"]:
+        raise ValueError(f"config['head_dim'] is {kept}, but transformers' attention for this model type has heads "
+                         f"{shown} = {width} wide; its rotary module takes head_dim (the config class keeps the one "
+                         f"given), so the two disagree: leave 'head_dim' out or give it as {width}")
+    return width
 
 def _override(key: object, value: object) -> int | None:
     """The head_dim one entry of Gemma 4's per_layer_config sets (None: it sets none)."""

@@ -66,7 +66,7 @@
     let source = get(found, "head_dim_from");
     if (!P.truthy(found) && get(config, "qk_rope_head_dim") !== null) source = { key: "qk_rope_head_dim", over_head_dim: true };
     const given = tableGet(found, config, "head_dim");
-    const value = P.truthy(source) ? fromKeys(config, found, source) : null;
+    const value = P.truthy(source) ? fromKeys(config, found, source, given) : null;
     if (P.truthy(source) && value !== null && (source.over_head_dim || given === null)) return value;
     const dim = field(found, config, "head_dim");
     if (dim !== null) return P.checkInt("config['head_dim']", dim, { minimum: 2, maximum: S.MAX_ROPE_DIM });
@@ -93,15 +93,25 @@
   }
 
   /** The head width the class takes from source's key, or adds from its keys (Mistral 4's
-   * qk_nope_head_dim + qk_rope_head_dim); a key left out has its class default (null: one has none). */
-  function fromKeys(config, found, source) {
+   * qk_nope_head_dim + qk_rope_head_dim); a key left out has its class default (null: one has none).
+   * A head_dim given beside a sum feeds the rotary module while the attention's heads stay the sum
+   * wide: a config where the two differ is refused. */
+  function fromKeys(config, found, source, given) {
     const keys = [source.key, ...(get(source, "plus") || [])];
     const values = keys.map((key) => field(found, config, key));
     if (values.some((value) => value === null)) return null;
     if (keys.length === 1) return P.checkInt(`config[${repr(keys[0])}]`, values[0], { minimum: 2, maximum: S.MAX_ROPE_DIM });
     const total = keys.reduce((sum, key, i) =>
       sum + P.checkInt(`config[${repr(key)}]`, values[i], { minimum: 0, maximum: S.MAX_ROPE_DIM }), 0);
-    return P.checkInt(keys.map((key) => `config[${repr(key)}]`).join(" + "), total, { minimum: 2, maximum: S.MAX_ROPE_DIM });
+    const shown = keys.map((key) => `config[${repr(key)}]`).join(" + ");
+    const width = P.checkInt(shown, total, { minimum: 2, maximum: S.MAX_ROPE_DIM });
+    const kept = given === null ? null : P.checkInt("config['head_dim']", given, { minimum: 2, maximum: S.MAX_ROPE_DIM });
+    if (kept !== null && kept !== width && !source.over_head_dim) {
+      throw valueError(`config['head_dim'] is ${kept}, but transformers' attention for this model type has heads ` +
+        `${shown} = ${width} wide; its rotary module takes head_dim (the config class keeps the one ` +
+        `given), so the two disagree: leave 'head_dim' out or give it as ${width}`);
+    }
+    return width;
   }
 
   /** The head_dim one entry of Gemma 4's per_layer_config sets (null: it sets none). */
