@@ -147,3 +147,17 @@ def differences(config: dict[str, Any]) -> list[str]:
         if not torch.equal(a, b):
             out.append(f"layer {index}: posenc sees {a.sum(1).tolist()} keys per query, transformers {b.sum(1).tolist()}")
     return out
+
+
+def later_token_moves_an_earlier_one(live: Any, implementation: str, padded: bool) -> bool:
+    """Whether, in a tiny model built from the transformers config ``live``, token 1's output moves when
+    the last of five tokens changes (a batch with or without a padded first token)."""
+    import transformers
+
+    torch.manual_seed(0)
+    model = transformers.AutoModel.from_config(live, attn_implementation=implementation).eval()
+    mask = torch.tensor([[0 if padded else 1, 1, 1, 1, 1]])
+    with torch.no_grad():
+        one, two = (model(input_ids=torch.tensor([[5, 6, 7, 8, last]]), attention_mask=mask).last_hidden_state[0, 1]
+                    for last in (9, 10))
+    return not torch.allclose(one, two, atol=1e-6)

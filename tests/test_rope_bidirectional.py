@@ -106,19 +106,13 @@ def test_gemma4_all_bidirectional_windows_as_transformers_masks_them(model_type:
 def _first_tokens_see_later_ones(name: str, implementation: str, padded: bool) -> bool:
     """Whether, in a tiny model of ``name`` with use_bidirectional_attention, token 1's output moves
     when the last token changes (a batch with or without a padded first token)."""
-    from tests.rope_windows_live import _NARROW
+    from tests.rope_windows_live import _NARROW, later_token_moves_an_earlier_one
 
     keys = ("hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim", "intermediate_size", "vocab_size",
             "pad_token_id", "bos_token_id", "eos_token_id")
     live = getattr(transformers, name)(num_hidden_layers=2, use_bidirectional_attention=True,
                                        **{k: _NARROW[k] for k in keys})
-    torch.manual_seed(0)
-    model = transformers.AutoModel.from_config(live, attn_implementation=implementation).eval()
-    mask = torch.tensor([[0 if padded else 1, 1, 1, 1, 1]])
-    with torch.no_grad():
-        one, two = (model(input_ids=torch.tensor([[5, 6, 7, 8, last]]), attention_mask=mask).last_hidden_state[0, 1]
-                    for last in (9, 10))
-    return not torch.allclose(one, two, atol=1e-6)
+    return later_token_moves_an_earlier_one(live, implementation, padded)
 
 
 @pytest.mark.parametrize(("name", "model_type"), [("GemmaConfig", "gemma"), ("Gemma2Config", "gemma2")])

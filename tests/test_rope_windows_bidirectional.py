@@ -125,17 +125,11 @@ def test_is_causal_false_as_transformers_masks_it(name: str) -> None:
 
 def _later_token_moves_an_earlier_one(implementation: str, padded: bool) -> bool:
     """Whether, in a tiny Llama with is_causal false, token 1's output moves when the last token changes."""
-    from tests.rope_windows_live import _NARROW
+    from tests.rope_windows_live import _NARROW, later_token_moves_an_earlier_one
 
     keys = ("hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim", "intermediate_size", "vocab_size")
     live = transformers.LlamaConfig(num_hidden_layers=2, is_causal=False, **{k: _NARROW[k] for k in keys})
-    torch.manual_seed(0)
-    model = transformers.AutoModel.from_config(live, attn_implementation=implementation).eval()
-    mask = torch.tensor([[0 if padded else 1, 1, 1, 1, 1]])
-    with torch.no_grad():
-        one, two = (model(input_ids=torch.tensor([[5, 6, 7, 8, last]]), attention_mask=mask).last_hidden_state[0, 1]
-                    for last in (9, 10))
-    return not torch.allclose(one, two, atol=1e-6)
+    return later_token_moves_an_earlier_one(live, implementation, padded)
 
 
 def test_is_causal_false_opens_eager_and_sdpa_alike() -> None:
