@@ -79,24 +79,32 @@ def _inv_freq(rotary: Any, layer_type: str | None) -> torch.Tensor | None:
 
 
 def _apply(function: Any, q: torch.Tensor, k: torch.Tensor, tables: Any) -> tuple[torch.Tensor, torch.Tensor] | None:
-    """Call a rotation function of any of the signatures transformers uses; the rotated q and k."""
-    names = list(inspect.signature(function).parameters)
+    """Call a rotation function of any of the signatures transformers uses; the rotated q and k
+    (None for a signature it does not know and for a failure alike)."""
     try:
-        if isinstance(tables, torch.Tensor):  # complex freqs_cis (Llama 4, DeepSeek-V2)
-            out = function(q, k, tables.to(torch.complex128) if tables.is_complex() else tables)
-        elif names[:4] in (["q", "k", "cos", "sin"], ["xq", "xk", "cos", "sin"]):
-            out = function(q, k, *tables)
-        elif names[:3] in (["x", "cos", "sin"], ["hidden_states", "cos", "sin"]):
-            out = function(q, *tables), function(k, *tables)
-        elif names[:3] == ["tensor", "sin", "cos"]:  # GPT-J, CodeGen: [batch, seq, heads, dim]
-            cos, sin = tables
-            out = tuple(function(t.transpose(1, 2), sin, cos).transpose(1, 2) for t in (q, k))
-        else:
-            return None
+        return _call_rotation(function, q, k, tables)
     except Exception:
         if isinstance(tables, torch.Tensor) and q.shape[1] != q.shape[2]:  # [batch, seq, heads, dim] (Llama 4)
             pair = _apply(function, q.transpose(1, 2), k.transpose(1, 2), tables)
             return None if pair is None else (pair[0].transpose(1, 2), pair[1].transpose(1, 2))
+        return None
+
+
+def _call_rotation(function: Any, q: torch.Tensor, k: torch.Tensor, tables: Any,
+                   gpt_j: bool = True) -> tuple[torch.Tensor, torch.Tensor] | None:
+    """The rotated q and k from ``function`` in the signatures transformers uses (``gpt_j``: also
+    GPT-J's and CodeGen's ``(tensor, sin, cos)``), None for another; its errors let through."""
+    names = list(inspect.signature(function).parameters)
+    if isinstance(tables, torch.Tensor):  # complex freqs_cis (Llama 4, DeepSeek-V2)
+        out = function(q, k, tables.to(torch.complex128) if tables.is_complex() else tables)
+    elif names[:4] in (["q", "k", "cos", "sin"], ["xq", "xk", "cos", "sin"]):
+        out = function(q, k, *tables)
+    elif names[:3] in (["x", "cos", "sin"], ["hidden_states", "cos", "sin"]):
+        out = function(q, *tables), function(k, *tables)
+    elif gpt_j and names[:3] == ["tensor", "sin", "cos"]:  # GPT-J, CodeGen: [batch, seq, heads, dim]
+        cos, sin = tables
+        out = tuple(function(t.transpose(1, 2), sin, cos).transpose(1, 2) for t in (q, k))
+    else:
         return None
     return (out[0], out[1]) if isinstance(out, tuple) and len(out) >= 2 else None
 

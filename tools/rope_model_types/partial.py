@@ -138,24 +138,16 @@ def _outcome(function: Any, control: Any, narrow: Any, width: int, narrow_freq: 
 
 
 def _call(function: Any, q: torch.Tensor, k: torch.Tensor, tables: Any, transposed: bool) -> Any:
-    """The rotated q and k from ``function`` in the signatures the attention classes use (None for
-    another), its errors let through (``modeling._apply`` answers None for a failure and for a
-    signature it does not know alike)."""
-    import inspect
-    names = list(inspect.signature(function).parameters)
+    """The rotated q and k from ``function`` (``modeling._call_rotation``: None for a signature it
+    does not know), its errors let through (``modeling._apply`` answers None for a failure and for
+    a signature it does not know alike), with the heads and positions swapped if ``transposed``."""
+    from tools.rope_model_types.modeling import _call_rotation
     if transposed:
         q, k = q.transpose(1, 2), k.transpose(1, 2)
-    if isinstance(tables, torch.Tensor):  # complex freqs_cis (Llama 4, DeepSeek-V2)
-        out = function(q, k, tables.to(torch.complex128) if tables.is_complex() else tables)
-    elif names[:4] in (["q", "k", "cos", "sin"], ["xq", "xk", "cos", "sin"]):
-        out = function(q, k, *tables)
-    elif names[:3] in (["x", "cos", "sin"], ["hidden_states", "cos", "sin"]):
-        out = function(q, *tables), function(k, *tables)
-    else:
+    out = _call_rotation(function, q, k, tables, gpt_j=False)
+    if out is None:
         return None
-    if not (isinstance(out, tuple) and len(out) >= 2):
-        return None
-    return (out[0].transpose(1, 2), out[1].transpose(1, 2)) if transposed else (out[0], out[1])
+    return (out[0].transpose(1, 2), out[1].transpose(1, 2)) if transposed else out
 
 
 def _scale(tables: Any) -> float:
