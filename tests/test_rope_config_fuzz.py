@@ -253,7 +253,7 @@ def test_a_null_layer_entry_where_transformers_reads_no_nope_is_an_error() -> No
         params = {"full_attention": {"rope_type": "default", "rope_theta": 1e6},
                   "sliding_attention": {"rope_type": "default", "rope_theta": 1e4}, layer_type: None}
         with pytest.raises(ValueError, match=rf"config\['rope_parameters'\]\['{layer_type}'\] is None"):
-            read_config({"model_type": model_type, **SMALL, "layer_types": ["full_attention", "sliding_attention"],
+            read_config({"model_type": model_type, **SMALL, "layer_types": ["full_attention", "sliding_attention"] * 3,
                          "rope_parameters": params})
 
 

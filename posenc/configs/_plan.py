@@ -256,11 +256,16 @@ PADDED_LAYERS = {"step3p5": "num_nextn_predict_layers"}
 
 
 def _counted(config: Mapping[str, Any], model_type: str | None, types: list[str], layers: int) -> list[str]:
-    """The given layer types as the class keeps them (`PADDED_LAYERS`: the padding trimmed)."""
+    """The given layer types as the class keeps them (`PADDED_LAYERS`: the padding trimmed); one per
+    layer where the layers are counted, as transformers' config classes check (validate_layer_type,
+    configuration_utils.py:703-718)."""
     pad = PADDED_LAYERS.get(model_type or "")
     extra = config.get(pad) if pad else None
     if isinstance(extra, int) and not isinstance(extra, bool) and extra > 0 and len(types) == layers + extra:
         return types[:layers]
+    if layers and len(types) != layers:
+        raise ValueError(f"config['layer_types'] must have one entry per layer ({layers}, "
+                         f"num_hidden_layers), got {len(types)}: {types!r:.80}")
     return types
 
 

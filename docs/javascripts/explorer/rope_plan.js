@@ -124,11 +124,15 @@
   // posenc/configs/_plan.py PADDED_LAYERS: Step 3.7 trims layer lists padded with num_nextn_predict_layers entries
   const PADDED_LAYERS = { step3p5: "num_nextn_predict_layers" };
 
-  /** _counted: the given layer types as the class keeps them (PADDED_LAYERS: the padding trimmed). */
+  /** _counted: the given layer types as the class keeps them (PADDED_LAYERS: the padding trimmed), one per layer. */
   function counted(config, modelType, types, layers) {
     const pad = typeof modelType === "string" && P.has(PADDED_LAYERS, modelType) ? PADDED_LAYERS[modelType] : null;
     const extra = pad !== null ? get(config, pad) : null;
     if (P.isInt(extra) && P.toNumber(extra) > 0 && types.length === layers + P.toNumber(extra)) return types.slice(0, layers);
+    if (layers && types.length !== layers) {
+      throw valueError(`config['layer_types'] must have one entry per layer (${layers}, ` +
+        `num_hidden_layers), got ${types.length}: ${P.reprCut(types, 80)}`);
+    }
     return types;
   }
 
