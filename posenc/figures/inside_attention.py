@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import torch
 from matplotlib.figure import Figure
+from matplotlib.layout_engine import ConstrainedLayoutEngine
 
 from posenc.experiments import hybrid, inside
 from posenc.figures import figure
@@ -80,8 +81,9 @@ def example_patterns() -> dict[str, torch.Tensor]:
 def inside_attention_patterns() -> Figure:
     patterns = example_patterns()
     fig, axes = new_figure(2, 2, height=8.2, narrow_height=12.3)
-    if narrow():  # stacked: room between a panel's "key" label and the next panel's title
-        fig.get_layout_engine().set(h_pad=0.12)
+    engine = fig.get_layout_engine()
+    if narrow() and isinstance(engine, ConstrainedLayoutEngine):  # new_figure's: constrained layout
+        engine.set(h_pad=0.12)  # stacked: room between a panel's "key" label and the next panel's title
     n = len(SENTENCE)
     mask = np.triu(np.ones((n, n)), 1) > 0
     for ax, (name, weights) in zip(np.asarray(axes).ravel(), patterns.items()):
