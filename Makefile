@@ -49,7 +49,7 @@ test: install
 	$(PYTEST) $(REDERIVATION)
 	$(VENV)/bin/mypy
 	$(VENV)/bin/mkdocs build --strict --site-dir site
-	POSENC_SITE_DIR=site $(PYTEST) tests/test_search.py
+	POSENC_SITE_DIR=site $(PYTEST) tests/test_search.py tests/test_model_api_page.py
 
 # The quick loop (about two minutes): unit and property tests, docs and docstring examples; no
 # site builds, studies, figure renders, notebooks or re-derivation (the `slow` ones: conftest.py).
