@@ -8,6 +8,7 @@ a marker is the mean over the seeds and its bar spans the lowest to the highest 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import torch
@@ -18,9 +19,8 @@ from posenc.alibi import alibi_slopes
 from posenc.cope import contextual_positions
 from posenc.experiments import length_extrapolation, retrieval
 from posenc.figures import figure
-from posenc.figures._layout import narrow
 from posenc.figures._style import method_colour, method_style, new_figure, palette
-from posenc.figures.experiments import _length_axis, _log_ticks
+from posenc.figures.experiments import StudyPanel, study_line, text_and_retrieval
 from posenc.fire import FireBias
 from posenc.kerple import KerpleBias
 from posenc.randomized import randomized_positions
@@ -45,32 +45,15 @@ REFERENCES = ("rope", "alibi")
          "the five, RoPE far more. Means over three seeds with bars from the lowest to the highest seed."),
 )
 def beyond_alibi_measured() -> Figure:
-    fig, axes = new_figure(1, 2, height=4.6)
-    methods = (*REFERENCES, *MEASURED)
-    for ax, results, metric in ((axes[0], length_extrapolation.load_results(), "perplexity"),
-                                (axes[1], retrieval.load_results(), "accuracy")):
-        lengths = results["eval_lengths"]
-        for i, method in enumerate(methods):
-            entry = results["methods"][method]
-            mean, low, high = (np.asarray(entry[k], dtype=float) for k in (metric, f"{metric}_min", f"{metric}_max"))
-            xs = [n * 1.025 ** (i - (len(methods) - 1) / 2) for n in lengths]  # sideways, so the bars stay apart
-            style = {**method_style(method), "ls": "--", "lw": 1.1} if method in REFERENCES else \
-                {**method_style(method), "lw": 1.8}
-            ax.errorbar(xs, mean, yerr=[mean - low, high - mean], markersize=5, capsize=3, elinewidth=1.0, **style)
-        _length_axis(ax, lengths, "characters" if metric == "perplexity" else "tokens",
-                     results["config"]["train_length"])
-        if metric == "perplexity":
-            _log_ticks(ax, [v for m in methods for v in (*results["methods"][m]["perplexity_min"],
-                                                         *results["methods"][m]["perplexity_max"])])
-    axes[0].set_ylabel("perplexity (log scale)")
-    axes[0].set_title("Language model")
-    axes[1].set_ylim(0, 1.05)
-    axes[1].set_ylabel("MQAR accuracy")
-    axes[1].set_title("Retrieval")
-    handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncols=2 if narrow() else 4, frameon=False,
-               handletextpad=0.3, columnspacing=1.0)
-    return fig
+    return text_and_retrieval(_measured_panel(length_extrapolation.load_results()),
+                              _measured_panel(retrieval.load_results()), height=4.6)
+
+
+def _measured_panel(results: dict[str, Any]) -> StudyPanel:
+    """The references, then the chapter's five methods, from one task's results of the study."""
+    rows = [(results["methods"][m], study_line(method_style(m), reference=m in REFERENCES))
+            for m in (*REFERENCES, *MEASURED)]
+    return rows, results["eval_lengths"], results["config"]["train_length"]
 
 
 def same_vector_scores(dim: int, distances: torch.Tensor, *, scale_base: float) -> torch.Tensor:

@@ -20,6 +20,7 @@ from matplotlib.lines import Line2D
 from posenc.experiments import context_extension, inference_windows, retrieval
 from posenc.experiments.length_extrapolation import load_results
 from posenc.figures import figure
+from posenc.figures._layout import narrow
 from posenc.figures._style import FONT, line_colours, method_style, new_figure, palette
 
 #: The two panels of the per-method figures: the methods of the first edition, and those after ALiBi.
@@ -29,14 +30,51 @@ GROUPS = {
 }
 
 
-def _spread_line(ax: Axes, xs: list[int], entry: dict[str, Any], metric: str, method: str,
-                 offset: float = 1.0) -> None:
-    """One method's mean with min–max bars, at the lengths where it was scored."""
+#: A row of a study panel: one method's results entry (the metric's mean, min and max at each
+#: length) and the style of its line (colour, marker, label, width, ...).
+StudyRow = tuple[dict[str, Any], dict[str, Any]]
+#: A panel of `text_and_retrieval`: its rows, the evaluated lengths and the training length.
+StudyPanel = tuple[list[StudyRow], list[int], int]
+
+
+def _spread_line(ax: Axes, xs: list[int], entry: dict[str, Any], metric: str, style: dict[str, Any],
+                 offset: float = 1.0, elinewidth: float = 1.2) -> None:
+    """One row's mean with min–max bars, at the lengths where it was scored."""
     points = [(x * offset, m, lo, hi) for x, m, lo, hi in
               zip(xs, entry[metric], entry[f"{metric}_min"], entry[f"{metric}_max"]) if m is not None]
     x, mean, low, high = (np.asarray(v, dtype=float) for v in zip(*points))
-    style = method_style(method)
-    ax.errorbar(x, mean, yerr=[mean - low, high - mean], markersize=5, capsize=3, lw=1.6, elinewidth=1.2, **style)
+    ax.errorbar(x, mean, yerr=[mean - low, high - mean], markersize=5, capsize=3, elinewidth=elinewidth, **style)
+
+
+def study_line(style: dict[str, Any], *, reference: bool = False) -> dict[str, Any]:
+    """``style`` for a row of `text_and_retrieval`: a study's own methods bold, the references
+    they are set beside thinner and dashed."""
+    return {**style, "ls": "--", "lw": 1.1} if reference else {**style, "lw": 1.8}
+
+
+def text_and_retrieval(text: StudyPanel, recall: StudyPanel, *, height: float, title_suffix: str = "",
+                       chance: float | None = None) -> Figure:
+    """A study's two panels against evaluation length: perplexity on text (left, log scale) and
+    MQAR accuracy (right; the chance level dotted where ``chance`` is given), the legend below.
+    Each row's lengths are set a little sideways, in the order of the rows, so the bars stay apart."""
+    fig, axes = new_figure(1, 2, height=height)
+    for ax, (rows, lengths, train_length), metric in ((axes[0], text, "perplexity"), (axes[1], recall, "accuracy")):
+        for i, (entry, style) in enumerate(rows):
+            _spread_line(ax, lengths, entry, metric, style, offset=1.025 ** (i - (len(rows) - 1) / 2), elinewidth=1.0)
+        _length_axis(ax, lengths, "characters" if metric == "perplexity" else "tokens", train_length)
+        if metric == "perplexity":
+            _log_ticks(ax, [v for entry, _ in rows for v in (*entry["perplexity_min"], *entry["perplexity_max"])])
+    axes[0].set_ylabel("perplexity (log scale)")
+    axes[0].set_title(f"Language model{title_suffix}")
+    axes[1].set_ylim(0, 1.05)
+    if chance is not None:
+        axes[1].axhline(chance, color=palette().muted, lw=1, ls=":")
+    axes[1].set_ylabel("MQAR accuracy")
+    axes[1].set_title(f"Retrieval{title_suffix}")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=2 if narrow() else 4, frameon=False,
+               handletextpad=0.3, columnspacing=1.0)
+    return fig
 
 
 def _length_axis(ax: Axes, lengths: list[int], unit: str, train_length: int | None = None) -> None:
@@ -86,7 +124,8 @@ def length_extrapolation() -> Figure:
     for (title, group), ax in zip(GROUPS.items(), axes):
         for i, method in enumerate(group):
             # a small sideways offset per method keeps the min–max bars apart
-            _spread_line(ax, lengths, results["methods"][method], "perplexity", method, offset=1.025 ** (i - 2.5))
+            _spread_line(ax, lengths, results["methods"][method], "perplexity", {**method_style(method), "lw": 1.6},
+                         offset=1.025 ** (i - 2.5))
         _length_axis(ax, lengths, "characters", results["config"]["train_length"])
         ax.set_title(title)
         _log_ticks(ax, [v for e in results["methods"].values() for v in

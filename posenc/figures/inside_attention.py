@@ -29,7 +29,7 @@ from posenc.experiments import hybrid, inside
 from posenc.figures import figure
 from posenc.figures._layout import narrow
 from posenc.figures._style import method_colour, method_style, new_figure, palette, show_matrix
-from posenc.figures.experiments import _length_axis, _log_ticks
+from posenc.figures.experiments import StudyPanel, study_line, text_and_retrieval
 from posenc.forgetting import forgetting_bias
 from posenc.path_attention import path_logits
 from posenc.pope import PolarEmbedding
@@ -115,19 +115,20 @@ def _reference_style(method: str) -> dict[str, Any]:
         style = {"color": method_colour(RNOPE_SWA_COLOUR), "marker": RNOPE_SWA_MARKER, "label": "RNoPE-SWA"}
     else:
         style = method_style(method)
-    return {**style, "ls": "--", "lw": 1.1}
+    return study_line(style, reference=True)
 
 
-def _study_rows(task: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """(entry, style) for the references of the hybrid study (the table's first rows,
-    `posenc.experiments.inside.REFERENCE_ROWS`) and the rows of the inside study."""
+def _study_panel(task: str) -> StudyPanel:
+    """The references of the hybrid study (the table's first rows,
+    `posenc.experiments.inside.REFERENCE_ROWS`), then the rows of the inside study, for ``task``."""
     rows = []
     for method in inside.REFERENCE_ROWS:
         rows.append((hybrid.load_results(task)["methods"][method], _reference_style(method)))
     for method, entry in inside.load_results(task)["methods"].items():
         label, colour, marker = STUDY_STYLES[method]
-        rows.append((entry, {"color": palette().cycle[colour], "marker": marker, "label": label, "lw": 1.8}))
-    return rows
+        rows.append((entry, study_line({"color": palette().cycle[colour], "marker": marker, "label": label})))
+    lengths = inside.load_results(task)["eval_lengths"]
+    return rows, lengths, lengths[0]
 
 
 @figure(
@@ -139,24 +140,5 @@ def _study_rows(task: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
          "means over three seeds with bars from the lowest to the highest seed."),
 )
 def inside_attention_study() -> Figure:
-    fig, axes = new_figure(1, 2, height=4.8)
-    for ax, task, metric in ((axes[0], "lm", "perplexity"), (axes[1], "retrieval", "accuracy")):
-        rows = _study_rows(task)
-        lengths = inside.load_results(task)["eval_lengths"]
-        for i, (entry, style) in enumerate(rows):
-            mean, low, high = (np.asarray(entry[k], dtype=float) for k in (metric, f"{metric}_min", f"{metric}_max"))
-            xs = [n * 1.025 ** (i - (len(rows) - 1) / 2) for n in lengths]  # sideways, so the bars stay apart
-            ax.errorbar(xs, mean, yerr=[mean - low, high - mean], markersize=5, capsize=3, elinewidth=1.0, **style)
-        _length_axis(ax, lengths, "characters" if task == "lm" else "tokens", lengths[0])
-        if task == "lm":
-            _log_ticks(ax, [v for entry, _ in rows for v in (*entry["perplexity_min"], *entry["perplexity_max"])])
-    axes[0].set_ylabel("perplexity (log scale)")
-    axes[0].set_title("Language model, 4 layers")
-    axes[1].set_ylim(0, 1.05)
-    axes[1].axhline(inside.load_results("retrieval")["chance"], color=palette().muted, lw=1, ls=":")
-    axes[1].set_ylabel("MQAR accuracy")
-    axes[1].set_title("Retrieval, 4 layers")
-    handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncols=2 if narrow() else 4, frameon=False, handletextpad=0.3,
-               columnspacing=1.0)
-    return fig
+    return text_and_retrieval(_study_panel("lm"), _study_panel("retrieval"), height=4.8,
+                              title_suffix=", 4 layers", chance=inside.load_results("retrieval")["chance"])
