@@ -10,6 +10,7 @@ lowest to the highest seed.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -64,17 +65,28 @@ def text_and_retrieval(text: StudyPanel, recall: StudyPanel, *, height: float, t
         _length_axis(ax, lengths, "characters" if metric == "perplexity" else "tokens", train_length)
         if metric == "perplexity":
             _log_ticks(ax, [v for entry, _ in rows for v in (*entry["perplexity_min"], *entry["perplexity_max"])])
+    _text_and_retrieval_labels(axes, title_suffix)
+    if chance is not None:
+        axes[1].axhline(chance, color=palette().muted, lw=1, ls=":")
+    _legend_below(fig, axes[:1], 2 if narrow() else 4)
+    return fig
+
+
+def _text_and_retrieval_labels(axes: Any, title_suffix: str = "") -> None:
+    """Name a pair of panels: perplexity on text (left, log scale), MQAR accuracy (right, 0 to 1)."""
     axes[0].set_ylabel("perplexity (log scale)")
     axes[0].set_title(f"Language model{title_suffix}")
     axes[1].set_ylim(0, 1.05)
-    if chance is not None:
-        axes[1].axhline(chance, color=palette().muted, lw=1, ls=":")
     axes[1].set_ylabel("MQAR accuracy")
     axes[1].set_title(f"Retrieval{title_suffix}")
-    handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncols=2 if narrow() else 4, frameon=False,
-               handletextpad=0.3, columnspacing=1.0)
-    return fig
+
+
+def _legend_below(fig: Figure, axes: Sequence[Axes], columns: int, extra: Sequence[tuple[Any, str]] = ()) -> None:
+    """One legend under the panels: the labelled lines of ``axes`` in order (matplotlib leaves
+    out labels that start with "_"), then the ``extra`` (handle, label) pairs."""
+    pairs = [*(pair for ax in axes for pair in zip(*ax.get_legend_handles_labels())), *extra]
+    fig.legend([h for h, _ in pairs], [lab for _, lab in pairs], loc="outside lower center", ncols=columns,
+               frameon=False, handletextpad=0.3, columnspacing=1.0)
 
 
 def _length_axis(ax: Axes, lengths: list[int], unit: str, train_length: int | None = None) -> None:
@@ -199,10 +211,7 @@ def retrieval_vs_length() -> Figure:
         ax.set_title(title)
     axes[0].set_ylim(0, 1.05)
     axes[0].set_ylabel("accuracy (one line per seed)")
-    handles = [h for ax in axes for h, lab in zip(*ax.get_legend_handles_labels()) if not lab.startswith("_")]
-    labels = [lab for ax in axes for lab in ax.get_legend_handles_labels()[1] if not lab.startswith("_")]
-    fig.legend(handles, labels, loc="outside lower center", ncols=4, frameon=False, handletextpad=0.3,
-               columnspacing=1.0)
+    _legend_below(fig, axes, 4)
     return fig
 
 
@@ -233,8 +242,7 @@ def perplexity_vs_retrieval() -> Figure:
     ax.set_ylabel(f"MQAR accuracy at {longest} tokens, each seed")
     ax.set_ylim(0, 1.05)
     ax.set_title("At 8 × the training length: text vs retrieval")
-    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=4, frameon=False,
-               handletextpad=0.3, columnspacing=1.0)
+    _legend_below(fig, [ax], 4)
     return fig
 
 
@@ -256,7 +264,8 @@ def context_extension_figure() -> Figure:
     lengths = results["eval_lengths"]
     colours = palette().cycle
     fig, axes = new_figure(1, 2, height=4.6)
-    for ax, (task, entry) in zip(axes, results["tasks"].items()):
+    for ax, task in zip(axes, ("lm", "retrieval")):  # the order `_text_and_retrieval_labels` names
+        entry = results["tasks"][task]
         metric = entry["metric"]
         for i, rule in enumerate(entry["no_training"]):
             colour = colours[i % len(colours)]
@@ -269,19 +278,10 @@ def context_extension_figure() -> Figure:
         if metric == "perplexity":
             _log_ticks(ax, [v for setting in ("no_training", "fine_tuned") for e in entry[setting].values()
                             for v in e[metric]])
-            ax.set_ylabel("perplexity (log scale)")
-            ax.set_title("Language model")
-        else:
-            ax.set_ylim(0, 1.05)
-            ax.set_ylabel("MQAR accuracy")
-            ax.set_title("Retrieval")
-    handles, labels = axes[0].get_legend_handles_labels()
-    keep = [(h, lab) for h, lab in zip(handles, labels) if not lab.startswith("_")]
+    _text_and_retrieval_labels(axes)
     muted = palette().muted
-    keep += [(Line2D([], [], color=muted, marker="o"), "no training"),
-             (Line2D([], [], color=muted, marker="s", ls="--"), "fine-tuned at 2L")]
-    fig.legend([h for h, _ in keep], [lab for _, lab in keep], loc="outside lower center", ncols=4, frameon=False,
-               handletextpad=0.3, columnspacing=1.0)
+    _legend_below(fig, axes[:1], 4, [(Line2D([], [], color=muted, marker="o"), "no training"),
+                                     (Line2D([], [], color=muted, marker="s", ls="--"), "fine-tuned at 2L")])
     return fig
 
 
