@@ -317,19 +317,21 @@ def windows_by_method() -> Figure:
     "training-loss-by-method",
     alt=(
         "Training loss against training step for the eleven tiny transformers of the experiment (seed "
-        "0), one line per position method, all trained on the same batches of 64-character windows."
+        "0), one line per position method with its marker on every sixth point, all trained on the same "
+        "batches of 64-character windows."
     ),
 )
 def training_loss_by_method() -> Figure:
     results = load_results()
     fig, axes = new_figure(1, 2, height=4.0, sharey=True)
     for (title, group), ax in zip(GROUPS.items(), axes):
-        for method in group:
+        for i, method in enumerate(group):
             run = results["methods"][method]["runs"][0]
             curve = np.asarray(run["train_curve"], dtype=float)
             steps = run["train_curve_block"] * (np.arange(curve.size) + 1)
-            style = method_style(method)
-            ax.plot(steps, curve, color=style["color"], label=style["label"], lw=1.6)
+            # the method's marker on every sixth point, each method starting at another: lines of
+            # near hues that run close together (learned and ALiBi) differ by shape too
+            ax.plot(steps, curve, lw=1.6, markersize=5, markevery=(3 + i, 6), **method_style(method))
         ax.set_xlabel("training step")
         ax.set_title(title)
         ax.legend(fontsize=FONT["small"])
