@@ -21,7 +21,7 @@ from posenc.experiments.length_extrapolation import load_results
 from posenc.figures import figure
 from posenc.figures._layout import narrow
 from posenc.figures._style import FONT, line_colours, method_style, new_figure, palette
-from posenc.figures.experiments import _length_axis, _log_ticks
+from posenc.figures.experiments import _legend_below, _length_axis, _log_ticks, _text_and_retrieval_labels
 
 #: How the designs are named in legends, with a marker each (their colours come from the palette's
 #: cycle, avoiding the method colours of RoPE, NoPE and ALiBi beside them).
@@ -49,13 +49,6 @@ def _errorbars(ax: Axes, xs: list[float], entry: dict[str, Any], metric: str, st
                 **style, **kwargs)
 
 
-def _bottom_legend(fig: Figure, ax: Axes, columns: int, extra: list[tuple[Any, str]] | None = None) -> None:
-    handles, labels = ax.get_legend_handles_labels()
-    keep = [(h, lab) for h, lab in zip(handles, labels) if not lab.startswith("_")] + (extra or [])
-    fig.legend([h for h, _ in keep], [lab for _, lab in keep], loc="outside lower center", ncols=columns,
-               frameon=False, handletextpad=0.3, columnspacing=1.0)
-
-
 @figure(
     "hybrid-designs",
     alt=(
@@ -75,13 +68,9 @@ def hybrid_designs() -> Figure:
             _errorbars(ax, xs, entry, metric, _design_style(method))
         _length_axis(ax, lengths, "characters" if metric == "perplexity" else "tokens", lengths[0])
     _log_ticks(axes[0], [v for e in text["methods"].values() for v in (*e["perplexity_min"], *e["perplexity_max"])])
-    axes[0].set_ylabel("perplexity (log scale)")
-    axes[0].set_title("Language model, 4 layers")
-    axes[1].set_ylim(0, 1.05)
+    _text_and_retrieval_labels(axes, ", 4 layers")
     axes[1].axhline(recall["chance"], color=palette().muted, lw=1, ls=":")
-    axes[1].set_ylabel("MQAR accuracy")
-    axes[1].set_title("Retrieval, 4 layers")
-    _bottom_legend(fig, axes[0], 3)
+    _legend_below(fig, [axes[0]], 3)
     return fig
 
 
@@ -113,13 +102,8 @@ def training_free_figure() -> Figure:
         _length_axis(ax, lengths, "characters" if metric == "perplexity" else "tokens", lengths[0])
         if metric == "perplexity":
             _log_ticks(ax, [v for e in entry["methods"].values() for v in (*e["perplexity_min"], *e["perplexity_max"])])
-            ax.set_ylabel("perplexity (log scale)")
-            ax.set_title("Language model")
-        else:
-            ax.set_ylim(0, 1.05)
-            ax.set_ylabel("MQAR accuracy")
-            ax.set_title("Retrieval")
-    _bottom_legend(fig, axes[0], 3, [(Line2D([], [], color=palette().muted, ls="--"), "YaRN, no training")])
+    _text_and_retrieval_labels(axes)
+    _legend_below(fig, [axes[0]], 3, [(Line2D([], [], color=palette().muted, ls="--"), "YaRN, no training")])
     return fig
 
 
@@ -155,8 +139,8 @@ def rope_base_figure() -> Figure:
     axes[1].set_ylabel("perplexity (log scale)")
     axes[1].set_title("Text by length")
     bound = results["lower_bound"]["base"]
-    _bottom_legend(fig, axes[0], 1 if narrow() else 2,
-                   [(Line2D([], [], ls="none"), f"(lower bound of the base for {lengths[0]}: {bound:,.0f})")])
+    _legend_below(fig, [axes[0]], 1 if narrow() else 2,
+                  [(Line2D([], [], ls="none"), f"(lower bound of the base for {lengths[0]}: {bound:,.0f})")])
     return fig
 
 
@@ -197,5 +181,5 @@ def depth_figure() -> Figure:
     if narrow():
         axes[1].tick_params(labelleft=True)
         axes[1].set_yticks(y, rows, fontsize=FONT["small"])
-    _bottom_legend(fig, axes[0], 3)
+    _legend_below(fig, [axes[0]], 3)
     return fig
