@@ -16,7 +16,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from posenc.experiments import base_context, context_extension, depth, hybrid, training_free
+from posenc.experiments import base_context, context_extension, depth, hybrid, retrieval, training_free
+from posenc.experiments._measures import evaluate
 from posenc.experiments.length_extrapolation import load_results
 from posenc.figures import figure
 from posenc.figures._layout import narrow
@@ -182,4 +183,60 @@ def depth_figure() -> Figure:
         axes[1].tick_params(labelleft=True)
         axes[1].set_yticks(y, rows, fontsize=FONT["small"])
     _legend_below(fig, [axes[0]], 3)
+    return fig
+
+
+#: The options of the chapter's "In short", one row each: a label, the measure of its text study and
+#: of its MQAR study (names of `posenc.experiments.claims`), all at 8L of the same protocol.
+AT_A_GLANCE = (
+    ("RoPE as trained", "free.lm.rope", "free.recall.rope"),
+    ("+ YaRN, no training", "ext.lm.yarn", "ext.recall.yarn"),
+    ("+ ReRoPE", "free.lm.rerope", "free.recall.rerope"),
+    ("+ Self-Extend", "free.lm.self-extend", "free.recall.self-extend"),
+    ("+ Dual Chunk Attention", "free.lm.dual-chunk", "free.recall.dual-chunk"),
+    ("+ STRING", "free.lm.string", "free.recall.string"),
+    ("RoPE, base 1,000,000", "base.lm.1000000", "base.recall.1000000"),
+    ("RoPE, 4 layers", "hlm.rope", "hrecall.rope"),
+    ("RNoPE-SWA, 4 layers", "hlm.rnope-swa", "hrecall.rnope-swa"),
+    ("iRoPE, 4 layers", "hlm.irope", "hrecall.irope"),
+    ("gpt-oss style, 4 layers", "hlm.rope-sinks", "hrecall.rope-sinks"),
+)
+
+
+@figure(
+    "extension-at-a-glance",
+    alt=(
+        "Two panels, one row per option at eight times the training length: the RoPE models as "
+        "trained, with YaRN, ReRoPE, Self-Extend, Dual Chunk Attention or STRING, with base one "
+        "million, and four-layer RoPE, RNoPE-SWA, iRoPE and gpt-oss-style models. Left: perplexity "
+        "at 8L divided by perplexity at L (log scale; 1 is level). Right: MQAR accuracy at 8L. "
+        "Means over three seeds with bars from the lowest to the highest seed."
+    ),
+)
+def extension_at_a_glance() -> Figure:
+    colours = palette()
+    fig, axes = new_figure(1, 2, height=4.8, sharey=True, narrow_height=9.0)
+    y = np.arange(len(AT_A_GLANCE))
+    for ax, expression in ((axes[0], "{}@8L / @L"), (axes[1], "{}@8L")):
+        column = 1 if ax is axes[0] else 2
+        measures = [evaluate(expression.format(row[column])) for row in AT_A_GLANCE]
+        means = np.array([m.mean for m in measures])
+        low, high = (np.array(bounds) for bounds in zip(*(m.spread() for m in measures)))
+        ax.errorbar(means, y, xerr=[means - low, high - means], ls="none", marker="o", markersize=6,
+                    capsize=3, color=colours.foreground)
+        ax.set_yticks(y, [row[0] for row in AT_A_GLANCE], fontsize=FONT["small"])
+        ax.axhline(6.5, color=colours.grid, lw=1)  # the two-layer models above, the four-layer below
+    axes[0].set_xscale("log")
+    axes[0].axvline(1, color=colours.muted, lw=1, ls="--")
+    _log_ticks(axes[0], [1.0, *(evaluate(f"{row[1]}@8L / @L").spread()[1] for row in AT_A_GLANCE)], "x")
+    axes[0].set_xlabel("perplexity at 8L ÷ at L (log)")
+    axes[0].set_title("Text: level is 1")
+    axes[1].set_xlim(0, 1.05)
+    axes[1].axvline(retrieval.load_results()["chance"], color=colours.muted, lw=1, ls=":")
+    axes[1].set_xlabel("MQAR accuracy at 8L")
+    axes[1].set_title("Retrieval: the pairs far back")
+    axes[0].invert_yaxis()
+    if narrow():
+        axes[1].tick_params(labelleft=True)
+        axes[1].set_yticks(y, [row[0] for row in AT_A_GLANCE], fontsize=FONT["small"])
     return fig
