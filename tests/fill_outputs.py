@@ -40,13 +40,32 @@ def _run(source: str, namespace: dict[str, Any]) -> str:
     return buffer.getvalue()
 
 
+def _prompts(text: str) -> list[list[str]]:
+    """The block's examples, each its ``>>>`` line and ``...`` lines (its old output dropped)."""
+    examples: list[list[str]] = []
+    in_source = False
+    for line in text.splitlines():
+        if line.startswith(">>>"):
+            examples.append([line])
+            in_source = True
+        elif in_source and line.startswith("..."):
+            examples[-1].append(line)
+        else:
+            in_source = False  # output, until the next prompt; "..." here is output too
+    return examples
+
+
 def _fill_block(body: str, indent: str, namespace: dict[str, Any]) -> str:
     text = "\n".join(line[len(indent):] if line.startswith(indent) else line for line in body.splitlines())
     parts = []
-    for example in doctest.DocTestParser().get_examples(text):
-        lines = example.source.rstrip("\n").splitlines()
-        shown = [">>> " + lines[0]] + ["... " + line for line in lines[1:]]
-        output = _run(example.source, namespace).rstrip("\n")
+    for lines in _prompts(text):
+        source = "\n".join(line[4:] for line in lines) + "\n"
+        # A prompt that holds only a comment is not an example (doctest skips it): kept as written.
+        if not source.strip() or source.strip().startswith("#") and len(lines) == 1:
+            parts.append(lines[0].rstrip())
+            continue
+        shown = [line.rstrip() for line in lines]
+        output = _run(source, namespace).rstrip("\n")
         parts.append("\n".join(shown + ([output] if output else [])))
     return "".join(indent + line + "\n" if line else "\n" for line in "\n".join(parts).splitlines())
 
