@@ -194,7 +194,7 @@ def animator() -> FuncAnimation:
         for artist in artists:
             artist.remove()
         artists.clear()
-        m, n = frame, frame - ANIMATION_OFFSET
+        m, n = frame + ANIMATION_OFFSET, frame  # the key from position 0, never before it
         qs, ks = pairs_at(q, m), pairs_at(k, n)
         for i, ax in enumerate(axes):
             _arrow(ax, qs[i], colours.cycle[0], width=0.035)
