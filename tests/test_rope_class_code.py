@@ -97,8 +97,9 @@ ACCOUNTED: dict[str, tuple[str, str]] = {
                                  "cannot say it)")),
     "HunYuanMoEV1Config": ("not relevant", ("its _rope_parameters_validation is called nowhere in the pinned "
                                             "transformers (a leftover)")),
-    "Qwen4ExpTextConfig": ("gap", CHECKS[1] + (": a rotated width wider than its indexer's head "
-                                                "(indexer_head_dim) is refused by the class and read by posenc")),
+    "Qwen4ExpTextConfig": ("refused", ("validation only, and a rotated width wider than its indexer's head "
+                                       "(indexer_head_dim) once the indexer's keys are given: refused alike "
+                                       "(posenc.configs._class_rope.INDEXER_FITS; tests/test_rope_indexer_fit.py)")),
     # not the language model's rotation
     "MusicFlamingoConfig": ("not relevant", ("its own rope_parameters drive the audio encoder's rotary time "
                             "embedding (modeling_musicflamingo.py:50-98, 244), not the language model read_config "

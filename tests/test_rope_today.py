@@ -323,7 +323,8 @@ def test_from_config_per_layer_types() -> None:
         ({"head_dim": 64, "rope_scaling": {"rope_type": "linear", "factor": 2.0},
           "rope_parameters": {"rope_type": "linear", "factor": 4.0}}, ValueError, "inconsistent"),
         ({"hidden_size": 100, "num_attention_heads": 3}, ValueError, "must be a multiple"),
-        ({"rope_theta": 1e4}, ValueError, "needs 'head_dim'"),
+        # left out, the sizes are Llama's class defaults; given as null, the class refuses them
+        ({"rope_theta": 1e4, "hidden_size": None}, ValueError, "needs 'head_dim'"),
         ({"model_type": "phi", "head_dim": 64, "partial_rotary_factor": 0.3}, ValueError,
          "rotated width must be a positive even"),
         ({"head_dim": 64, "rope_scaling": {"type": "yarn", "rope_type": "linear", "factor": 2.0}}, ValueError,

@@ -128,3 +128,30 @@ def class_rope_types(config: Mapping[str, Any], model_type: str | None) -> None:
             raise ValueError(f"config[{source!r}]['mrope_section'] must be {rule['sections']} sections summing to "
                              f"head_dim / 2 ({head_dim}/2), got {sections!r:.60}: transformers' config class for "
                              f"model type {model_type!r} refuses others ({rule['where']})")
+
+
+# Qwen4-Exp's validate_architecture: once any key of its sparse attention's indexer is given, the
+# rotated width, int(head_dim * partial_rotary_factor), must fit the indexer's head
+# (configuration_qwen4_exp.py:205-230), whose queries and pooled keys turn their first rotated-width
+# features with the attention's cos and sin (modeling_qwen4_exp.py:652-664, 711, 743-747).
+INDEXER_FITS: dict[str, dict[str, Any]] = {
+    "qwen4_exp_text": {"key": "indexer_head_dim", "where": "configuration_qwen4_exp.py:205-230",
+                       "keys": ("indexer_n_heads", "indexer_kv_heads", "indexer_head_dim", "indexer_budget",
+                                "indexer_compress_ratio")},
+}
+
+
+def indexer_fit(config: Mapping[str, Any], model_type: str | None, widths: list[int]) -> None:
+    """Refuse a rotated width wider than the indexer's head where the class refuses it (`INDEXER_FITS`)."""
+    rule = INDEXER_FITS.get(table.text_model_type(model_type)) if model_type is not None else None
+    if rule is None or all(config.get(key) is None for key in rule["keys"]):
+        return
+    size = config.get(rule["key"])
+    if not isinstance(size, int) or isinstance(size, bool):
+        return  # the class's other checks refuse it (a missing or non-integer key): not the rotation's
+    for width in widths:
+        if width > size:
+            raise ValueError(f"config[{rule['key']!r}] is {size}, narrower than the rotated width {width} (head_dim * "
+                             f"partial_rotary_factor): transformers' config class for model type {model_type!r} "
+                             f"refuses it once the indexer's keys are given, as its indexer turns the first "
+                             f"rotated-width features of its heads ({rule['where']})")

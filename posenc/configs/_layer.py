@@ -50,7 +50,10 @@ def _one(name: str, *sources: tuple[str, Mapping[str, Any]]) -> Any:
 
 
 # ---------------------------------------------------------------- widths
-def _head_dim(config: Mapping[str, Any], found: ModelTypeEntry, layer_type: str | None) -> int:
+def _head_dim(config: Mapping[str, Any], found: ModelTypeEntry, layer_type: str | None,
+              defaulted: list[str] | None = None) -> int:
+    """The head width, as the config class sets it; the keys it took from the class defaults
+    (`_sizes`) are appended to ``defaulted``."""
     overrides, types = config.get("per_layer_config"), table.get(found, config, "layer_types")
     if layer_type is not None and isinstance(overrides, Mapping) and isinstance(types, (list, tuple)):
         # Gemma 4: per_layer_config overrides head_dim for some layer indices ("05": {...})
@@ -77,14 +80,7 @@ def _head_dim(config: Mapping[str, Any], found: ModelTypeEntry, layer_type: str 
     head_dim = table.field(found, config, "head_dim")
     if head_dim is not None:
         return check_int("config['head_dim']", head_dim, minimum=2, maximum=MAX_ROPE_DIM)
-    names = found.get("attribute_map", {})
-    hidden_key = "hidden_size" if config.get("hidden_size") is not None else names.get("hidden_size", "n_embd")
-    heads_key = ("num_attention_heads" if config.get("num_attention_heads") is not None
-                 else names.get("num_attention_heads", "n_head"))  # GPT-J: n_embd, n_head
-    if config.get(hidden_key) is None or config.get(heads_key) is None:
-        raise ValueError("config needs 'head_dim', or 'hidden_size' and 'num_attention_heads'")
-    hidden = check_int(f"config[{hidden_key!r}]", config[hidden_key], minimum=1, maximum=MAX_SIZE)
-    heads = check_int(f"config[{heads_key!r}]", config[heads_key], minimum=1, maximum=MAX_SIZE)
+    (hidden_key, hidden), (heads_key, heads) = _sizes(config, found, defaulted)
     factor = source.get("hidden_factor", 1) if source else 1  # Zamba2: attention_head_dim = 2 * hidden_size // heads
     width, shown = factor * hidden, f"{factor} * config[{hidden_key!r}]" if factor != 1 else f"config[{hidden_key!r}]"
     if width % heads:
@@ -94,6 +90,40 @@ def _head_dim(config: Mapping[str, Any], found: ModelTypeEntry, layer_type: str 
         raise ValueError(f"{shown} / config[{heads_key!r}] (the head width, without 'head_dim') "
                          f"must be <= {MAX_ROPE_DIM}, got {width} / {heads} = {width // heads}")
     return width // heads
+
+def _sizes(config: Mapping[str, Any], found: ModelTypeEntry,
+           defaulted: list[str] | None) -> tuple[tuple[str, int], tuple[str, int]]:
+    """(key, value) of the hidden size and of the number of heads, each as the config gives it
+    (GPT-J's ``n_embd``, ``n_head``), else, where it leaves the key out, the config class's default
+    (``field_defaults``: Llama's 4096 and 32, configuration_llama.py:65-68), whose key then joins
+    ``defaulted``; a key given as null is refused (the class's strict field refuses None)."""
+    names, found_defaults = found.get("attribute_map", {}), found.get("field_defaults", {})
+    read: list[tuple[str, Any]] = []
+    taken: list[str] = []
+    for key, other in (("hidden_size", "n_embd"), ("num_attention_heads", "n_head")):  # GPT-J: n_embd, n_head
+        name = key if config.get(key) is not None else names.get(key, other)
+        absent = key not in config and name not in config  # null is not absent: the class refuses None
+        if absent and found_defaults.get(key) is not None:
+            name = key
+            taken.append(key)
+        read.append((name, found_defaults[key] if absent and key in taken else config.get(name)))
+    if any(value is None for _, value in read):
+        raise ValueError("config needs 'head_dim', or 'hidden_size' and 'num_attention_heads'")
+    if defaulted is not None:
+        defaulted.extend(key for key in taken if key not in defaulted)
+    (hidden_key, hidden), (heads_key, heads) = read
+    return ((hidden_key, check_int(f"config[{hidden_key!r}]", hidden, minimum=1, maximum=MAX_SIZE)),
+            (heads_key, check_int(f"config[{heads_key!r}]", heads, minimum=1, maximum=MAX_SIZE)))
+
+def defaults_note(found: ModelTypeEntry, model_type: str | None, defaulted: list[str]) -> list[str]:
+    """A note naming the head sizes read from the class defaults: a config.json that transformers
+    saves keeps them (to_diff_dict drops only what the base config has, configuration_utils.py:1199-1240)."""
+    if not defaulted:
+        return []
+    shown = " and ".join(f"{key!r} ({found.get('field_defaults', {})[key]})" for key in defaulted)
+    verb = "are" if len(defaulted) > 1 else "is"
+    return [(f"{shown} {verb} not in the config: read as the defaults of transformers' config class for model "
+             f"type {model_type!r}, as it builds such a config; a config.json that transformers saves carries them")]
 
 def _from_keys(config: Mapping[str, Any], found: ModelTypeEntry, source: HeadDimFrom, given: object) -> int | None:
     """The head width the class takes from ``source``'s key, or adds from its keys (Mistral 4's

@@ -23,13 +23,14 @@ from typing import Any
 from posenc._checks import check_choice, check_int
 from posenc.configs import _table as table
 from posenc.configs import _windows as windows
-from posenc.configs._class_rope import class_rope, class_rope_types
+from posenc.configs._class_rope import class_rope, class_rope_types, indexer_fit
 from posenc.configs._divergences import divergence_notes
 from posenc.configs._layer import (
     LAYOUTS,
     MAX_LENGTH,
     ROPE_TYPES,
     _head_dim,
+    defaults_note,
     _layout,
     _length,
     _mrope_fit,
@@ -191,14 +192,14 @@ def _rotates(config: Mapping[str, Any], found: ModelTypeEntry, layer_type: str) 
 
 def _layer(config: Mapping[str, Any], found: ModelTypeEntry, model_type: str | None, layer_type: str,
            params: dict[str, Any] | None, rotates: bool | None, note: str | None, layout: str | None,
-           layers: tuple[int, ...]) -> LayerRope:
+           layers: tuple[int, ...], defaulted: list[str] | None = None) -> LayerRope:
     window, sides = windows.layer_window(config, found, layer_type, model_type)
     if rotates and params is None:
         rotates, note = False, f"config['rope_parameters'][{layer_type!r}] is None (NoPE)"
     if not rotates or params is None:
         return LayerRope(layer_type, rotates, temperature=_temperature(config, found, params, False),
                          window=window, layers=layers, note=note, window_sides=sides)
-    head_dim = _head_dim(config, found, layer_type)
+    head_dim = _head_dim(config, found, layer_type, defaulted)
     proportional = params["rope_type"] == "proportional"
     width = head_dim if proportional else _rotary_width(config, found, params, head_dim, model_type, layer_type)
     _mrope_fit(found, params, width, model_type)  # GLM-4V's and Qwen2-VL's split fails on sections that do not fit
@@ -308,6 +309,7 @@ def read_config(config: Mapping[str, Any], *, layout: str | None = None) -> Conf
     kinds = {(name.removesuffix(":nope") if name.removesuffix(":nope") not in kinds else name): indices
              for name, indices in kinds.items()}
     result: dict[str, LayerRope] = {}
+    defaulted: list[str] = []  # head sizes taken from the class defaults
     for name, indices in kinds.items():
         layer_type = name.removesuffix(":nope")
         rotates, note = _rotates(text, found, windows.layer_kind(model_type, layer_type))
@@ -321,13 +323,16 @@ def read_config(config: Mapping[str, Any], *, layout: str | None = None) -> Conf
             raise ValueError(f"config['rope_parameters'][{layer_type!r}] is None, which transformers' code for model "
                              f"type {model_type!r} does not run as layers without RoPE (only model types whose "
                              f"config class marks NoPE layers with None do, such as 'beam'); give its parameters")
-        result[name] = _layer(text, found, model_type, name, kind_params, rotates, note, given, tuple(indices))
+        result[name] = _layer(text, found, model_type, name, kind_params, rotates, note, given, tuple(indices),
+                              defaulted)
+    indexer_fit(text, model_type, [layer.rotary_dim for layer in result.values() if layer.rotary_dim])  # Qwen4-Exp
     originals = [layer.scaling["original_max_position_embeddings"] for layer in result.values()
                  if layer.scaling and "original_max_position_embeddings" in layer.scaling and
                  layer.scaling["type"] != "dynamic"]
     if any(isinstance(p, Mapping) and "mrope_section" in p for p in params.values()):
         notes.append("M-RoPE (mrope_section): a text token has the same position on all three axes, so text "
                      "rotates as the 1-D RoPE given here; image and video tokens get 3-D positions")
+    notes += defaults_note(found, model_type, defaulted)
     notes += windows.window_notes(text, found, model_type, types) + windows.causal_kept_notes(text, model_type)
     notes += part_notes(text, model_type)  # T5Gemma's module config without is_decoder
     notes += divergence_notes(model_type, text) + _site_notes(model_type, found, given) + _part_notes(config)

@@ -182,6 +182,9 @@ class ModelTypeEntry(TypedDict, total=False):
         text_model_type_aliases: names the wrapper's config class accepts for its text model's
             type besides the registered ones, and the type it builds (Kimi K2.5: ``kimi_k2`` ->
             ``deepseek_v3``), found by trying each string of the class's source.
+        text_field_defaults: for a wrapper, the defaults its class gives the text model where they
+            differ from the text class's own (GOT-OCR2's Qwen2: hidden_size 1024, 16 heads), read
+            over the text entry's ``field_defaults`` for a config without a ``text_config``.
         layout: the pair layout of the modeling file's rotation, found by running its rotary module
             and ``apply_rotary_pos_emb`` (or the function its attention class calls) on probe q
             and k and comparing the scores with posenc's rotation in each layout; a `LayoutFlag`
@@ -306,6 +309,7 @@ class ModelTypeEntry(TypedDict, total=False):
     rope_parameters_given_only: bool
     text_model_type: str
     text_model_type_aliases: dict[str, str]
+    text_field_defaults: dict[str, int]
     layout: Layout | LayoutFlag | None
     turns_backward: Layout
     mrope_sections: MropeSections

@@ -43,14 +43,21 @@ def table_source() -> str:
 
 def entry(model_type: str) -> ModelTypeEntry | None:
     """The entry of a model type, following a wrapper (a vision-language config, ...) to its text
-    model; None for a model type transformers does not know."""
+    model; None for a model type transformers does not know. A config read through a wrapper has
+    no ``text_config`` (`posenc.configs._params._text_part`), so the class builds the text model
+    with the wrapper's defaults for it (``text_field_defaults``), which win over the text class's."""
     found = model_types().get(model_type)
+    overlay: dict[str, int] = {}
     while found is not None and set(found) <= _WRAPPER_KEYS:
+        overlay = {**found.get("text_field_defaults", {}), **overlay}  # the outer wrapper's win
         found = model_types().get(found["text_model_type"])
+    if found is not None and overlay:
+        found = found.copy()
+        found["field_defaults"] = {**found.get("field_defaults", {}), **overlay}
     return found
 
 
-_WRAPPER_KEYS = {"text_model_type", "text_model_type_aliases"}
+_WRAPPER_KEYS = {"text_model_type", "text_model_type_aliases", "text_field_defaults"}
 
 
 def text_model_type(model_type: str, given: str | None = None) -> str:

@@ -56,7 +56,7 @@ BAD_INPUTS: list[tuple[str, str, str]] = [
     ("not JSON: cut short", '{"model_type": "ll', "Unterminated string"),
     ("not JSON: empty", "", "Expecting value"),
     ("not an object", "[1, 2, 3]", "got list|got a list"),
-    ("no attention settings", '{"model_type": "llama"}', "'hidden_size' and 'num_attention_heads'"),
+    ("no attention settings", '{"model_type": "llama", "hidden_size": null}', "'hidden_size' and 'num_attention_heads'"),
     ("no model type", '{"hidden_size": 4096, "num_attention_heads": 32}', "layout is needed"),
     ("unknown key", '{"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, '
      '"rope_scaling": {"rope_type": "linear", "factor": 2.0, "fator": 3}}', "unknown key 'fator'"),

@@ -316,3 +316,61 @@ def attribute_names(cls: type, mapped: tuple[str, ...]) -> dict[str, Any]:
     legacy = {key: name for key, name in names.items() if name in _LEGACY_TARGETS and key not in mapped}
     return {**({"attribute_map": dict(sorted(stored.items()))} if stored else {}),
             **({"legacy_names": dict(sorted(legacy.items()))} if legacy else {})}
+
+
+SIZE_KEYS = ("hidden_size", "num_attention_heads")
+
+
+def mapped_default(cls: type, key: str) -> Any:
+    """The class default of ``key``, read from the field the class stores it in (its
+    ``attribute_map``: CodeGen's ``n_positions`` for ``max_position_embeddings``), else from the
+    key's own field (Bailing's maps it to ``model_max_length`` and keeps a field of the name)."""
+    mapped = _field_default(cls, (getattr(cls, "attribute_map", None) or {}).get(key, key))
+    return _field_default(cls, key) if mapped is None else mapped
+
+
+def size_defaults(text: Any, entry: dict[str, Any]) -> dict[str, int]:
+    """The class defaults of the keys the head width is split from where the class has no default
+    ``head_dim`` (Llama's 4096 and 32: ``head_dim = hidden_size // num_attention_heads``,
+    configuration_llama.py:65-88), under the canonical names, each read from the field the class
+    stores it in (GPT-J's ``n_embd``); kept only where the class built with no arguments has that
+    value too (a default its ``__post_init__`` rewrites is left out, and the reader refuses)."""
+    if "head_dim" in entry.get("field_defaults", {}):
+        return {}
+    out = {}
+    for key in SIZE_KEYS:
+        value = mapped_default(type(text), key)
+        if isinstance(value, int) and not isinstance(value, bool) and _value(text, key) == value:
+            out[key] = value
+    return out
+
+
+def wrapper_defaults(text: Any) -> dict[str, int]:
+    """The defaults a wrapper's class gives its text model where they differ from the text class's
+    own (GOT-OCR2's ``text_config`` default is a Qwen2 1024 wide with 16 heads, not Qwen2Config's
+    4096 and 32): what a config without a ``text_config`` is built with."""
+    try:
+        alone = type(text)()
+    except Exception:  # noqa: BLE001 - a text class that needs arguments: nothing to compare with
+        return {}
+    own = {}
+    for key in ("head_dim", *SIZE_KEYS, "max_position_embeddings"):
+        default, built = mapped_default(type(text), key), _value(text, key)
+        if default is not None and isinstance(built, int) and not isinstance(built, bool) \
+                and built != _value(alone, key):
+            own[key] = built
+    dim, hidden, heads = (_value(text, key) for key in ("head_dim", *SIZE_KEYS))
+    if "head_dim" not in own and own.keys() & set(SIZE_KEYS) and all(
+            isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in (dim, hidden, heads)) \
+            and hidden // heads != dim:
+        own["head_dim"] = dim  # Mistral 3's text model: 5120 wide, 32 heads of 128, not 160
+    return own
+
+
+def _value(config: Any, key: str) -> Any:
+    """``config.key``; None where it has none, or where it has one per layer (Gemma 4's head_dim
+    refuses a global read)."""
+    try:
+        return getattr(config, key, None)
+    except Exception:  # noqa: BLE001 - transformers' AmbiguousGlobalPerLayerAttributeError, among others
+        return None

@@ -178,6 +178,8 @@ def derive(model_type: str, config_name: str) -> dict[str, Any] | None:
         wrapper: dict[str, Any] = {"text_model_type": text.model_type}  # a wrapper: its text model's entry
         if aliases := _text_aliases(config_name, text.model_type):
             wrapper["text_model_type_aliases"] = aliases
+        if defaults := classes.wrapper_defaults(text):  # GOT-OCR2 builds a 1024-wide Qwen2 by default
+            wrapper["text_field_defaults"] = defaults
         return wrapper
     params = getattr(text, "rope_parameters", None)
     source = inspect.getsource(module)
@@ -187,7 +189,9 @@ def derive(model_type: str, config_name: str) -> dict[str, Any] | None:
         if not calls:
             return {"rope": False}
         if (read := legacy_entry(module, text, source, calls)) is not None:  # ESM's switch, RoFormer's table
-            fields = {key: value for key in _FIELD_DEFAULTS if (value := _field_default(type(text), key)) is not None}
+            fields = {key: value for key in _FIELD_DEFAULTS
+                      if (value := classes.mapped_default(type(text), key)) is not None}
+            fields.update(classes.size_defaults(text, {"field_defaults": fields}))  # RoFormer's 768 and 12
             return {**read, **({"field_defaults": fields} if fields else {})}
         elsewhere = rotation.rotates_elsewhere(text, source, calls)  # GLM-5-Next: only its vision tower rotates
         # Cohere Compass: the class fills no rope_parameters (an empty dict), its rotary module reads them
@@ -246,7 +250,7 @@ def derive(model_type: str, config_name: str) -> dict[str, Any] | None:
     theta = getattr(type(text), "default_theta", 10000.0)
     if theta != 10000.0:
         entry["default_theta"] = theta
-    fields = {key: value for key in _FIELD_DEFAULTS if (value := _field_default(type(text), key)) is not None}
+    fields = {key: value for key in _FIELD_DEFAULTS if (value := classes.mapped_default(type(text), key)) is not None}
     if fields:
         entry["field_defaults"] = fields
     if (source_key := _head_dim_source(config_name, text)) is not None:
@@ -276,6 +280,8 @@ def derive(model_type: str, config_name: str) -> dict[str, Any] | None:
         if key and (value := _field_default(type(text), key)) is not None:  # what a config.json may leave out
             entry.setdefault("field_defaults", {})[key] = value
     entry.update(classes.attribute_names(type(text), _MAPPED_KEYS))  # DBRX's d_model; HunYuan-VL's legacy names
+    if sizes := classes.size_defaults(text, entry):  # a config.json without them: the head width the class splits
+        entry.setdefault("field_defaults", {}).update(sizes)
     ignored = sorted(set(getattr(text, "ignore_keys_at_rope_validation", None) or ()) - {"partial_rotary_factor"})
     if ignored:
         entry["ignore_keys"] = ignored

@@ -114,14 +114,14 @@
     R.mropePaired(found, params, modelType); // Ernie 4.5 VL: three sections, h == w, t > 0
   }
 
-  function layerOf(config, found, modelType, name, params, rotates, note, layout, layers) {
+  function layerOf(config, found, modelType, name, params, rotates, note, layout, layers, defaulted = null) {
     const [window, sides] = windowOf(config, found, name, modelType);
     if (rotates && params === null) [rotates, note] = [false, `config['rope_parameters'][${repr(name)}] is None (NoPE)`];
     if (!rotates || params === null) {
       return layerRope(name, rotates, { temperature: R.temperatureOf(config, found, params, false), window, layers, note,
         window_sides: sides });
     }
-    const dim = R.headDim(config, found, name);
+    const dim = R.headDim(config, found, name, defaulted);
     const width = params.rope_type === "proportional" ? dim : R.rotaryWidth(config, found, params, dim, modelType, name);
     mropeFit(found, params, width, modelType); // GLM-4V's and Qwen2-VL's split fails on sections that do not fit
     const base = P.checkFloat("rope_theta", params.rope_theta, { positive: true });
@@ -245,6 +245,7 @@
     // a layer type whose layers all skip RoPE keeps its own name
     kinds = new Map([...kinds].map(([name, indices]) => [!kinds.has(strip(name)) ? strip(name) : name, indices]));
     const layers = {};
+    const defaulted = []; // head sizes taken from the class defaults
     for (const [name, indices] of kinds) {
       const layerType = strip(name);
       let [rotates, note] = global.posencRopePlan.rotatesOf(text, found, R.layerKind(modelType, layerType));
@@ -261,14 +262,18 @@
           `${repr(modelType)} does not run as layers without RoPE (only model types whose config class marks NoPE ` +
           "layers with None do, such as 'beam'); give its parameters");
       }
-      P.setKey(layers, name, layerOf(text, found, modelType, name, kindParams, rotates, note, chosen, indices));
+      P.setKey(layers, name, layerOf(text, found, modelType, name, kindParams, rotates, note, chosen, indices,
+        defaulted));
     }
+    global.posencRopePlan.indexerFit(text, modelType, Object.values(layers).filter((l) => l.rotary_dim !== null)
+      .map((l) => P.toNumber(l.rotary_dim))); // Qwen4-Exp
     const originals = Object.values(layers).filter((l) => P.truthy(l.scaling) && P.has(l.scaling, "original_max_position_embeddings")
       && l.scaling.type !== "dynamic").map((l) => l.scaling.original_max_position_embeddings);
     if ([...params.values()].some((p) => P.isMapping(p) && P.has(p, "mrope_section"))) {
       notes.push("M-RoPE (mrope_section): a text token has the same position on all three axes, so text rotates as " +
         "the 1-D RoPE given here; image and video tokens get 3-D positions");
     }
+    notes.push(...R.defaultsNote(found, modelType, defaulted));
     notes.push(...windowNotes(text, found, modelType, types), ...R.causalKeptNotes(text, modelType));
     notes.push(...global.posencRopeTwoWay.partNotes(text, modelType)); // T5Gemma's module config without is_decoder
     notes.push(...divergenceNotes(modelType, text), ...siteNotes(modelType, found, chosen), ...partNotes(config));

@@ -36,7 +36,8 @@
   }
 
   // ---- widths -----------------------------------------------------------------------------
-  function headDim(config, found, layerType) {
+  /** _head_dim: the head width; the keys taken from the class defaults (sizes) join `defaulted`. */
+  function headDim(config, found, layerType, defaulted = null) {
     const overrides = get(config, "per_layer_config"), types = tableGet(found, config, "layer_types");
     if (layerType !== null && P.isMapping(overrides) && P.isList(types)) { // Gemma 4
       const byIndex = new Map();
@@ -70,15 +71,7 @@
     if (P.truthy(source) && value !== null && (source.over_head_dim || given === null)) return value;
     const dim = field(found, config, "head_dim");
     if (dim !== null) return P.checkInt("config['head_dim']", dim, { minimum: 2, maximum: S.MAX_ROPE_DIM });
-    const names = get(found, "attribute_map") || {};
-    const hiddenKey = get(config, "hidden_size") !== null ? "hidden_size" : get(names, "hidden_size") ?? "n_embd";
-    const headsKey = get(config, "num_attention_heads") !== null ? "num_attention_heads"
-      : get(names, "num_attention_heads") ?? "n_head";
-    if (get(config, hiddenKey) === null || get(config, headsKey) === null) {
-      throw valueError("config needs 'head_dim', or 'hidden_size' and 'num_attention_heads'");
-    }
-    const hidden = P.checkInt(`config[${repr(hiddenKey)}]`, config[hiddenKey], { minimum: 1, maximum: MAX_SIZE });
-    const heads = P.checkInt(`config[${repr(headsKey)}]`, config[headsKey], { minimum: 1, maximum: MAX_SIZE });
+    const [[hiddenKey, hidden], [headsKey, heads]] = sizes(config, found, defaulted);
     const factor = Number(get(source || {}, "hidden_factor") ?? 1); // Zamba2: attention_head_dim = 2 * hidden_size // heads
     const width = factor * hidden, shown = factor !== 1 ? `${factor} * config[${repr(hiddenKey)}]` : `config[${repr(hiddenKey)}]`;
     if (width % heads !== 0) {
@@ -90,6 +83,39 @@
         `must be <= ${S.MAX_ROPE_DIM}, got ${width} / ${heads} = ${width / heads}`);
     }
     return width / heads;
+  }
+
+  /** _sizes: [key, value] of the hidden size and of the number of heads, as the config gives them
+   * (GPT-J's n_embd, n_head), else the config class's defaults (field_defaults), whose keys join `defaulted`. */
+  function sizes(config, found, defaulted) {
+    const names = get(found, "attribute_map") || {}, defaults = get(found, "field_defaults") || {};
+    const read = [], taken = [];
+    for (const [key, other] of [["hidden_size", "n_embd"], ["num_attention_heads", "n_head"]]) {
+      let name = get(config, key) !== null ? key : get(names, key) ?? other, value;
+      const absent = !has(config, key) && !has(config, name); // null is not absent: the class refuses None
+      if (absent && get(defaults, key) !== null) {
+        [name, value] = [key, get(defaults, key)];
+        taken.push(key);
+      } else {
+        value = get(config, name);
+      }
+      read.push([name, value]);
+    }
+    if (read.some(([, value]) => value === null)) {
+      throw valueError("config needs 'head_dim', or 'hidden_size' and 'num_attention_heads'");
+    }
+    if (defaulted !== null) defaulted.push(...taken.filter((key) => !defaulted.includes(key)));
+    return read.map(([name, value]) => [name, P.checkInt(`config[${repr(name)}]`, value, { minimum: 1, maximum: MAX_SIZE })]);
+  }
+
+  /** _layer.defaults_note: the head sizes read from the class defaults (a config.json transformers saves keeps them). */
+  function defaultsNote(found, modelType, defaulted) {
+    if (!defaulted.length) return [];
+    const defaults = get(found, "field_defaults") || {};
+    const shown = defaulted.map((key) => `${repr(key)} (${repr(get(defaults, key))})`).join(" and ");
+    return [`${shown} ${defaulted.length > 1 ? "are" : "is"} not in the config: read as the defaults of transformers' ` +
+      `config class for model type ${repr(modelType)}, as it builds such a config; a config.json that transformers ` +
+      "saves carries them"];
   }
 
   /** The head width the class takes from source's key, or adds from its keys (Mistral 4's
@@ -378,7 +404,7 @@
   }
 
   global.posencRopeLayer = Object.freeze({
-    MAX_LENGTH, ROPE_TYPES, ALPHA_NOTE, one, headDim, rotaryWidth, contextLength, readsAlpha, mropePaired, scalingOf, temperatureOf,
+    MAX_LENGTH, ROPE_TYPES, ALPHA_NOTE, one, headDim, defaultsNote, rotaryWidth, contextLength, readsAlpha, mropePaired, scalingOf, temperatureOf,
     softmaxScale, layoutFor, layerRope, classLength, classNames,
   });
 })(typeof window !== "undefined" ? window : globalThis);

@@ -275,6 +275,29 @@
     phimoe: { types: ["default"], unread: "modeling_phimoe.py:82-95" },
   };
 
+  // _class_rope.INDEXER_FITS: Qwen4-Exp's class refuses a rotated width wider than its indexer's head
+  // once any indexer key is given (configuration_qwen4_exp.py:205-230).
+  const INDEXER_FITS = {
+    qwen4_exp_text: { key: "indexer_head_dim", where: "configuration_qwen4_exp.py:205-230",
+      keys: ["indexer_n_heads", "indexer_kv_heads", "indexer_head_dim", "indexer_budget", "indexer_compress_ratio"] },
+  };
+
+  /** _class_rope.indexer_fit: refuse a rotated width wider than the indexer's head where the class refuses it. */
+  function indexerFit(config, modelType, widths) {
+    const name = modelType === null ? null : R.textModelType(modelType);
+    const rule = name !== null && P.has(INDEXER_FITS, name) ? INDEXER_FITS[name] : null;
+    if (rule === null || rule.keys.every((key) => get(config, key) === null)) return;
+    const size = get(config, rule.key);
+    if (!P.isInt(size)) return; // the class's other checks refuse it (a missing or non-integer key): not the rotation's
+    for (const width of widths) {
+      if (width > P.toNumber(size)) {
+        throw valueError(`config[${repr(rule.key)}] is ${repr(size)}, narrower than the rotated width ${width} (head_dim * ` +
+          `partial_rotary_factor): transformers' config class for model type ${repr(modelType)} refuses it once the ` +
+          `indexer's keys are given, as its indexer turns the first rotated-width features of its heads (${rule.where})`);
+      }
+    }
+  }
+
   /** class_rope_types: refuse a rope type (or M-RoPE sections) the class refuses, or that posenc cannot read for it. */
   function classRopeTypes(config, modelType) {
     const name = modelType === null ? null : R.textModelType(modelType);
@@ -356,5 +379,5 @@
     return value.map((item) => P.toNumber(item));
   }
 
-  global.posencRopePlan = Object.freeze({ layerPlan, rotatesOf, classRope, nopeNote, legacyLayerKey, LEGACY_LAYER_KEYS, PADDED_LAYERS, classSwitches, ROPE_SWITCHES, classRopeTypes, CLASS_ROPE_TYPES, ROPE_RENAMES, LAYER_THETAS, SCALED_LAYERS });
+  global.posencRopePlan = Object.freeze({ layerPlan, rotatesOf, classRope, nopeNote, legacyLayerKey, LEGACY_LAYER_KEYS, PADDED_LAYERS, classSwitches, ROPE_SWITCHES, classRopeTypes, CLASS_ROPE_TYPES, indexerFit, INDEXER_FITS, ROPE_RENAMES, LAYER_THETAS, SCALED_LAYERS });
 })(typeof window !== "undefined" ? window : globalThis);

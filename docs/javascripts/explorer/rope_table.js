@@ -34,14 +34,20 @@
     return typeof modelType === "string" ? get(modelTypes(), modelType) : null;
   }
 
+  /** _table.entry: a wrapper followed to its text model's entry, with the wrapper's defaults for
+   * the text model (text_field_defaults) over the text class's field_defaults. */
   function entry(modelType) {
-    let found = lookup(modelType);
+    let found = lookup(modelType), overlay = {};
     while (found !== null && P.keys(found).every((key) => WRAPPER_KEYS.includes(key))) {
+      overlay = { ...(get(found, "text_field_defaults") || {}), ...overlay }; // the outer wrapper's win
       found = get(modelTypes(), found.text_model_type);
+    }
+    if (found !== null && P.keys(overlay).length) {
+      found = { ...found, field_defaults: { ...(get(found, "field_defaults") || {}), ...overlay } };
     }
     return found;
   }
-  const WRAPPER_KEYS = ["text_model_type", "text_model_type_aliases"];
+  const WRAPPER_KEYS = ["text_model_type", "text_model_type_aliases", "text_field_defaults"];
 
   /** The model type a wrapper's text model is read as: `given` (its text_config's own model_type)
    * under the name the wrapper's config class gives it, else the class default. */
