@@ -170,7 +170,7 @@ ANIMATION_DIM, ANIMATION_BASE, ANIMATION_FRAMES, ANIMATION_OFFSET = 8, 10000.0, 
 @figure(
     "rope-animator",
     alt=("Animation of four circles, one per rotation pair of an 8-dimensional head. In each, a query "
-         "at position m and a key at position m − 3 turn together as m runs from 0 to 47: pair 0 turns "
+         "at position m and a key at position m − 3 turn together as m runs from 3 to 50: pair 0 turns "
          "one radian per position, pair 3 barely moves, and each pair's q·k stays the same."),
     animated=True,
 )
