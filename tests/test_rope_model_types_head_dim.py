@@ -12,8 +12,9 @@ moves ``head_dim`` by its own change and both by their sum. A ``head_dim`` the c
 by the class (set from the leftover arguments after the sum, configuration_utils.py:500-504), so the
 sum does not win over it (``over_head_dim`` false); the rotary module then builds its frequencies
 from the given one while the attention's heads stay the sum wide (modeling_mistral4.py:379, 450-457),
-and the model fails where the two differ: read_config reads a given ``head_dim`` equal to the sum and
-refuses another (it had read one of 96 as 96 wide, 48 turned).
+and the model fails where its rotary module's width, ``int(head_dim * partial_rotary_factor)``, is
+not ``qk_rope_head_dim``: read_config refuses those (96 at the class's fraction) and reads the others
+(posenc.configs._rotated_part; tests/test_rope_rotated_part.py).
 """
 
 from __future__ import annotations
@@ -86,8 +87,8 @@ def test_a_head_dim_given_other_than_the_sum_is_refused() -> None:
     assert live(OTHER_HEAD_DIM) == (96, 24)  # the class keeps 96: its rotary module builds 96 * 0.5 / 2 frequencies
     with pytest.raises(RuntimeError, match="must match the size"):  # the attention turns 64 features of 128
         run_model(OTHER_HEAD_DIM)
-    words = (r"config\['head_dim'\] is 96, but transformers' attention for this model type has heads "
-             r"config\['qk_nope_head_dim'\] \+ config\['qk_rope_head_dim'\] = 128 wide")
+    words = (r"builds cos and sin for 48 features \(int\(head_dim \* partial_rotary_factor\) = int\(96 \* 0.5\)\), "
+             r"narrower than the config\['qk_rope_head_dim'\] = 64 features its attention turns")
     with pytest.raises(ValueError, match=words):
         read_config(OTHER_HEAD_DIM)
 

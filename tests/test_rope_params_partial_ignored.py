@@ -185,13 +185,18 @@ def test_mistral_4_runs_its_own_fraction_only() -> None:
     for fraction, word in ((0.25, "narrower"), (1.0, "other")):
         with pytest.raises(RuntimeError, match="must match the size"):
             run_model(mistral4(fraction))
-        words = (rf"partial_rotary_factor is {fraction} with rope_type 'yarn': transformers' attention for model "
-                 rf"type 'mistral4' rotates the width of its class's own fraction, 0.5, and fails on the {word} "
-                 r"frequencies")
+        built = int(128 * fraction)
+        words = (rf"transformers' rotary module for model type 'mistral4' builds cos and sin for {built} features "
+                 rf"\(int\(head_dim \* partial_rotary_factor\) = int\(128 \* {fraction}\)\), {word} than the "
+                 r"config\['qk_rope_head_dim'\] = 64 features its attention turns, and the model fails on it")
         with pytest.raises(ValueError, match=words):
             read_config(mistral4(fraction))
-    # other widths change the class's own fraction, by a rule the table does not derive: refused
-    with pytest.raises(ValueError, match=r"depends on keys this config changes \('qk_rope_head_dim'\)"):
+    # other widths: the module builds 96 * 0.25 = 24 features, the attention turns 32 (the sizes' own
+    # fractions are read: tests/test_rope_rotated_part.py)
+    with pytest.raises(RuntimeError, match="must match the size"):
+        run_model(mistral4(0.25, qk_rope_head_dim=32))
+    with pytest.raises(ValueError, match=r"builds cos and sin for 24 features .*, narrower than the "
+                                         r"config\['qk_rope_head_dim'\] = 32 features"):
         read_config(mistral4(0.25, qk_rope_head_dim=32))
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from posenc._checks import MAX_SIZE, check_int, is_integer
 from posenc._scaling_rules import _yarn_mscale
 from posenc.configs import _table as table
+from posenc.configs._rotated_part import rotated_part
 from posenc.configs._schema import HeadDimFrom, ModelTypeEntry
 from posenc.rope_scaling import _LARGEST, MAX_ROPE_DIM, _real, parse_scaling
 
@@ -75,8 +76,8 @@ def _head_dim(config: Mapping[str, Any], found: ModelTypeEntry, layer_type: str 
         source = {"key": "qk_rope_head_dim", "over_head_dim": True}
     given = table.get(found, config, "head_dim")
     value = _from_keys(config, found, source, given) if source else None
-    if source and value is not None and (source["over_head_dim"] or given is None):
-        return value
+    if source and value is not None and (source["over_head_dim"] or given is None or source.get("plus")):
+        return value  # Mistral 4's heads are the sum wide; a given head_dim feeds its rotary module only
     head_dim = table.field(found, config, "head_dim")
     if head_dim is not None:
         return check_int("config['head_dim']", head_dim, minimum=2, maximum=MAX_ROPE_DIM)
@@ -130,7 +131,7 @@ def _from_keys(config: Mapping[str, Any], found: ModelTypeEntry, source: HeadDim
     ``qk_nope_head_dim + qk_rope_head_dim``, configuration_mistral4.py:131); a key left out has
     its class default (None: one has none). A ``head_dim`` given beside a sum the class keeps for
     its rotary module (modeling_mistral4.py:99) while its attention's heads stay the sum wide
-    (modeling_mistral4.py:379, 457): a config where the two differ is refused."""
+    (modeling_mistral4.py:379, 457): `posenc.configs._rotated_part` reads what that module builds."""
     keys = [source["key"], *source.get("plus", ())]
     values = [table.field(found, config, key) for key in keys]
     if any(value is None for value in values):
@@ -140,13 +141,9 @@ def _from_keys(config: Mapping[str, Any], found: ModelTypeEntry, source: HeadDim
     total = sum(check_int(f"config[{key!r}]", value, minimum=0, maximum=MAX_ROPE_DIM)
                 for key, value in zip(keys, values))
     shown = " + ".join(f"config[{key!r}]" for key in keys)
-    width = check_int(shown, total, minimum=2, maximum=MAX_ROPE_DIM)
-    kept = None if given is None else check_int("config['head_dim']", given, minimum=2, maximum=MAX_ROPE_DIM)
-    if kept is not None and kept != width and not source["over_head_dim"]:
-        raise ValueError(f"config['head_dim'] is {kept}, but transformers' attention for this model type has heads "
-                         f"{shown} = {width} wide; its rotary module takes head_dim (the config class keeps the one "
-                         f"given), so the two disagree: leave 'head_dim' out or give it as {width}")
-    return width
+    if given is not None:
+        check_int("config['head_dim']", given, minimum=2, maximum=MAX_ROPE_DIM)
+    return check_int(shown, total, minimum=2, maximum=MAX_ROPE_DIM)
 
 def _override(key: object, value: object) -> int | None:
     """The head_dim one entry of Gemma 4's per_layer_config sets (None: it sets none)."""
@@ -159,6 +156,8 @@ def _override(key: object, value: object) -> int | None:
 
 def _rotary_width(config: Mapping[str, Any], found: ModelTypeEntry, params: Mapping[str, Any],
                   head_dim: int, model_type: str | None = None, layer_type: str | None = None) -> int:
+    if (part := rotated_part(config, found, params, model_type)) is not None:  # Mistral 4's qk_rope_head_dim
+        return check_int("the rotated width", part, minimum=2, maximum=head_dim)
     fraction = params.get("partial_rotary_factor")
     key = found.get("rotated_width_key")  # GPT-J's "rotary_dim": a count of features
     # left out: the class default; given as null: the whole head (GPT-J's `rotary_dim or embed_dim`)

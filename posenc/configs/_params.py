@@ -167,7 +167,10 @@ def _parameters(config: Mapping[str, Any], found: ModelTypeEntry, layer_types: l
     if any(params is not None and _reads_alpha(found, params) for params in nested.values()):
         notes.append(ALPHA_NOTE)  # HunYuan: "dynamic" with alpha is a fixed base (refused with another type)
     groups = found.get("defaults_depend_on") or ()
-    changed = [group for group in groups if all(table.differs(config, key, value) for key, value in group.items())]
+    source = found.get("head_dim_from")  # Mistral 4's fraction follows its summed keys: read from them
+    summed = {source["key"], *source.get("plus", ())} if source and source.get("plus") else set()
+    changed = [group for group in groups if not set(group) <= summed
+               and all(table.differs(config, key, value) for key, value in group.items())]
     if relied and changed:
         keys = ", ".join(repr(key) for group in changed for key in group)
         raise ValueError(f"config needs {' and '.join(dict.fromkeys(relied))} for this model type: its config "

@@ -68,7 +68,10 @@
     if (!P.truthy(found) && get(config, "qk_rope_head_dim") !== null) source = { key: "qk_rope_head_dim", over_head_dim: true };
     const given = tableGet(found, config, "head_dim");
     const value = P.truthy(source) ? fromKeys(config, found, source, given) : null;
-    if (P.truthy(source) && value !== null && (source.over_head_dim || given === null)) return value;
+    // Mistral 4's heads are the sum wide; a given head_dim feeds its rotary module only
+    if (P.truthy(source) && value !== null && (source.over_head_dim || given === null || P.truthy(get(source, "plus")))) {
+      return value;
+    }
     const dim = field(found, config, "head_dim");
     if (dim !== null) return P.checkInt("config['head_dim']", dim, { minimum: 2, maximum: S.MAX_ROPE_DIM });
     const [[hiddenKey, hidden], [headsKey, heads]] = sizes(config, found, defaulted);
@@ -121,7 +124,7 @@
   /** The head width the class takes from source's key, or adds from its keys (Mistral 4's
    * qk_nope_head_dim + qk_rope_head_dim); a key left out has its class default (null: one has none).
    * A head_dim given beside a sum feeds the rotary module while the attention's heads stay the sum
-   * wide: a config where the two differ is refused. */
+   * wide: rotatedPart (rope_params.js) reads what that module builds. */
   function fromKeys(config, found, source, given) {
     const keys = [source.key, ...(get(source, "plus") || [])];
     const values = keys.map((key) => field(found, config, key));
@@ -130,14 +133,8 @@
     const total = keys.reduce((sum, key, i) =>
       sum + P.checkInt(`config[${repr(key)}]`, values[i], { minimum: 0, maximum: S.MAX_ROPE_DIM }), 0);
     const shown = keys.map((key) => `config[${repr(key)}]`).join(" + ");
-    const width = P.checkInt(shown, total, { minimum: 2, maximum: S.MAX_ROPE_DIM });
-    const kept = given === null ? null : P.checkInt("config['head_dim']", given, { minimum: 2, maximum: S.MAX_ROPE_DIM });
-    if (kept !== null && kept !== width && !source.over_head_dim) {
-      throw valueError(`config['head_dim'] is ${kept}, but transformers' attention for this model type has heads ` +
-        `${shown} = ${width} wide; its rotary module takes head_dim (the config class keeps the one ` +
-        `given), so the two disagree: leave 'head_dim' out or give it as ${width}`);
-    }
-    return width;
+    if (given !== null) P.checkInt("config['head_dim']", given, { minimum: 2, maximum: S.MAX_ROPE_DIM });
+    return P.checkInt(shown, total, { minimum: 2, maximum: S.MAX_ROPE_DIM });
   }
 
   /** The head_dim one entry of Gemma 4's per_layer_config sets (null: it sets none). */
@@ -177,6 +174,8 @@
   }
 
   function rotaryWidth(config, found, params, dim, modelType = null, layerType = null) {
+    const part = global.posencRopeParams.rotatedPart(config, found, params, modelType); // Mistral 4's qk_rope_head_dim
+    if (part !== null) return P.checkInt("the rotated width", part, { minimum: 2, maximum: dim });
     const fraction = get(params, "partial_rotary_factor");
     const key = get(found, "rotated_width_key"); // GPT-J's "rotary_dim": a count of features
     // left out: the class default; given as null: the whole head (GPT-J's `rotary_dim or embed_dim`)

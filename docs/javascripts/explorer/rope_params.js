@@ -11,6 +11,7 @@
   const P = global.posencPython;
   const T = global.posencRopeTable;
   const L = global.posencRopeLayer;
+  const S = global.posencRopeScaling;
   const { valueError, typeError, repr, get, has } = P;
   const { ATTENTION_LAYER_TYPES, modelTypes, textModelType, defaultTheta, differs } = T;
   const { one } = L;
@@ -166,7 +167,10 @@
     if ([...nested.values()].some((params) => params !== null && L.readsAlpha(found, params))) {
       notes.push(L.ALPHA_NOTE); // HunYuan: "dynamic" with alpha is a fixed base (refused with another type)
     }
+    const source = get(found, "head_dim_from"); // Mistral 4's fraction follows its summed keys: read from them
+    const summed = P.truthy(source) && P.truthy(get(source, "plus")) ? [source.key, ...source.plus] : [];
     const changed = (get(found, "defaults_depend_on") || [])
+      .filter((group) => !P.keys(group).every((key) => summed.includes(key)))
       .filter((group) => P.keys(group).every((key) => differs(config, key, group[key])));
     if (relied.length && changed.length) {
       const named = changed.flatMap((group) => P.keys(group).map(repr)).join(", ");
@@ -288,7 +292,51 @@
   }
 
 
+  // ---- _rotated_part: Mistral 4's attention turns its qk_rope_head_dim part with cos and sin its rotary
+  // module builds from head_dim (all of it with rope type "default", head_dim * partial_rotary_factor with
+  // the others); the model runs where the two agree (modeling_mistral4.py:88-104, 450-469).
+  const ROTATED_PART = { mistral4: ["qk_nope_head_dim", "qk_rope_head_dim"] };
+
+  /** _rotated_part.rotated_part: the width the attention turns (null: not such a model type); refuses the rest. */
+  function rotatedPart(config, found, params, modelType) {
+    const name = modelType === null ? null : textModelType(modelType);
+    const keys = name !== null && has(ROTATED_PART, name) ? ROTATED_PART[name] : null;
+    if (keys === null) return null;
+    const [nope, rope] = keys.map((key) => P.toNumber(P.checkInt(`config[${repr(key)}]`, T.field(found, config, key),
+      { minimum: 0, maximum: S.MAX_ROPE_DIM })));
+    const given = T.tableGet(found, config, "head_dim");
+    const headDim = given === null ? nope + rope
+      : P.toNumber(P.checkInt("config['head_dim']", given, { minimum: 2, maximum: S.MAX_ROPE_DIM }));
+    const fraction = givenFraction(config);
+    let built, how;
+    if (get(params, "rope_type") === "default") {
+      [built, how] = [headDim, `head_dim = ${headDim}, as its default rule takes it`];
+    } else {
+      const value = fraction === null ? rope / (nope + rope)
+        : P.checkFloat("partial_rotary_factor", fraction, { minimum: 0.0, maximum: 1.0 });
+      built = Math.trunc(headDim * value);
+      how = `int(head_dim * partial_rotary_factor) = int(${headDim} * ${P.reprFloat(value)})` +
+        (fraction !== null ? "" : ", the class's fraction");
+    }
+    if (built !== rope) {
+      const relation = built < rope ? "narrower than" : "other than";
+      throw valueError(`transformers' rotary module for model type ${repr(modelType)} builds cos and sin for ${built} ` +
+        `features (${how}), ${relation} the config['${keys[1]}'] = ${rope} features its attention turns, and the model ` +
+        `fails on it; give head_dim and partial_rotary_factor whose product is ${rope}, or leave them out`);
+    }
+    return rope;
+  }
+
+  /** _rotated_part._given_fraction: the partial_rotary_factor the config's rope parameters give (null: none). */
+  function givenFraction(config) {
+    for (const source of ["rope_parameters", "rope_scaling"]) {
+      const value = get(config, source);
+      if (P.isMapping(value) && get(value, "partial_rotary_factor") !== null) return value.partial_rotary_factor;
+    }
+    return null;
+  }
+
   global.posencRopeParams = Object.freeze({
-    ...T, ...L, ...global.posencRopeSites, MAX_NESTING, asMapping, tooDeep, textKey, textPart, parameters,
+    ...T, ...L, ...global.posencRopeSites, MAX_NESTING, rotatedPart, asMapping, tooDeep, textKey, textPart, parameters,
   });
 })(typeof window !== "undefined" ? window : globalThis);
