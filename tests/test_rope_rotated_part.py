@@ -49,7 +49,9 @@ CASES: dict[str, tuple[dict[str, Any], bool]] = {  # name: (config, whether tran
     "head_dim 96, the class's fraction": (mistral4(None, head_dim=96), False),
     "head_dim 96, fraction 1/2": (mistral4(0.5, head_dim=96), False),
     "rope type default": ({**mistral4(None), "rope_parameters": DEFAULT}, False),
+    "rope 34 of 128, the class's fraction": (mistral4(None, qk_nope_head_dim=94, qk_rope_head_dim=34), True),
 }
+ODD = mistral4(None, qk_nope_head_dim=95, qk_rope_head_dim=33)  # 33 features cannot turn in pairs
 
 
 def _module(config: dict[str, Any]) -> torch.Tensor:
@@ -89,14 +91,21 @@ def test_read_exactly_where_transformers_runs(name: str) -> None:
     torch.testing.assert_close(ours.double(), theirs, rtol=1e-6, atol=0.0)
 
 
+def test_an_odd_rotated_part_is_refused() -> None:
+    with pytest.raises(RuntimeError):  # transformers' rotation splits the part in two halves (or pairs)
+        run_model(ODD)
+    with pytest.raises(ValueError, match=r"config\['qk_rope_head_dim'\] must be a positive even integer .*, got 33"):
+        read_config(ODD)
+
+
 @pytest.mark.skipif(shutil.which("node") is None, reason="needs node to run the site's JavaScript")
 def test_the_browser_port_reads_alike(tmp_path: Path) -> None:
     from tests.site.check_inspector import API_READING, posenc_reading
     from tests.test_explorer_ports import port_against_posenc, run_js
-    cases = [(json.dumps(config), None, None) for config, _ in CASES.values()]
+    cases = [(json.dumps(config), None, None) for config in [*(c for c, _ in CASES.values()), ODD]]
     problems, outcomes = port_against_posenc(tmp_path, cases)
     assert not problems, "\n".join(problems[:10])
-    assert outcomes == [runs for _, runs in CASES.values()]
+    assert outcomes == [runs for _, runs in CASES.values()] + [False]
     refused = [case for case, ok in zip(cases, outcomes) if not ok]
     theirs = run_js(tmp_path, API_READING.replace("([cases])", "(cases)"), refused)
     assert isinstance(theirs, list)

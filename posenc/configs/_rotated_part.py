@@ -35,6 +35,9 @@ def rotated_part(config: Mapping[str, Any], found: ModelTypeEntry, params: Mappi
         return None
     nope, rope = (check_int(f"config[{key!r}]", table.field(found, config, key), minimum=0, maximum=MAX_ROPE_DIM)
                   for key in keys)
+    if rope < 2 or rope % 2:
+        raise ValueError(f"config['{keys[1]}'] must be a positive even integer (the features its attention "
+                         f"turns, in pairs), got {rope}")
     given = table.get(found, config, "head_dim")
     head_dim = nope + rope if given is None else check_int("config['head_dim']", given, minimum=2,
                                                            maximum=MAX_ROPE_DIM)

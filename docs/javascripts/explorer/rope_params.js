@@ -304,6 +304,10 @@
     if (keys === null) return null;
     const [nope, rope] = keys.map((key) => P.toNumber(P.checkInt(`config[${repr(key)}]`, T.field(found, config, key),
       { minimum: 0, maximum: S.MAX_ROPE_DIM })));
+    if (rope < 2 || rope % 2) {
+      throw valueError(`config['${keys[1]}'] must be a positive even integer (the features its attention turns, in pairs), ` +
+        `got ${rope}`);
+    }
     const given = T.tableGet(found, config, "head_dim");
     const headDim = given === null ? nope + rope
       : P.toNumber(P.checkInt("config['head_dim']", given, { minimum: 2, maximum: S.MAX_ROPE_DIM }));
