@@ -17,8 +17,11 @@ context length and a head_dim that the sizes do not give), read over the text mo
 Checked live: for every model type whose config class builds with no arguments and that has a
 rotary reading, the bare config ``{"model_type": t}`` reads as the class's own ``to_dict()`` does,
 kind of layer by kind of layer (a bare config has no layer count, so the layer indices are left
-out of the comparison), or both are refused with the same words; the widths agree everywhere, and
-the few model types that differ elsewhere are listed with the reason (`OTHER_FIELDS`). Partial
+out of the comparison), or both are refused with the same words, or the bare config alone is refused
+naming the key it needs where the class fills in from defaults what posenc does not read
+(`NEEDS_GIVEN`: NoPE layers placed by the default layer count, a wrapper's own text base); given
+that key, it reads as the class does. A wrapper read without its text_config follows its text
+model's window rules (its masks' sides, ModernBERT's and Dots3's filled windows). Partial
 configs read as the class built from them; without a class default (no class, or a size given as
 null) the sizes are still asked for by name; the browser's port reads alike."""
 
@@ -63,21 +66,40 @@ def _class_dict(model_type: str) -> dict[str, Any] | None:
 
 # What this change reads, equal for every model type: the widths, the layout, the scaling.
 WIDTHS = ("rotates", "dim", "rotary_dim", "layout", "scaling", "attention_factor", "softmax_scale", "temperature")
-# Model types whose bare config reads other than the class's to_dict() in fields outside WIDTHS, and
-# why: readings that need the layer count or a wrapper's default rope parameters, which a bare config
-# does not give posenc (the gaps named in this test's report, not this change's).
-OTHER_FIELDS: dict[str, str] = {
-    **dict.fromkeys(["embedding_gemma2", "modernvbert", "pe_audio", "pe_audio_video", "pe_video", "t5gemma2_encoder",
-                     "ultravbert"], "window_sides (and a base): read per kind of layer from the layer types and "
-                    "flags the class fills in from the layer count"),
-    **dict.fromkeys(["llama4", "llama4_text", "muse_glimmer", "muse_glimmer_text", "muse_spark", "muse_spark_text"],
-                    "the kinds of layer: without a layer count the rotating layers read as full attention, where "
-                    "the class fills in NoPE layers and chunked or windowed ones"),
-    "dots3_note": "base and window: per kind of layer, from the layer types the class fills in from the layer count",
-    **dict.fromkeys(["got_ocr2", "pp_chart2table", "lighton_ocr", "mistral3", "moss_transcribe_diarize", "voxtral",
-                     "voxtral_realtime"], "base (and window): the wrapper's default rope parameters for its text "
-                    "model (text_field_defaults holds its sizes and length only)"),
+# Model types whose bare config is refused by name, where the class fills in what posenc does not read from
+# defaults: the layers without RoPE from its default layer count ('num_hidden_layers': Llama 4,
+# configuration_llama4.py:170-171; SmolLM3, configuration_smollm3.py:101-104; Mistral Large 4,
+# configuration_mistral_large4.py:156-157; Muse's layer_rope_theta, configuration_muse_spark.py:174-180), or a
+# wrapper's own base and window for its text model ('text_config': _plan.WRAPPER_TEXT_ROPE's files).
+# A wrapper among them needs its text_config: its class builds the text model with the text class's layer
+# count whatever the config gives at the top (Llama4Config(num_hidden_layers=8).text_config has 48 layers).
+COUNTED = ("llama4", "llama4_text", "muse_glimmer", "muse_glimmer_text", "muse_spark", "muse_spark_text", "smollm3",
+           "mistral_large4", "mistral_large4_text")
+NEEDS_GIVEN: dict[str, str] = {
+    **dict.fromkeys(["llama4_text", "muse_glimmer_text", "muse_spark_text", "smollm3", "mistral_large4_text"],
+                    "num_hidden_layers"),
+    **dict.fromkeys(["llama4", "muse_glimmer", "muse_spark", "mistral_large4", "got_ocr2", "pp_chart2table",
+                     "lighton_ocr", "mistral3", "moss_transcribe_diarize", "voxtral", "voxtral_realtime"],
+                    "text_config"),
 }
+
+
+def _differences(bare: Any, whole: Any) -> list[str]:
+    """How a reading differs from the class's, kind of layer by kind of layer (a bare config has no
+    layer count, so the layer indices are left out of the comparison)."""
+    found_here = [f"max_position_embeddings {bare.max_position_embeddings} / {whole.max_position_embeddings}"
+                  ] if bare.max_position_embeddings != whole.max_position_embeddings else []
+    for name, layer in bare.layers.items():
+        # without a layer count the kinds of layer are those of the rope parameters (a "full_attention" where
+        # the class names its layers "indexed_attention"; Laguna's "sliding_attention", which no layer of
+        # its class's defaults is)
+        ours = dataclasses.replace(layer, layers=())
+        theirs = [dataclasses.replace(other, layer_type=name, layers=()) for other in whole.layers.values()]
+        if ours in theirs or name not in whole.pattern:
+            continue
+        same = [t for t in theirs if all(getattr(t, key) == getattr(ours, key) for key in WIDTHS)]
+        found_here.append(f"{name}: " + ("other fields" if same else "WIDTHS") + f" {ours} / {theirs}")
+    return found_here
 
 
 def _bare_against_class() -> tuple[list[str], list[str], dict[str, list[str]]]:
@@ -100,19 +122,7 @@ def _bare_against_class() -> tuple[list[str], list[str], dict[str, list[str]]]:
         if bare_kind != full_kind:
             problems[model_type] = [f"bare {bare_kind} ({bare!s:.160}), class {full_kind} ({whole!s:.160})"]
             continue
-        found_here = [f"max_position_embeddings {bare.max_position_embeddings} / {whole.max_position_embeddings}"
-                      ] if bare.max_position_embeddings != whole.max_position_embeddings else []
-        for name, layer in bare.layers.items():
-            # a bare config has no layer count: its kinds of layer are those of its rope parameters (a
-            # "full_attention" where the class names its layers "indexed_attention"; Laguna's
-            # "sliding_attention", which no layer of its class's defaults is; Llama 4's rotating
-            # "full_attention", whose rotating layers the class calls chunked)
-            ours = dataclasses.replace(layer, layers=())
-            theirs = [dataclasses.replace(other, layer_type=name, layers=()) for other in whole.layers.values()]
-            if ours in theirs or name not in whole.pattern:
-                continue
-            same = [t for t in theirs if all(getattr(t, key) == getattr(ours, key) for key in WIDTHS)]
-            found_here.append(f"{name}: " + ("other fields" if same else "WIDTHS") + f" {ours} / {theirs}")
+        found_here = _differences(bare, whole)
         if found_here:
             problems[model_type] = found_here
         else:
@@ -123,12 +133,35 @@ def _bare_against_class() -> tuple[list[str], list[str], dict[str, list[str]]]:
 def test_bare_configs_read_as_their_class_defaults() -> None:
     alike, refused, problems = _bare_against_class()
     assert refused  # vision towers, GLM-4-MoE's 4096 over 96 heads, ...: refused alike
-    unexplained = {t: p for t, p in problems.items() if t not in OTHER_FIELDS or any("WIDTHS" in d for d in p)}
+    unexplained = {t: p for t, p in problems.items() if t not in NEEDS_GIVEN}
     assert not unexplained, "\n".join(f"{t}: {p}" for t, p in list(unexplained.items())[:10])
-    assert sorted(problems) == sorted(OTHER_FIELDS)  # a listed type that now reads alike leaves the list
+    assert sorted(problems) == sorted(NEEDS_GIVEN)  # a listed type that now reads alike leaves the list
+    assert all(problems[t][0].startswith("bare refused") for t in NEEDS_GIVEN), problems
     for model_type in ("llama", "qwen2", "roformer", "mistral", "gpt_neox", "gptj", "codegen", "dbrx", "zamba2"):
         assert model_type in alike
     assert len(alike) > 250, len(alike)  # the pinned release: Llama, Qwen2, RoFormer and the others
+
+
+@pytest.mark.parametrize("model_type", sorted(NEEDS_GIVEN))
+def test_refused_by_name_where_the_class_fills_in_from_its_defaults(model_type: str) -> None:
+    """`NEEDS_GIVEN`'s bare configs are refused naming the key; the class's reading shows why (NoPE
+    layers it places by its default layer count; a text base other than the text class's default),
+    and the config with that key given as the class has it reads as the class does, layer by layer."""
+    key, full = NEEDS_GIVEN[model_type], _class_dict(model_type)
+    assert full is not None
+    whole = read_config(full)
+    with pytest.raises(ValueError, match=re.escape(f"model type '{model_type}': config needs '{key}' (")):
+        read_config({"model_type": model_type})
+    text = full.get("text_config") or full
+    if model_type in COUNTED:
+        assert any(not layer.rotates for layer in whole.layers.values())  # the NoPE layers it fills in
+    else:
+        own = read_config({"model_type": text["model_type"]})  # the text class's own defaults
+        assert [layer.base for layer in whole.layers.values()] != [layer.base for layer in own.layers.values()]
+    given = {"model_type": model_type, key: text[key] if key == "num_hidden_layers" else text}
+    unnoted = [{n: dataclasses.replace(layer, note=None) for n, layer in rope.layers.items()}
+               for rope in (read_config(given), whole)]  # notes: where the class filled a key in, or the config
+    assert unnoted[0] == unnoted[1]  # every layer, indices included
 
 
 def test_the_note_names_the_defaulted_keys() -> None:
@@ -183,13 +216,21 @@ def test_the_browser_port_reads_alike(tmp_path: Path) -> None:
     from tests.site.check_inspector import API_READING, posenc_reading
     from tests.test_explorer_ports import port_against_posenc, run_js
     configs: list[dict[str, Any]] = [{"model_type": t} for t in ("llama", "qwen2", "roformer", "gptj", "zamba2", "glm4_moe", "mistral4")]
+    # wrappers read by their text model's window rules; NEEDS_GIVEN's refusals
+    configs += [{"model_type": t} for t in ("embedding_gemma2", "modernvbert", "dots3_note", "t5gemma",
+                                            "t5gemma2_encoder", "llama4", "muse_spark_text", "smollm3", "got_ocr2",
+                                            "voxtral_realtime")]
+    configs += [{"model_type": "llama4_text", "num_hidden_layers": 8}, {"model_type": "smollm3", "num_hidden_layers": 8}]
     configs += [{"model_type": "llama", "hidden_size": 256}, {"model_type": "gptj", "n_head": 8},
                 {"model_type": "llama", "head_dim": 64}, {"model_type": "llama", "hidden_size": None}]
     cases = [(json.dumps(c), None, None) for c in configs]
     problems, outcomes = port_against_posenc(tmp_path, cases)
     assert not problems, "\n".join(problems[:10])
-    assert outcomes.count(True) >= 8
+    assert outcomes.count(True) >= 13
     refused = [case for case, ok in zip(cases, outcomes) if not ok]
     theirs = run_js(tmp_path, API_READING.replace("([cases])", "(cases)"), refused)
     assert isinstance(theirs, list)
     assert [json.loads(t)["error"] for t in theirs] == [posenc_reading(*c)["error"] for c in refused]
+    from posenc.configs._plan import WRAPPER_TEXT_ROPE
+    assert run_js(tmp_path, "() => window.posencRopePlan.WRAPPER_TEXT_ROPE") == WRAPPER_TEXT_ROPE
+    assert sorted(WRAPPER_TEXT_ROPE) == sorted(t for t, key in NEEDS_GIVEN.items() if t not in COUNTED)

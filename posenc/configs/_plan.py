@@ -141,6 +141,7 @@ def layer_plan(config: Mapping[str, Any], found: ModelTypeEntry, model_type: str
                 params: Mapping[str | None, Any]) -> tuple[list[str], list[bool]]:
     """The layer type of each layer and whether its index lets it rotate (Llama 4's and SmolLM3's
     ``no_rope_layers``); empty lists when the config gives no layer count."""
+    needs_given(config, found, model_type)
     layers = table.get(found, config, "num_hidden_layers")
     layers = check_int("config['num_hidden_layers']", layers, minimum=1, maximum=2**20) if layers is not None else 0
     types = table.get(found, config, "layer_types")
@@ -171,6 +172,40 @@ def layer_plan(config: Mapping[str, Any], found: ModelTypeEntry, model_type: str
         flags = [a and b for a, b in zip(flags, _theta_flags(config, model_type, len(types), params))]
     _scaled_layers(config, model_type, layers, params)
     return types, flags
+
+
+# Wrappers whose config class builds its text model, where the config gives no text_config, with a base
+# (and window) of its own and reads no rope keys at the top level: read_config reads a wrapper config without
+# text_config with the text class's defaults (`posenc.configs._table.entry`), so these are refused by name.
+WRAPPER_TEXT_ROPE: dict[str, str] = {
+    "got_ocr2": "configuration_got_ocr2.py:91-110", "pp_chart2table": "configuration_pp_chart2table.py:90-109",
+    "lighton_ocr": "configuration_lighton_ocr.py:69-85", "mistral3": "configuration_mistral3.py:52-69",
+    "moss_transcribe_diarize": "configuration_moss_transcribe_diarize.py:98-108",
+    "voxtral": "configuration_voxtral.py:95-107", "voxtral_realtime": "configuration_voxtral_realtime.py:150-166"}
+
+
+def needs_given(config: Mapping[str, Any], found: ModelTypeEntry, model_type: str | None) -> None:
+    """Refuse a config whose kinds of layer or text model the class fills in from defaults posenc does
+    not read: a `WRAPPER_TEXT_ROPE` wrapper without its text_config (model_type is the wrapper's own
+    only then), or no layer count where the class derives the layers without RoPE from it (the table's
+    ``nope_pattern`` or ``layer_types_from``: Llama 4, SmolLM3; `LAYER_THETAS`' ``nope_every``: Muse),
+    for a wrapper no text_config (its class ignores a count at the top: Llama4Config(num_hidden_layers=8)
+    builds a 48-layer text model)."""
+    if model_type in WRAPPER_TEXT_ROPE:
+        raise ValueError(f"model type {model_type!r}: config needs 'text_config' (without it the config class "
+                         f"builds the text model with a base and window of its own, "
+                         f"{WRAPPER_TEXT_ROPE[model_type]}, which posenc does not read)")
+    thetas = LAYER_THETAS.get(table.text_model_type(model_type)) if model_type is not None else None
+    if not (found.get("nope_pattern") or found.get("layer_types_from") or (thetas or {}).get("nope_every")):
+        return
+    if model_type is not None and (table.model_types().get(model_type) or {}).get("text_model_type"):
+        # a wrapper without text_config: its class builds the text model with the text class's layer count
+        raise ValueError(f"model type {model_type!r}: config needs 'text_config' (its kinds of layer depend on "
+                         f"the text model's layer count: without it the config class builds the text model with "
+                         f"its default count and fills in the layers without RoPE from it)")
+    if table.get(found, config, "num_hidden_layers") is None and table.get(found, config, "layer_types") is None:
+        raise ValueError(f"model type {model_type!r}: config needs 'num_hidden_layers' (its kinds of layer depend "
+                         f"on it: the config class fills in the layers without RoPE from its layer count)")
 
 
 # Molmo2's model rotates the layers outside ``rope_scaling_layers`` (every layer unless given:

@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from posenc.configs import _table as table
-from posenc.configs._two_way import (CENTRED, IS_CAUSAL_KINDS, TWO_SIDED, _json, _opened, bidirectional,
+from posenc.configs._two_way import (CENTRED, IS_CAUSAL_KINDS, PARTS, TWO_SIDED, _json, _opened, bidirectional,
                                      is_causal_notes, not_causal, sides_of_full)
 from posenc.configs._two_way import two_sided as two_sided_rule
 # read from here by _reader.py and hooks/rope_data.py (the browser's data)
@@ -195,6 +195,10 @@ def layer_window(config: Mapping[str, Any], found: Mapping[str, Any], layer_type
     """The window (or chunk) the layers of ``layer_type`` attend within (None for the whole context),
     and its sides: ``"before"`` (causal), ``"both"`` (W positions each way; with no window: every
     token, before and after) or ``"centred"`` (`CENTRED`)."""
+    # a wrapper read without its text_config: the rules of the text model it builds (its code's masks), but
+    # for a PARTS model, whose stack the wrapper's class picks (T5Gemma's decoder: _params.WRAPPER_SETS)
+    inner = table.text_model_type(model_type) if model_type is not None else None
+    model_type = model_type if inner in PARTS else inner
     kind = layer_kind(model_type, layer_type.removesuffix(":nope"))
     two_sided = two_sided_rule(config, model_type)  # TWO_SIDED's, or T5Gemma's encoder's (PARTS)
     if kind in table.NOT_ATTENTION_LAYER_TYPES:

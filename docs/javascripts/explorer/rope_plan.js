@@ -12,6 +12,7 @@
 
   /** layer_plan: [the kind of each layer, whether each rotates by its index]. */
   function layerPlan(config, found, modelType, params) {
+    needsGiven(config, found, modelType);
     let layers = R.tableGet(found, config, "num_hidden_layers");
     layers = layers !== null ? P.checkInt("config['num_hidden_layers']", layers, { minimum: 1, maximum: 2 ** 20 }) : 0;
     let types = R.tableGet(found, config, "layer_types");
@@ -48,6 +49,39 @@
     }
     scaledLayers(config, modelType, layers, params);
     return [types, flags];
+  }
+
+  // posenc/configs/_plan.py WRAPPER_TEXT_ROPE: wrappers whose class builds the text model with a base (and window)
+  // of its own where the config gives no text_config
+  const WRAPPER_TEXT_ROPE = {
+    got_ocr2: "configuration_got_ocr2.py:91-110", pp_chart2table: "configuration_pp_chart2table.py:90-109",
+    lighton_ocr: "configuration_lighton_ocr.py:69-85", mistral3: "configuration_mistral3.py:52-69",
+    moss_transcribe_diarize: "configuration_moss_transcribe_diarize.py:98-108",
+    voxtral: "configuration_voxtral.py:95-107", voxtral_realtime: "configuration_voxtral_realtime.py:150-166",
+  };
+
+  /** needs_given: refuse a wrapper without its text_config (WRAPPER_TEXT_ROPE), or no layer count where the class
+   * derives the layers without RoPE from it (nope_pattern, layer_types_from, LAYER_THETAS' nope_every). */
+  function needsGiven(config, found, modelType) {
+    if (typeof modelType === "string" && P.has(WRAPPER_TEXT_ROPE, modelType)) {
+      throw valueError(`model type ${repr(modelType)}: config needs 'text_config' (without it the config class ` +
+        `builds the text model with a base and window of its own, ${WRAPPER_TEXT_ROPE[modelType]}, which posenc ` +
+        "does not read)");
+    }
+    const text = typeof modelType === "string" ? R.textModelType(modelType) : null;
+    const thetas = text !== null && P.has(LAYER_THETAS, text) ? LAYER_THETAS[text] : null;
+    if (!(P.truthy(get(found, "nope_pattern")) || P.truthy(get(found, "layer_types_from")) ||
+        (thetas !== null && P.truthy(thetas.nope_every)))) return;
+    if (typeof modelType === "string" && P.truthy(get(R.lookup(modelType) || {}, "text_model_type"))) {
+      // a wrapper without text_config: its class builds the text model with the text class's layer count
+      throw valueError(`model type ${repr(modelType)}: config needs 'text_config' (its kinds of layer depend on ` +
+        "the text model's layer count: without it the config class builds the text model with its default count " +
+        "and fills in the layers without RoPE from it)");
+    }
+    if (R.tableGet(found, config, "num_hidden_layers") === null && R.tableGet(found, config, "layer_types") === null) {
+      throw valueError(`model type ${repr(modelType)}: config needs 'num_hidden_layers' (its kinds of layer depend ` +
+        "on it: the config class fills in the layers without RoPE from its layer count)");
+    }
   }
 
   // posenc/configs/_plan.py SCALED_LAYERS: Molmo2 rotates the layers outside rope_scaling_layers without the scaling
@@ -379,5 +413,5 @@
     return value.map((item) => P.toNumber(item));
   }
 
-  global.posencRopePlan = Object.freeze({ layerPlan, rotatesOf, classRope, nopeNote, legacyLayerKey, LEGACY_LAYER_KEYS, PADDED_LAYERS, classSwitches, ROPE_SWITCHES, classRopeTypes, CLASS_ROPE_TYPES, indexerFit, INDEXER_FITS, ROPE_RENAMES, LAYER_THETAS, SCALED_LAYERS });
+  global.posencRopePlan = Object.freeze({ layerPlan, rotatesOf, classRope, nopeNote, legacyLayerKey, LEGACY_LAYER_KEYS, PADDED_LAYERS, classSwitches, ROPE_SWITCHES, classRopeTypes, CLASS_ROPE_TYPES, indexerFit, INDEXER_FITS, ROPE_RENAMES, LAYER_THETAS, SCALED_LAYERS, WRAPPER_TEXT_ROPE });
 })(typeof window !== "undefined" ? window : globalThis);

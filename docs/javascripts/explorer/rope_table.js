@@ -204,6 +204,9 @@
 
   /** [window, sides]: the window or chunk of these layers (null: the whole context), "before", "both" or "centred". */
   function windowOf(config, found, layerType, modelType) {
+    // a wrapper read without its text_config: its text model's rules, but for a PARTS model (the wrapper picks the stack)
+    const inner = typeof modelType === "string" ? textModelType(modelType) : null;
+    modelType = inner !== null && has(W.PARTS, inner) ? modelType : inner;
     const kind = layerKind(modelType, layerType.endsWith(":nope") ? layerType.slice(0, -5) : layerType);
     const rule = twoSided(modelType, config);
     if (NOT_ATTENTION_LAYER_TYPES.includes(kind)) return [null, "before"];
