@@ -62,6 +62,43 @@ TEXT_CONFIG_KEYS = ("text_config", "decoder", "generator", "decoder_config")
 #: (configuration_t5gemma.py:151), whatever the part says (posenc.configs._two_way.PARTS reads the flag).
 WRAPPER_SETS: dict[tuple[str | None, str], dict[str, Any]] = {("t5gemma", "decoder"): {"is_decoder": True}}
 
+#: Wrappers whose config class merges defaults of its own under a text_config the config gives
+#: (``{**init_kwargs, **text_config}``, configuration_voxtral.py:121-122, configuration_voxtral_realtime.py:183-184,
+#: configuration_pe_audio.py:126-127, configuration_pe_audio_video.py:117-118, configuration_pe_video.py:125-126,
+#: configuration_glmasr.py:112-113): the text model reads them where the text_config leaves them out.
+_PE_TEXT = {"hidden_size": 1024, "intermediate_size": 2624, "num_hidden_layers": 22, "num_attention_heads": 16}
+WRAPPER_MERGES: dict[str, dict[str, Any]] = {
+    "voxtral": {"vocab_size": 131072, "hidden_size": 3072, "intermediate_size": 8192, "num_hidden_layers": 30,
+                "num_key_value_heads": 8, "max_position_embeddings": 131072, "rms_norm_eps": 1e-05,
+                "use_cache": True, "rope_theta": 100000000.0, "head_dim": 128},
+    "voxtral_realtime": {"vocab_size": 131072, "hidden_size": 3072, "intermediate_size": 9216,
+                         "num_hidden_layers": 26, "num_attention_heads": 32, "num_key_value_heads": 8,
+                         "max_position_embeddings": 131072, "rms_norm_eps": 1e-05, "use_cache": True,
+                         "rope_theta": 1000000.0, "head_dim": 128, "tie_word_embeddings": True,
+                         "sliding_window": 8192},
+    "pe_audio": _PE_TEXT, "pe_audio_video": _PE_TEXT, "pe_video": _PE_TEXT,
+    "glmasr": {"vocab_size": 59264, "hidden_size": 2048, "intermediate_size": 6144, "num_hidden_layers": 28,
+               "num_attention_heads": 16, "num_key_value_heads": 4, "max_position_embeddings": 8192,
+               "rms_norm_eps": 1e-05, "use_cache": True, "eos_token_id": [59246, 59253, 59255],
+               "rope_parameters": {"rope_theta": 10000.0, "rope_type": "default"}}}
+
+
+def _with_merged(model_type: str | None, text: Mapping[str, Any]) -> dict[str, Any]:
+    """A text_config with `WRAPPER_MERGES`' defaults under it, as the class merges them. The base in
+    ``rope_parameters`` wins over a flat ``rope_theta`` (transformers' rope standardization keeps a
+    given rope_parameters' base): a merged flat base under a given one is dropped, and a given flat
+    base under merged rope_parameters, which transformers ignores, is refused by name."""
+    merged = WRAPPER_MERGES.get(model_type or "", {})
+    params = text.get("rope_parameters")
+    if isinstance(params, Mapping) and params.get("rope_theta") is not None:
+        merged = {key: value for key, value in merged.items() if key != "rope_theta"}
+    theirs = merged.get("rope_parameters", {}).get("rope_theta")
+    if theirs is not None and "rope_parameters" not in text and text.get("rope_theta") not in (None, theirs):
+        raise ValueError(f"model type {model_type!r}: config['text_config']['rope_theta'] = {text['rope_theta']!r} "
+                         f"is not read (the config class merges its own rope_parameters, base {theirs!r}, under "
+                         f"the text_config, and their base wins): give it in config['text_config']['rope_parameters']")
+    return {**merged, **text}
+
 
 def _is_wrapper(model_type: object) -> bool:
     """Whether the config class of ``model_type`` keeps its language model in a part (`TEXT_CONFIG_KEYS`)."""
@@ -88,7 +125,8 @@ def _text_part(config: Mapping[str, Any]) -> tuple[str | None, Mapping[str, Any]
             raise TypeError(f"config[{given!r}] must be a dict (the language model's config), "
                             f"got {type(config[given]).__name__}")
         return model_type, config
-    text = {**config[key], **WRAPPER_SETS.get((model_type, key), {})}
+    part = _with_merged(model_type, config[key]) if key == "text_config" else config[key]
+    text = {**part, **WRAPPER_SETS.get((model_type, key), {})}
     inner = text.get("model_type")
     if inner is not None and not isinstance(inner, str):
         raise TypeError(f"config[{key!r}]['model_type'] must be a string, got {type(inner).__name__}")
