@@ -48,7 +48,7 @@ BUGS = ("MISMATCH", "crash")
 def model_types() -> list[str]:
     """The model types with RoPE settings of their own (not wrappers, not model types without RoPE)."""
     return [m for m, v in _rope_table.model_types().items()
-            if v.get("rope", True) and not set(v) <= {"text_model_type", "text_model_type_aliases", "text_field_defaults"}]
+            if v.get("rope", True) and not set(v) <= _rope_table._WRAPPER_KEYS]
 
 
 def _class_defaults(model_type: str) -> Any:

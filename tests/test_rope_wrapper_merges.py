@@ -1,11 +1,12 @@
 """Voxtral, Voxtral Realtime, PE audio, audio-video and video, and GLM-ASR merge defaults of their
 own under a text_config the config gives (``{**init_kwargs, **text_config}``,
-configuration_voxtral.py:121-122 and the files `posenc.configs._params.WRAPPER_MERGES` names), so a
+configuration_voxtral.py:121-122 and the files `posenc.configs._params.wrapper_merges` names), so a
 text_config without ``rope_theta`` builds Voxtral's text model with a base of 1e8, not Llama's 1e4.
 read_config read the text class's defaults there; it now merges the wrapper's first, as the class.
 
 Checked live: the wrappers whose class builds a text model other than the text class's from the
-same minimal text_config are exactly `WRAPPER_MERGES`' keys, each recorded as the class's own
+same minimal text_config are exactly those whose table entry has ``text_config_merges`` (the
+generator's record, `posenc.configs._params.wrapper_merges`), each recorded as the class's own
 ``init_kwargs``; minimal and partial text_configs read as the class's ``to_dict()`` does, layer by
 layer; the browser's port reads alike and keeps the same record."""
 
@@ -24,9 +25,10 @@ import pytest
 transformers = pytest.importorskip("transformers", reason="transformers is a test dependency (requirements.lock)")
 
 from posenc.configs import read_config
-from posenc.configs._params import WRAPPER_MERGES
+from posenc.configs._params import wrapper_merges
 from posenc.configs._table import model_types
 
+WRAPPER_MERGES = wrapper_merges()  # the generator's record (model_types.json), not a hand list
 KEYS = ("rope_theta", "rope_parameters", "head_dim", "hidden_size", "num_attention_heads", "sliding_window",
         "max_position_embeddings", "num_hidden_layers", "layer_types")
 
@@ -113,4 +115,4 @@ def test_the_browser_port_reads_alike(tmp_path: Path) -> None:
     theirs = run_js(tmp_path, API_READING.replace("([cases])", "(cases)"), refused)
     assert isinstance(theirs, list)
     assert [json.loads(t)["error"] for t in theirs] == [posenc_reading(*c)["error"] for c in refused]
-    assert run_js(tmp_path, "() => window.posencRopeParams.WRAPPER_MERGES") == WRAPPER_MERGES
+    assert run_js(tmp_path, "() => window.posencRopeParams.wrapperMerges()") == WRAPPER_MERGES

@@ -62,33 +62,23 @@ TEXT_CONFIG_KEYS = ("text_config", "decoder", "generator", "decoder_config")
 #: (configuration_t5gemma.py:151), whatever the part says (posenc.configs._two_way.PARTS reads the flag).
 WRAPPER_SETS: dict[tuple[str | None, str], dict[str, Any]] = {("t5gemma", "decoder"): {"is_decoder": True}}
 
-#: Wrappers whose config class merges defaults of its own under a text_config the config gives
-#: (``{**init_kwargs, **text_config}``, configuration_voxtral.py:121-122, configuration_voxtral_realtime.py:183-184,
-#: configuration_pe_audio.py:126-127, configuration_pe_audio_video.py:117-118, configuration_pe_video.py:125-126,
-#: configuration_glmasr.py:112-113): the text model reads them where the text_config leaves them out.
-_PE_TEXT = {"hidden_size": 1024, "intermediate_size": 2624, "num_hidden_layers": 22, "num_attention_heads": 16}
-WRAPPER_MERGES: dict[str, dict[str, Any]] = {
-    "voxtral": {"vocab_size": 131072, "hidden_size": 3072, "intermediate_size": 8192, "num_hidden_layers": 30,
-                "num_key_value_heads": 8, "max_position_embeddings": 131072, "rms_norm_eps": 1e-05,
-                "use_cache": True, "rope_theta": 100000000.0, "head_dim": 128},
-    "voxtral_realtime": {"vocab_size": 131072, "hidden_size": 3072, "intermediate_size": 9216,
-                         "num_hidden_layers": 26, "num_attention_heads": 32, "num_key_value_heads": 8,
-                         "max_position_embeddings": 131072, "rms_norm_eps": 1e-05, "use_cache": True,
-                         "rope_theta": 1000000.0, "head_dim": 128, "tie_word_embeddings": True,
-                         "sliding_window": 8192},
-    "pe_audio": _PE_TEXT, "pe_audio_video": _PE_TEXT, "pe_video": _PE_TEXT,
-    "glmasr": {"vocab_size": 59264, "hidden_size": 2048, "intermediate_size": 6144, "num_hidden_layers": 28,
-               "num_attention_heads": 16, "num_key_value_heads": 4, "max_position_embeddings": 8192,
-               "rms_norm_eps": 1e-05, "use_cache": True, "eos_token_id": [59246, 59253, 59255],
-               "rope_parameters": {"rope_theta": 10000.0, "rope_type": "default"}}}
+
+def wrapper_merges() -> dict[str, dict[str, Any]]:
+    """Wrappers whose config class merges defaults of its own under a text_config the config gives
+    (``{**init_kwargs, **text_config}``, configuration_voxtral.py:121-122, configuration_glmasr.py:112-113,
+    ...), with those defaults: the table's ``text_config_merges``, which the generator finds by building
+    each wrapper class from a bare text_config. The text model reads them where the text_config leaves them out."""
+    return {name: dict(item["text_config_merges"]) for name, item in table.model_types().items()
+            if "text_config_merges" in item}
 
 
 def _with_merged(model_type: str | None, text: Mapping[str, Any]) -> dict[str, Any]:
-    """A text_config with `WRAPPER_MERGES`' defaults under it, as the class merges them. The base in
+    """A text_config with `wrapper_merges`' defaults under it, as the class merges them. The base in
     ``rope_parameters`` wins over a flat ``rope_theta`` (transformers' rope standardization keeps a
     given rope_parameters' base): a merged flat base under a given one is dropped, and a given flat
     base under merged rope_parameters, which transformers ignores, is refused by name."""
-    merged = WRAPPER_MERGES.get(model_type or "", {})
+    found = table.model_types().get(model_type or "", {})
+    merged: dict[str, Any] = dict(found.get("text_config_merges", {}))
     params = text.get("rope_parameters")
     if isinstance(params, Mapping) and params.get("rope_theta") is not None:
         merged = {key: value for key, value in merged.items() if key != "rope_theta"}

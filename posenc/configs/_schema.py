@@ -185,6 +185,9 @@ class ModelTypeEntry(TypedDict, total=False):
         text_field_defaults: for a wrapper, the defaults its class gives the text model where they
             differ from the text class's own (GOT-OCR2's Qwen2: hidden_size 1024, 16 heads), read
             over the text entry's ``field_defaults`` for a config without a ``text_config``.
+        text_config_merges: for a wrapper whose class merges defaults of its own under a given
+            ``text_config`` (Voxtral: ``{**init_kwargs, **text_config}``), those defaults, found by
+            building the class from a bare ``text_config``; read under a config's text_config.
         layout: the pair layout of the modeling file's rotation, found by running its rotary module
             and ``apply_rotary_pos_emb`` (or the function its attention class calls) on probe q
             and k and comparing the scores with posenc's rotation in each layout; a `LayoutFlag`
@@ -310,6 +313,7 @@ class ModelTypeEntry(TypedDict, total=False):
     text_model_type: str
     text_model_type_aliases: dict[str, str]
     text_field_defaults: dict[str, int]
+    text_config_merges: dict[str, ParamValue | dict[str, ParamValue]]
     layout: Layout | LayoutFlag | None
     turns_backward: Layout
     mrope_sections: MropeSections

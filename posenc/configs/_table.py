@@ -57,7 +57,7 @@ def entry(model_type: str) -> ModelTypeEntry | None:
     return found
 
 
-_WRAPPER_KEYS = {"text_model_type", "text_model_type_aliases", "text_field_defaults"}
+_WRAPPER_KEYS = {"text_model_type", "text_model_type_aliases", "text_field_defaults", "text_config_merges"}
 
 
 def text_model_type(model_type: str, given: str | None = None) -> str:

@@ -374,3 +374,22 @@ def _value(config: Any, key: str) -> Any:
         return getattr(config, key, None)
     except Exception:  # noqa: BLE001 - transformers' AmbiguousGlobalPerLayerAttributeError, among others
         return None
+
+
+def text_merges(config_name: str, text: Any) -> dict[str, Any]:
+    """The defaults a wrapper's class merges under a ``text_config`` the config gives: its spec's
+    ``init_kwargs`` where building the class from ``text_config={"model_type": ...}`` gives the text
+    model those keys and not the text class's own (Voxtral's ``{**init_kwargs, **text_config}``,
+    configuration_voxtral.py:121-122); {} where a given text_config is built as it stands."""
+    import transformers
+    cls = getattr(transformers, config_name)
+    spec = (getattr(cls, "sub_configs_defaults", None) or {}).get("text_config")
+    merged = dict(getattr(spec, "init_kwargs", None) or {})
+    if not merged:
+        return {}
+    try:
+        built = cls(text_config={"model_type": text.model_type}).get_text_config(decoder=True).to_dict()
+        plain, under = type(text)().to_dict(), type(text)(**copy.deepcopy(merged)).to_dict()
+    except Exception:  # noqa: BLE001 - a class that does not build from a bare text_config (Fun-ASR-Nano)
+        return {}
+    return merged if built == under != plain else {}

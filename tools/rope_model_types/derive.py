@@ -180,6 +180,8 @@ def derive(model_type: str, config_name: str) -> dict[str, Any] | None:
             wrapper["text_model_type_aliases"] = aliases
         if defaults := classes.wrapper_defaults(text):  # GOT-OCR2 builds a 1024-wide Qwen2 by default
             wrapper["text_field_defaults"] = defaults
+        if merges := classes.text_merges(config_name, text):  # Voxtral's under a given text_config
+            wrapper["text_config_merges"] = merges
         return wrapper
     params = getattr(text, "rope_parameters", None)
     source = inspect.getsource(module)

@@ -59,27 +59,18 @@
     return TEXT_CONFIG_KEYS.find((key) => P.isMapping(get(config, key))) ?? null;
   }
 
-  // posenc/configs/_params.py WRAPPER_MERGES: wrappers whose class merges its own defaults under a given text_config
-  const F = (value) => new Number(value); // a Python float (pyvalues.isFloat)
-  const PE_TEXT = { hidden_size: 1024, intermediate_size: 2624, num_hidden_layers: 22, num_attention_heads: 16 };
-  const WRAPPER_MERGES = {
-    voxtral: { vocab_size: 131072, hidden_size: 3072, intermediate_size: 8192, num_hidden_layers: 30,
-      num_key_value_heads: 8, max_position_embeddings: 131072, rms_norm_eps: 1e-05, use_cache: true,
-      rope_theta: F(100000000), head_dim: 128 },
-    voxtral_realtime: { vocab_size: 131072, hidden_size: 3072, intermediate_size: 9216, num_hidden_layers: 26,
-      num_attention_heads: 32, num_key_value_heads: 8, max_position_embeddings: 131072, rms_norm_eps: 1e-05,
-      use_cache: true, rope_theta: F(1000000), head_dim: 128, tie_word_embeddings: true, sliding_window: 8192 },
-    pe_audio: PE_TEXT, pe_audio_video: PE_TEXT, pe_video: PE_TEXT,
-    glmasr: { vocab_size: 59264, hidden_size: 2048, intermediate_size: 6144, num_hidden_layers: 28,
-      num_attention_heads: 16, num_key_value_heads: 4, max_position_embeddings: 8192, rms_norm_eps: 1e-05,
-      use_cache: true, eos_token_id: [59246, 59253, 59255],
-      rope_parameters: { rope_theta: F(10000), rope_type: "default" } },
-  };
+  /** _params.wrapper_merges(): wrappers whose class merges its own defaults under a given text_config, with
+   * those defaults (the table's text_config_merges). */
+  function wrapperMerges() {
+    return Object.fromEntries(P.keys(modelTypes()).map((name) => [name, get(get(modelTypes(), name), "text_config_merges")])
+      .filter(([, merged]) => merged !== null));
+  }
 
-  /** _with_merged: a text_config with WRAPPER_MERGES' defaults under it; a given rope_parameters' base wins over
+  /** _with_merged: a text_config with wrapperMerges()' defaults under it; a given rope_parameters' base wins over
    * a flat rope_theta (a merged one is dropped; a given one under merged rope_parameters is refused). */
   function withMerged(modelType, text) {
-    let merged = P.has(WRAPPER_MERGES, modelType) ? WRAPPER_MERGES[modelType] : {};
+    const found = typeof modelType === "string" ? get(modelTypes(), modelType) : null;
+    let merged = get(found || {}, "text_config_merges") || {};
     const params = get(text, "rope_parameters");
     if (P.isMapping(params) && get(params, "rope_theta") !== null) {
       merged = Object.fromEntries(Object.entries(merged).filter(([key]) => key !== "rope_theta"));
@@ -378,6 +369,6 @@
 
   global.posencRopeParams = Object.freeze({
     ...T, ...L, ...global.posencRopeSites, MAX_NESTING, rotatedPart, asMapping, tooDeep, textKey, textPart, parameters,
-    WRAPPER_MERGES,
+    wrapperMerges,
   });
 })(typeof window !== "undefined" ? window : globalThis);
