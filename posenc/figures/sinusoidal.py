@@ -17,6 +17,7 @@ from posenc.analysis import (
     similarity_to_position,
 )
 from posenc.figures import figure
+from posenc.figures._layout import narrow
 from posenc.figures._style import FONT, method_colour, new_figure, palette, show_matrix
 from posenc.naive import sine_cosine_pairs
 from posenc.sinusoidal import sinusoidal_encoding
@@ -35,7 +36,7 @@ def collision_vs_pairs(positions: int = 1000, max_pairs: int = 4) -> Figure:
         "harmonic: 1, 1/2, 1/3, 1/4": [1.0 / (n + 1) for n in range(max_pairs)],
         "geometric: 1, 0.1, 0.01, 0.001": [10.0 ** -n for n in range(max_pairs)],
     }
-    fig, ax = new_figure(height=3.4)
+    fig, ax = new_figure(height=3.4, narrow_height=4.6)
     counts = list(range(1, max_pairs + 1))
     for (label, freqs), marker in zip(schemes.items(), ("o", "s")):
         gaps = [nearest_collision(sine_cosine_pairs(positions, freqs[:n])).distance for n in counts]
@@ -45,7 +46,10 @@ def collision_vs_pairs(positions: int = 1000, max_pairs: int = 4) -> Figure:
     ax.set_xlabel("number of sine/cosine pairs")
     ax.set_ylabel("closest distance between two codes")
     ax.set_title(f"Closest pair among the first {positions:,} positions")
-    ax.legend(loc="lower right")
+    if narrow():  # in a phone's column the legend would cover the lines: put it under the axes
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25), frameon=False)
+    else:
+        ax.legend(loc="lower right")
     return fig
 
 
