@@ -130,10 +130,10 @@ def _method_figure(kind: str) -> Figure:
         "ntk": f"NTK-aware: base {BASE:g} → {BASE * FACTOR ** (DIM / (DIM - 2)):.0f}; slowest pair × {FACTOR:g}",
         "dynamic": "Dynamic NTK: the base grows with the current length",
         "yarn": f"YaRN: fast pairs kept, slow pairs × {FACTOR:g}, a ramp between",
-        "llama3": "Llama 3.1: kept below 2048, × 8 above 8192, blended between",
+        "llama3": "Llama 3.1: kept below 2048, ×8 above 8192, blended between",
     }
     if kind == "llama3":  # the released config: factor 8, but 131072 = 16 x 8192 positions
-        fig, ax = _context_axes(titles[kind], trained, LLAMA3_MAX_LENGTH, "Llama 3.1 maximum length")
+        fig, ax = _context_axes(titles[kind], trained, LLAMA3_MAX_LENGTH, "max length")
     else:
         fig, ax = _context_axes(titles[kind], trained, trained * factor)
     ax.plot(pairs, _wavelengths(before), color=colours.cycle[0], label=f"original (base {base:g})")
