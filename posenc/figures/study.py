@@ -9,6 +9,7 @@ to the highest seed.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -203,6 +204,47 @@ AT_A_GLANCE = (
 )
 
 
+def _glance(rows: Sequence[tuple[str, str, str]], *, separator: float | None = None,
+            recall_at_length: bool = False) -> Figure:
+    """Two panels with one row per option at 8L: perplexity at 8L over perplexity at L (left,
+    log scale) and MQAR accuracy at 8L (right, chance dotted). ``rows`` are (label, text measure,
+    MQAR measure) names of `posenc.experiments.claims`; ``separator`` draws a rule between rows
+    at that y; ``recall_at_length`` adds each row's accuracy at L as an open marker."""
+    colours = palette()
+    count = len(rows)
+    fig, axes = new_figure(1, 2, height=0.3 * count + 1.5, sharey=True, narrow_height=0.5 * count + 3.5)
+    y = np.arange(len(rows))
+    labels = [row[0] for row in rows]
+    for ax, expression, column in ((axes[0], "{}@8L / @L", 1), (axes[1], "{}@8L", 2)):
+        measures = [evaluate(expression.format(row[column])) for row in rows]
+        means = np.array([m.mean for m in measures])
+        low, high = (np.array(bounds) for bounds in zip(*(m.spread() for m in measures)))
+        ax.errorbar(means, y, xerr=[means - low, high - means], ls="none", marker="o", markersize=6,
+                    capsize=3, color=colours.foreground, label="at 8L")
+        ax.set_yticks(y, labels, fontsize=FONT["small"])
+        if separator is not None:
+            ax.axhline(separator, color=colours.grid, lw=1)
+    if recall_at_length:
+        at_length = [evaluate(f"{row[2]}@L").mean for row in rows]
+        axes[1].plot(at_length, y, ls="none", marker="o", markersize=7, markerfacecolor="none",
+                     color=colours.muted, label="at L")
+        _legend_below(fig, [axes[1]], 2)
+    axes[0].set_xscale("log")
+    axes[0].axvline(1, color=colours.muted, lw=1, ls="--")
+    _log_ticks(axes[0], [1.0, *(evaluate(f"{row[1]}@8L / @L").spread()[1] for row in rows)], "x")
+    axes[0].set_xlabel("perplexity at 8L ÷ at L (log)")
+    axes[0].set_title("Text: level is 1")
+    axes[1].set_xlim(0, 1.05)
+    axes[1].axvline(retrieval.load_results()["chance"], color=colours.muted, lw=1, ls=":")
+    axes[1].set_xlabel("MQAR accuracy" if recall_at_length else "MQAR accuracy at 8L")
+    axes[1].set_title("Retrieval: the pairs far back")
+    axes[0].invert_yaxis()
+    if narrow():
+        axes[1].tick_params(labelleft=True)
+        axes[1].set_yticks(y, labels, fontsize=FONT["small"])
+    return fig
+
+
 @figure(
     "extension-at-a-glance",
     alt=(
@@ -214,29 +256,26 @@ AT_A_GLANCE = (
     ),
 )
 def extension_at_a_glance() -> Figure:
-    colours = palette()
-    fig, axes = new_figure(1, 2, height=4.8, sharey=True, narrow_height=9.0)
-    y = np.arange(len(AT_A_GLANCE))
-    for ax, expression in ((axes[0], "{}@8L / @L"), (axes[1], "{}@8L")):
-        column = 1 if ax is axes[0] else 2
-        measures = [evaluate(expression.format(row[column])) for row in AT_A_GLANCE]
-        means = np.array([m.mean for m in measures])
-        low, high = (np.array(bounds) for bounds in zip(*(m.spread() for m in measures)))
-        ax.errorbar(means, y, xerr=[means - low, high - means], ls="none", marker="o", markersize=6,
-                    capsize=3, color=colours.foreground)
-        ax.set_yticks(y, [row[0] for row in AT_A_GLANCE], fontsize=FONT["small"])
-        ax.axhline(6.5, color=colours.grid, lw=1)  # the two-layer models above, the four-layer below
-    axes[0].set_xscale("log")
-    axes[0].axvline(1, color=colours.muted, lw=1, ls="--")
-    _log_ticks(axes[0], [1.0, *(evaluate(f"{row[1]}@8L / @L").spread()[1] for row in AT_A_GLANCE)], "x")
-    axes[0].set_xlabel("perplexity at 8L ÷ at L (log)")
-    axes[0].set_title("Text: level is 1")
-    axes[1].set_xlim(0, 1.05)
-    axes[1].axvline(retrieval.load_results()["chance"], color=colours.muted, lw=1, ls=":")
-    axes[1].set_xlabel("MQAR accuracy at 8L")
-    axes[1].set_title("Retrieval: the pairs far back")
-    axes[0].invert_yaxis()
-    if narrow():
-        axes[1].tick_params(labelleft=True)
-        axes[1].set_yticks(y, [row[0] for row in AT_A_GLANCE], fontsize=FONT["small"])
-    return fig
+    return _glance(AT_A_GLANCE, separator=6.5)  # the two-layer models above, the four-layer below
+
+
+def _extrapolation_rows() -> list[tuple[str, str, str]]:
+    """The first study's methods that run at 8L, ordered by how much their perplexity rose."""
+    methods = [m for m in load_results()["methods"] if m != "learned"]  # no rows past L
+    methods.sort(key=lambda m: evaluate(f"lm.{m}@8L / @L").mean)
+    return [(method_style(m)["label"], f"lm.{m}", f"recall.{m}") for m in methods]
+
+
+@figure(
+    "extrapolation-at-a-glance",
+    alt=(
+        "Two panels, one row per position method of the first study (all but the learned table, "
+        "which cannot run past its rows), ordered by how much their perplexity rose. Left: "
+        "perplexity at eight times the training length divided by perplexity at the training length "
+        "(log scale; 1 is level). Right: MQAR accuracy at eight times the training length (filled) "
+        "and at the training length (open). Means over three seeds with bars from the lowest to the "
+        "highest seed."
+    ),
+)
+def extrapolation_at_a_glance() -> Figure:
+    return _glance(_extrapolation_rows(), recall_at_length=True)
