@@ -41,8 +41,8 @@ def inference_windows() -> Figure:
     positions = np.arange(len(rows))
     bars = left.barh(positions, values, color=[cycle[i % len(cycle)] for i in range(len(rows))])
     for bar, value in zip(bars, values):
-        left.text(bar.get_width(), bar.get_y() + bar.get_height() / 2, f" {value:.2f}", va="center",
-                  fontsize=FONT["small"], color=colours.foreground)
+        left.annotate(f"{value:.2f}", (bar.get_width(), bar.get_y() + bar.get_height() / 2), xytext=(4, 0),
+                      textcoords="offset points", va="center", fontsize=FONT["small"], color=colours.foreground)
     left.set_yticks(positions, [_short(row["label"]) for row in rows], fontsize=FONT["small"])
     left.invert_yaxis()
     left.set_xlim(0, max(values) * 1.3)

@@ -246,8 +246,10 @@ def alibi_attention_distance(seq: int = 64, heads: int = 8) -> Figure:
     weights = torch.softmax(bias, dim=-1).flip(-1).numpy()  # index = distance i - j
     slopes = alibi_slopes(heads, dtype=torch.float64).numpy()
     fig, ax = new_figure(height=4.6)
+    markers = "osD^vPX*"  # neighbouring shades of the map are close: a marker tells each head apart
     for h, colour in enumerate(line_colours(heads)):  # each >= 3:1 against the background
-        ax.plot(np.arange(seq), weights[h], color=colour, label=f"{h}: m = 1/{round(1 / slopes[h])}")
+        ax.plot(np.arange(seq), weights[h], color=colour, marker=markers[h % len(markers)], markersize=4,
+                markevery=(h % 4 * 2, 8), label=f"{h}: m = 1/{round(1 / slopes[h])}")
     ax.set_yscale("log")
     ax.set_ylim(1e-6, 1.0)
     ax.set_xlabel("distance i − j from the query (tokens)")
