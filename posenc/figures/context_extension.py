@@ -65,7 +65,7 @@ def unseen_angles() -> Figure:
     turns_trained = (TRAINED - 1) * theta / (2 * math.pi)
     turns_long = (FACTOR * TRAINED - 1) * theta / (2 * math.pi)  # the chapter's 4x longer input
     pairs = np.arange(DIM // 2)
-    fig, ax = new_figure(1, 1, height=3.5)
+    fig, ax = new_figure(1, 1, height=3.5, narrow_height=4.6)
     ax.set_yscale("log")
     ax.plot(pairs, turns_long.numpy(), color=colours.cycle[1], label=f"positions up to {int(FACTOR * TRAINED)}")
     ax.plot(pairs, turns_trained.numpy(), color=colours.cycle[0], label=f"positions up to {TRAINED} (training)")
@@ -73,11 +73,16 @@ def unseen_angles() -> Figure:
     ax.text(1, 1.2, "one full turn", color=colours.foreground, fontsize=9.5)
     first = int(torch.nonzero(turns_trained < 1)[0])
     ax.axvspan(first - 0.5, DIM // 2 - 0.5, color=colours.cycle[1], alpha=0.12, lw=0)
-    ax.text(first + 0.5, 30, "angles past training\nare new to these pairs", color=colours.foreground, fontsize=9.5)
+    # on a phone the band is narrower than the words: end them at the band's right edge instead
+    x, align = (DIM // 2 - 1, "right") if narrow() else (first + 0.5, "left")
+    ax.text(x, 30, "angles past training\nare new to these pairs", color=colours.foreground, fontsize=9.5, ha=align)
     ax.set_xlabel("rotation pair i (fast → slow), head dim 128, base 10000")
     ax.set_ylabel("largest angle reached (turns)")
     ax.set_title("How far each pair turns over the context")
-    ax.legend(loc="lower left")
+    if narrow():  # inside the narrow axes the legend would cover the lines' ends
+        fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", frameon=False)
+    else:
+        ax.legend(loc="lower left")
     return fig
 
 
