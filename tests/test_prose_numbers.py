@@ -22,7 +22,7 @@ from values import CHECK, VALUE, expand_values
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 CHAPTERS = ["extrapolation.md", "extension-designs-measured.md", "context-extension.md", "inference.md", "positions-2d.md", "beyond-alibi.md",
-            "tiny-transformer.md", "architectures.md", "inside-attention.md"]
+            "tiny-transformer.md", "architectures.md", "inside-attention.md", "rope.md", "rope-today.md"]
 
 # Constants every chapter may type: positions and counts of the first examples, and names
 # ("1-D", "2-D", "Llama 3"). A measured result is never one of these.
@@ -65,6 +65,40 @@ ALLOWED: dict[str, dict[str, str]] = {
         "0.9": "the chapter's threshold for a seed that learned the task",
         "90%": "exercise 3's threshold",
         "3.12": "Python 3.12, the version of the larger run's text",
+    },
+    "rope.md": {
+        "4": "the key 4 to the right or left in exercise 1's answer (107 - 103)",
+        "5": "the query position of the lead figure's second panel (an input)",
+        "6": "the same panel's key position (an input)",
+        "7": "exercise 1's key position (an input)",
+        "9": "the same panel's query position (an input)",
+        "100": "the decay caption's distance 100 (an input)",
+        "103": "exercise 1's positions (inputs)",
+        "107": "exercise 1's positions (inputs)",
+        "128": "exercise 2's head width (an input)",
+        "1000": "a start position; the decay caption's distance 1000 (inputs)",
+        "10000": "RoPE's base",
+        "100000": "the precision example's position (an input)",
+        "500000": "Llama 3's base, quoted from Meta's args.py",
+    },
+    "rope-today.md": {
+        "1.0": "DeepSeek-V3's mscale and mscale_all_dim (config values)",
+        "4": "Llama 4, Gemma 4 (names); the examples' factor 4 (an input)",
+        "8": "Gemma 3's linear factor 8 (config); the GQA check's 8 query heads (an input)",
+        "16": "exercise 1's 16 pairs (its input)",
+        "32": "exercise 1's 32 rotated features (its input)",
+        "40": "DeepSeek-V3's factor 40 (config)",
+        "40%": "Phi-2's partial_rotary_factor 0.4 as a share (config)",
+        "48": "exercise 1's 48 features left unrotated (80 - 32)",
+        "64": "GPT-J's 64 rotated features (config); Gemma 3's 64 pairs",
+        "80": "exercise 1's head width (its input)",
+        "128": "a 128-wide head (an input)",
+        "256": "GPT-J's head width (config)",
+        "1024": "Gemma 3's window (config)",
+        "2048": "the example's 2048 keys; exercise 1's length (inputs)",
+        "4097": "L + 1 in the LongRoPE example (an input)",
+        "10000": "RoPE's base",
+        "500000": "Llama 3's base",
     },
     "extension-designs-measured.md": {
         "4": "Llama 4 (a model's name)",
