@@ -221,7 +221,7 @@ ALLOWED: dict[str, dict[str, str]] = {
 
 
 FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,}).*?^(?P=indent)(?P=fence)[ \t]*$", re.MULTILINE | re.DOTALL)
-LOCATOR = re.compile(r"(?:sections?|§|Table|Figure|eq\.|equations?|appendix|appendices|step|version|exercise)\s+"
+LOCATOR = re.compile(r"(?:sections?|§|Table|Figure|eq\.|equations?|appendix|appendices|step|version|exercise|lines?|issues?)\s+"
                      r"[\dA-Z][\w.–-]*(?:\s*(?:,|and|to|–)\s*[\dA-Z][\w.–-]*)*", re.IGNORECASE)
 NUMBER = re.compile(r"(?<![\w.\-/])\d[\d,]*(?:\.\d+)?%?(?![\w])")
 
@@ -243,7 +243,7 @@ def prose(text: str) -> str:
     text = re.sub(r"\{\s*[#:.][^}]*\}", " ", text)
     text = re.sub(r"<[^>\n]+>", " ", text)
     text = re.sub(r"\b(?:19\d\d|20[0-3]\d)\b", " ", text)  # years
-    return LOCATOR.sub(" ", text)
+    return LOCATOR.sub(lambda match: " " + "\n" * match[0].count("\n"), text)  # a locator may break a line
 
 
 def typed_numbers(page: str) -> list[tuple[int, str, str]]:
@@ -264,6 +264,14 @@ def test_prose_keeps_code_math_and_macros_out() -> None:
     assert NUMBER.findall(prose(text)) == ["13", "2.5%"]
     assert NUMBER.findall(prose("---\nassumes: steps 5 to 7\n---\n\nWidth 8.")) == ["8"]
     assert prose("---\na: 1\n---\nx").count("\n") == 3  # line numbers stay those of the file
+
+
+def test_prose_keeps_source_and_issue_locators_out() -> None:
+    """A file's line numbers and an issue's number locate a source; they are no result."""
+    text = ("Its rule (rope.py, lines 81-93 and\n231-238; line 1634), issue 166 and [issue 241].\n"
+            "Lines 7 to 9 of the table, then 12 heads.")
+    assert NUMBER.findall(prose(text)) == ["12"]
+    assert prose(text).count("\n") == 2  # a locator broken over two lines keeps the line count
 
 
 @pytest.mark.parametrize("page", CHAPTERS)
