@@ -190,6 +190,7 @@ def test_rotary_sites_read_alike(tmp_path: Path) -> None:
                 ({"model_type": "deepseek_v4", "num_hidden_layers": 1, "index_head_dim": 8}, None),
                 ({"model_type": "deepseek_v4", "num_hidden_layers": 2, "index_head_dim": "x"}, None),
                 ({"model_type": "deepseek_v32", "num_hidden_layers": 2, "index_head_dim": 32}, None),
+                ({"model_type": "qwen4_exp_text", "num_hidden_layers": 4, "indexer_head_dim": 256}, None),
                 ({"model_type": "glm_moe_dsa", "num_hidden_layers": 2, "index_head_dim": 2.0}, None),
                 ({"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2}, None),
                 ({"hidden_size": 64, "num_attention_heads": 4}, "interleaved"),

@@ -335,7 +335,8 @@ def test_site_data_is_json_and_the_rules() -> None:
     data = json.loads(json.dumps(S.site_data()))
     assert set(data["rules"]) == set(S._RULES) and data["defaults"] == S._DEFAULTS
     assert data["rules"]["deepseek_v32"][1] == {"name": "indexer", "rotates": S._INDEXER, "head": ["index_head_dim"],
-                                                 "features": "first", "layout": "half"}
+                                                 "features": "first", "layout": "half",
+                                                 "width": "qk_rope_head_dim", "positions": "token"}
 
 
 @pytest.mark.parametrize("name", sorted(V4_CONFIGS))
@@ -357,11 +358,11 @@ def test_read_config_reads_deepseek_v4_per_kind_of_layer(name: str) -> None:
 def test_read_config_names_every_site_of_a_layer(model_type: str) -> None:
     from posenc.configs import read_config
 
-    rope = read_config({"model_type": model_type, "num_hidden_layers": 2})
+    rope = read_config({"model_type": model_type, "num_hidden_layers": 4})  # Qwen4-Exp's fourth layer attends
     (note,) = [note for note in rope.notes if "rotary site" in note]
-    layout = next(iter(rope.layers.values())).layout
+    layout = next(layer.layout for layer in rope.layers.values() if layer.rotates)
     for rule in S._RULES[model_type]:
-        assert f"{rule.name}: the {rule.features} qk_rope_head_dim features of each {' + '.join(rule.head)} head, " \
+        assert f"{rule.name}: the {rule.features} {rule.width} features of each {' + '.join(rule.head)} head, " \
                f"{rule.layout or layout}" in note
 
 

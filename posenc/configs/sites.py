@@ -8,6 +8,8 @@ keys. Some layers rotate at more than one place, each with its own width, layout
 * the sparse-attention indexer (DeepSeek-V3.2, GLM-5): a second set of queries and keys, the first
   ``qk_rope_head_dim`` features of each ``index_head_dim`` head, turned by the same angles as the
   attention but in a layout of its own (half in DeepSeek-V3.2, interleaved in GLM-5);
+* Qwen4-Exp's QSA indexer: the first rotated-width features of its query heads and of its pooled
+  keys (each the mean of a block of tokens, turned by the position of the block's first token);
 * DeepSeek-V4: a plain rotation (``rope_theta``) in its sliding-window-only layers and another
   (``compress_rope_theta``, with the config's YaRN) in its compressed layers, on the last features
   of each head; the compressor's keys turn by the position of their window's first token, the
@@ -81,6 +83,8 @@ class _Rule:
     head: tuple[str, ...]  # config keys whose sum is the head width
     features: str
     layout: str | None = None  # None: the layout read_config reads
+    width: str = "qk_rope_head_dim"  # the rotated width, in the note's words
+    positions: str = "token"  # as RotarySite.positions
 
 
 # Multi-head latent attention: q = cat(q_pass, q_rot) and the key's rope part sits after its
@@ -90,6 +94,7 @@ class _Rule:
 _WHERE = "listed site by site by the inspector and by posenc.configs.sites.rotary_sites"
 _MLA = _Rule("attention", "the attention's queries and keys", ("qk_nope_head_dim", "qk_rope_head_dim"), "last")
 _INDEXER = "the indexer's queries and keys"
+_PART = "head_dim * partial_rotary_factor"
 _RULES: dict[str, tuple[_Rule, ...]] = {
     "deepseek_v2": (_MLA,),
     "deepseek_v3": (_MLA,),
@@ -103,6 +108,14 @@ _RULES: dict[str, tuple[_Rule, ...]] = {
     "glm_moe_dsa": (_MLA, _Rule("indexer", _INDEXER, ("index_head_dim",), "first", "interleaved")),
     "mistral_large4_text": (_MLA, _Rule("indexer", _INDEXER, ("index_head_dim",), "first", "interleaved")),
     "hy_v4": (_MLA, _Rule("indexer", _INDEXER, ("index_head_dim",), "last", "half")),
+    # Qwen4-Exp's QSA indexer turns the first rotated-width features of its query heads at their tokens
+    # (modeling_qwen4_exp.py:711) and of its pooled keys, each the mean of indexer_compress_ratio tokens,
+    # at the block's first token (:736-747), with the attention's cos and sin, half (:653-664)
+    "qwen4_exp_text": (_Rule("attention", "the attention's queries and keys", ("head_dim",), "first", width=_PART),
+                       _Rule("indexer", "the indexer's queries", ("indexer_head_dim",), "first", "half", _PART),
+                       _Rule("indexer keys", "the indexer's pooled keys (the mean of each block of "
+                             "indexer_compress_ratio tokens)", ("indexer_head_dim",), "first", "half", _PART,
+                             "window start")),
 }
 # The config classes' defaults for the keys above (the tests compare them with the live classes).
 _DEFAULTS: dict[str, dict[str, int]] = {
@@ -114,6 +127,7 @@ _DEFAULTS: dict[str, dict[str, int]] = {
     "glm_moe_dsa": {"qk_nope_head_dim": 192, "qk_rope_head_dim": 64, "index_head_dim": 128},
     "mistral_large4_text": {"qk_nope_head_dim": 64, "qk_rope_head_dim": 64, "index_head_dim": 128},
     "hy_v4": {"qk_nope_head_dim": 192, "qk_rope_head_dim": 64, "index_head_dim": 128},
+    "qwen4_exp_text": {"head_dim": 256},  # and no indexer_head_dim: its model needs one (the indexer's sizes)
 }
 
 
@@ -170,7 +184,7 @@ def rotary_sites(config: Mapping[str, Any], *, layout: str | None = None) -> dic
         else:
             assert model_type is not None
             sites[name] = tuple(_site(layer, rule.name, rule.rotates, sum(_key(text, model_type, k) for k in rule.head),
-                                      rule.features, rule.layout) for rule in rules)
+                                      rule.features, rule.layout, rule.positions) for rule in rules)
     return sites
 
 
@@ -179,7 +193,7 @@ def site_notes(model_type: str | None, found: Mapping[str, Any], layout: str) ->
     model type without a rule, where the model-type table names a second site in another layout."""
     rules = _RULES.get(model_type or "", ())
     if len(rules) > 1:
-        listed = "; ".join(f"{rule.name}: the {rule.features} qk_rope_head_dim features of each "
+        listed = "; ".join(f"{rule.name}: the {rule.features} {rule.width} features of each "
                            f"{' + '.join(rule.head)} head, {rule.layout or layout}" for rule in rules)
         return [(f"more than one rotary site per layer ({listed}), all with the angles read here, {_WHERE}")]
     return [f"transformers' code for this model type also rotates q and k in {site}, in the {site_layout} layout: a "

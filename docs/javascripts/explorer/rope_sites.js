@@ -24,7 +24,7 @@
   function siteNotes(modelType, found, layout) {
     const rules = (typeof modelType === "string" ? get(sites().rules, modelType) : null) || [];
     if (rules.length > 1) {
-      const listed = rules.map((rule) => `${rule.name}: the ${rule.features} qk_rope_head_dim features of each ` +
+      const listed = rules.map((rule) => `${rule.name}: the ${rule.features} ${rule.width} features of each ` +
         `${rule.head.join(" + ")} head, ${P.truthy(rule.layout) ? rule.layout : layout}`).join("; ");
       return [`more than one rotary site per layer (${listed}), all with the angles read here, ${WHERE}`];
     }
@@ -161,7 +161,8 @@
       else if (rules === null) out[name] = [site(layer, "attention", "the attention's queries and keys", layer.dim, "first")];
       else {
         out[name] = rules.map((rule) => site(layer, rule.name, rule.rotates,
-          rule.head.reduce((sum, key) => sum + siteKey(text, modelType, key), 0), rule.features, rule.layout));
+          rule.head.reduce((sum, key) => sum + siteKey(text, modelType, key), 0), rule.features, rule.layout,
+          rule.positions));
       }
     }
     return out;
