@@ -22,7 +22,8 @@ from values import CHECK, VALUE, expand_values
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 CHAPTERS = ["extrapolation.md", "extension-designs-measured.md", "context-extension.md", "inference.md", "positions-2d.md", "beyond-alibi.md",
-            "tiny-transformer.md", "architectures.md", "inside-attention.md", "rope.md", "rope-today.md"]
+            "tiny-transformer.md", "architectures.md", "inside-attention.md", "rope.md", "rope-today.md",
+            "alibi.md"]
 
 # Constants every chapter may type: positions and counts of the first examples, and names
 # ("1-D", "2-D", "Llama 3"). A measured result is never one of these.
@@ -209,6 +210,23 @@ ALLOWED: dict[str, dict[str, str]] = {
         "64": "width 64; a learned table of 64 rows",
         "100": "the first example's vocabulary of 100",
         "128": "T5's default maximum distance of 128",
+    },
+    "alibi.md": {
+        "4": "the first example's 4 heads; exercise 2's key 4 positions away (inputs)",
+        "5": "the first example's 5 positions (an input)",
+        "7": "head 7, the last of 8 (an index)",
+        "8": "8 heads: the paper's head count (section 3) and the examples' (an input)",
+        "12": "the 12-head example (an input)",
+        "16": "16 heads: the paper's other head count (section 3), the 16-head sequence",
+        "32": "the nearest 32 keys, the input of the values beside it",
+        "48": "BLOOM's 112 heads past the 64 of a power of two (112 - 64; a hidden check)",
+        "64": "the 64-token example (an input); BLOOM's first 64 heads (a hidden check)",
+        "112": "BLOOM's n_head, from its config.json",
+        "128": "the head counts 1 to 128 the check runs (inputs)",
+        "176": "BLOOM's 176 billion parameters, from its model card",
+        "1024": "Press et al.'s training length, quoted from the abstract",
+        "2048": "Press et al.'s test and sinusoidal training length, quoted from the abstract",
+        "2,048": "the length of the values beside it (an input)",
     },
     "inside-attention.md": {
         "0.1": "the examples' forget gate on a full stop",
