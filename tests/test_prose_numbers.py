@@ -23,7 +23,7 @@ from values import CHECK, VALUE, expand_values
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 CHAPTERS = ["extrapolation.md", "extension-designs-measured.md", "context-extension.md", "inference.md", "positions-2d.md", "beyond-alibi.md",
             "tiny-transformer.md", "architectures.md", "inside-attention.md", "rope.md", "rope-today.md",
-            "alibi.md"]
+            "alibi.md", "learned.md"]
 
 # Constants every chapter may type: positions and counts of the first examples, and names
 # ("1-D", "2-D", "Llama 3"). A measured result is never one of these.
@@ -227,6 +227,21 @@ ALLOWED: dict[str, dict[str, str]] = {
         "1024": "Press et al.'s training length, quoted from the abstract",
         "2048": "Press et al.'s test and sinusoidal training length, quoted from the abstract",
         "2,048": "the length of the values beside it (an input)",
+    },
+    "learned.md": {
+        "4": "the offset example's position 4; exercise 2's rows 3 and 4 (inputs)",
+        "5": "positions 5 and 6, an illustration",
+        "6": "positions 5 and 6, an illustration",
+        "50": "position 50, an illustration; 1 / 0.02, the ratio of the quoted standard deviations",
+        "100": "1 / 0.01, the ratio of the quoted standard deviations",
+        "0.01": "the original GPT-2 code's wpe stddev, quoted from src/model.py",
+        "0.02": "BERT's and Hugging Face GPT-2's initializer_range, from their configs",
+        "510": "the offset of the example beside it (an input)",
+        "512": "BERT's max_position_embeddings (config); the examples' max_len (an input)",
+        "768": "exercise 1's width (an input)",
+        "5000": "the misquoted max_len of the errata entry and an illustrative position",
+        "5001": "the misquote of the errata entry",
+        "4999": "5000 - 1, the last row of a 5000-row table",
     },
     "inside-attention.md": {
         "0.1": "the examples' forget gate on a full stop",
