@@ -23,7 +23,7 @@ from values import CHECK, VALUE, expand_values
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 CHAPTERS = ["extrapolation.md", "extension-designs-measured.md", "context-extension.md", "inference.md", "positions-2d.md", "beyond-alibi.md",
             "tiny-transformer.md", "architectures.md", "inside-attention.md", "rope.md", "rope-today.md",
-            "alibi.md", "learned.md"]
+            "alibi.md", "learned.md", "adding-to-embeddings.md"]
 
 # Constants every chapter may type: positions and counts of the first examples, and names
 # ("1-D", "2-D", "Llama 3"). A measured result is never one of these.
@@ -242,6 +242,15 @@ ALLOWED: dict[str, dict[str, str]] = {
         "5000": "the misquoted max_len of the errata entry and an illustrative position",
         "5001": "the misquote of the errata entry",
         "4999": "5000 - 1, the last row of a 5000-row table",
+    },
+    "adding-to-embeddings.md": {
+        "0.01": "the original GPT-2 code's position table stddev, quoted (see learned.md)",
+        "0.02": "BERT's and GPT-2's initializer_range, from their configs (an input of the set-ups)",
+        "0.1": "the paper's dropout rate, quoted from section 5.4",
+        "8": "the example's 8-dimensional word vectors (an input)",
+        "64": "the example's concatenated block of 64 (an input)",
+        "512": "the 512 positions of the example (an input)",
+        "10,000": "the example's 10,000 random rows (an input)",
     },
     "inside-attention.md": {
         "0.1": "the examples' forget gate on a full stop",
