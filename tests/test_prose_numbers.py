@@ -23,7 +23,8 @@ from values import CHECK, VALUE, expand_values
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 CHAPTERS = ["extrapolation.md", "extension-designs-measured.md", "context-extension.md", "inference.md", "positions-2d.md", "beyond-alibi.md",
             "tiny-transformer.md", "architectures.md", "inside-attention.md", "rope.md", "rope-today.md",
-            "alibi.md", "learned.md", "adding-to-embeddings.md"]
+            "alibi.md", "learned.md", "adding-to-embeddings.md",
+            "relative.md"]
 
 # Constants every chapter may type: positions and counts of the first examples, and names
 # ("1-D", "2-D", "Llama 3"). A measured result is never one of these.
@@ -251,6 +252,29 @@ ALLOWED: dict[str, dict[str, str]] = {
         "64": "the example's concatenated block of 64 (an input)",
         "512": "the 512 positions of the example (an input)",
         "10,000": "the example's 10,000 random rows (an input)",
+    },
+    "relative.md": {
+        "1.0": "T5Attention's scaling, transformers 5.23 modeling_t5.py line 197 (code)",
+        "5": "the shifted positions 5, 6, 7 and positions 0 to 5 (inputs)",
+        "6": "the shifted positions 5, 6, 7; Shaw's row 6 = 2k for k = 3 (inputs)",
+        "7": "the shifted positions 5, 6, 7; the exact distances 0 to 7 (b/2 - 1 for b = 16)",
+        "8": "the first log bucket of the encoder (b/2 for b = 16)",
+        "10": "the start position 10 (an input); bucket 10 = 8 + 2 (a hidden exact check)",
+        "12": "bucket 12 = 8 + 4 (a hidden exact check)",
+        "14": "bucket 14 = 8 + 6 (a hidden exact check)",
+        "15": "the encoder's last bucket (b - 1 for b = 16); the decoder's exact distances 0 to 15",
+        "16": "b = 16 per direction (32 / 2); distance 16 on a boundary (a hidden exact check)",
+        "31": "the decoder's last bucket (b - 1 for b = 32)",
+        "32": "T5's num_buckets (config default); distance 32 on a boundary (a hidden exact check)",
+        "63": "the last offset of exercise 2's window of 64 (an input)",
+        "64": "exercise 2's window (an input); distance 64 on a boundary (a hidden exact check)",
+        "101": "an illustrative pair of distances",
+        "102": "an illustrative pair of distances",
+        "128": "T5's max_distance (config default); offset -128 of the table (an input)",
+        "300": "an illustrative offset past training",
+        "500": "offset -500 of the table (an input)",
+        "728": "the near-boundary distance for max_distance=939 (a hidden exact check)",
+        "1000": "the tests' range of offsets, -1000 to 1000",
     },
     "inside-attention.md": {
         "0.1": "the examples' forget gate on a full stop",
