@@ -24,7 +24,7 @@ DOCS = Path(__file__).resolve().parents[1] / "docs"
 CHAPTERS = ["extrapolation.md", "extension-designs-measured.md", "context-extension.md", "inference.md", "positions-2d.md", "beyond-alibi.md",
             "tiny-transformer.md", "architectures.md", "inside-attention.md", "rope.md", "rope-today.md",
             "alibi.md", "learned.md", "adding-to-embeddings.md",
-            "relative.md"]
+            "relative.md", "start.md", "index.md"]
 
 # Constants every chapter may type: positions and counts of the first examples, and names
 # ("1-D", "2-D", "Llama 3"). A measured result is never one of these.
@@ -275,6 +275,35 @@ ALLOWED: dict[str, dict[str, str]] = {
         "500": "offset -500 of the table (an input)",
         "728": "the near-boundary distance for max_distance=939 (a hidden exact check)",
         "1000": "the tests' range of offsets, -1000 to 1000",
+    },
+    "start.md": {
+        "4": "step 4's heading; Llama 3.1's high_freq_factor 4 (published config, in the table); Llama 4 Scout (a name)",
+        "5": "step 5's heading",
+        "6": "step 6's heading",
+        "7": "step 7's heading",
+        "8": "step 8's heading; the example's M_5 takes position 3 to 8; Llama 3.1's factor 8 (published config)",
+        "10": "an illustrative 10-word sentence (step 2)",
+        "100": "an illustrative 100-word sentence (step 2)",
+        "5,000": "an illustrative position (step 2)",
+        "517": "an illustrative position, 'word 517' (step 2)",
+        "30": "the example's position 30 (step 4)",
+        "35": "the example's position 35 = 30 + 5 (step 4)",
+        "103": "the example's query position (step 5)",
+        "101": "the example's key position (step 5)",
+        "10000": "the sinusoidal base (Vaswani et al. 3.5) and the example head's base",
+        "4096": "the example head's training length (a setting of step 7's code and figures)",
+        "4095": "the largest offset within 4096 positions (4096 - 1)",
+        "3.1": "Llama 3.1 (a model's name)",
+        "8192": "Llama 3.1's original_max_position_embeddings (published config, in the table)",
+        "500000": "Llama 3.1's rope_theta (published config, in the table)",
+        "32,768": "Qwen2.5's context before YaRN, quoted from its model card ('Processing Long Texts')",
+    },
+    "index.md": {
+        "4": "step number of the core path's list",
+        "5": "step number",
+        "6": "step number",
+        "7": "step number",
+        "8": "step number",
     },
     "inside-attention.md": {
         "0.1": "the examples' forget gate on a full stop",
