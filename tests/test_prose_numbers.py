@@ -24,7 +24,8 @@ DOCS = Path(__file__).resolve().parents[1] / "docs"
 CHAPTERS = ["extrapolation.md", "extension-designs-measured.md", "context-extension.md", "inference.md", "positions-2d.md", "beyond-alibi.md",
             "tiny-transformer.md", "architectures.md", "inside-attention.md", "rope.md", "rope-today.md",
             "alibi.md", "learned.md", "adding-to-embeddings.md",
-            "relative.md", "start.md", "index.md"]
+            "relative.md", "start.md", "index.md",
+            "pitfalls.md"]
 
 # Constants every chapter may type: positions and counts of the first examples, and names
 # ("1-D", "2-D", "Llama 3"). A measured result is never one of these.
@@ -304,6 +305,38 @@ ALLOWED: dict[str, dict[str, str]] = {
         "6": "step number",
         "7": "step number",
         "8": "step number",
+    },
+    "pitfalls.md": {
+        "4": "the sinks example's query at 4 and window 3 and 4; the timestamp's 4 text tokens; Llama 4; "
+             "float16's step near 5000 (2^12 / 2^10, printed in the solution) (inputs, names, format)",
+        "5": "position 5 of the example; transformers 5 (a version); the exercise's position",
+        "7": "the cached prompt's 7 tokens (an input)",
+        "8": "the wrong position 8 (an input); the temperature's step of 8 (an input); bfloat16's 8 "
+             "significant bits; the 8 x 8 tokens of an image; Llama 3's factor 8 in Meta's code",
+        "11": "float16's 11 significant bits (the format)",
+        "16": "the windowed table's 16 rows; the 16 x 16-patch image (inputs)",
+        "32": "Llama 3.2 1B and 3B's published factor (config)",
+        "40": "the windowed example's 40 tokens (an input)",
+        "60": "pair 60 of a 128-wide head (Qwen3-VL's sections 24, 20, 20: 3 x 20 interleaved)",
+        "61": "pair 61 (as pair 60)",
+        "62": "pair 62 (as pair 60)",
+        "63": "pair 63 (as pair 60); max_len - 1 tokens of context for stride 1 (64 - 1)",
+        "64": "the windows of 64 (an input: max_len, the trained length, a stride)",
+        "128": "Qwen3-VL's head width (config)",
+        "512": "the extrapolation experiment's longest window, 8L (a setting)",
+        "1000": "the windowed input of 1000 tokens (an input)",
+        "2048": "float16's last exact run of integers, 2^11 (the format)",
+        "4096": "a position the tests compare at (an input)",
+        "100,000": "a position the tests compare at (an input)",
+        "10001": "the example's position (an input)",
+        "5000": "exercise 2's position (an input)",
+        "8191": "8192 - 1, the last position before Llama 4's temperature steps",
+        "8192": "Llama 4's floor_scale (configuration_llama4.py, default)",
+        "0.1": "a scaling factor the errata quotes (an input)",
+        "0.01": "the example's threshold in radians (an input)",
+        "3.2": "Llama 3.2 (a name)",
+        "5.23": "the pinned transformers version",
+        "5,000,000": "Qwen3-VL's rope_theta (config)",
     },
     "inside-attention.md": {
         "0.1": "the examples' forget gate on a full stop",
