@@ -25,7 +25,7 @@ CHAPTERS = ["extrapolation.md", "extension-designs-measured.md", "context-extens
             "tiny-transformer.md", "architectures.md", "inside-attention.md", "rope.md", "rope-today.md",
             "alibi.md", "learned.md", "adding-to-embeddings.md",
             "relative.md", "start.md", "index.md",
-            "pitfalls.md"]
+            "pitfalls.md", "images-video.md"]
 
 # Constants every chapter may type: positions and counts of the first examples, and names
 # ("1-D", "2-D", "Llama 3"). A measured result is never one of these.
@@ -337,6 +337,28 @@ ALLOWED: dict[str, dict[str, str]] = {
         "3.2": "Llama 3.2 (a name)",
         "5.23": "the pinned transformers version",
         "5,000,000": "Qwen3-VL's rope_theta (config)",
+    },
+    "images-video.md": {
+        "0.42": "the pinned diffusers version (0.42.1)",
+        "5.23": "the pinned transformers version",
+        "2.0": "DINOv3ViTConfig's pos_embed_rescale (config)",
+        "2.1": "Wan 2.1 (a name)",
+        "4": "Llama 4 (a name); the V-JEPA 2 example's configured 4 x 4 grid; the studies' 4 pairs per "
+             "axis and trained side of 4 (settings)",
+        "8": "about 8 seconds: latent frame 48 x 4 frames / 24 fps (quoted inputs)",
+        "10": "Flux2Pipeline._prepare_image_ids' scale 10 (code); RoPE-Mixed's mixed base 10 (the authors' code)",
+        "16": "axes_dims_rope (16, 56, 56) of FLUX.1 and HunyuanVideo (config); 16 = 4 x 4 ids (an input)",
+        "20": "the second reference image's time id, 10 + 10 (the code's scale)",
+        "24": "Cosmos's base_fps (transformer_cosmos.py, default)",
+        "32": "FLUX.2's axes_dims_rope (32, 32, 32, 32) (config)",
+        "48": "the latent frame of the authors' identify_k example (riflex_utils.py), quoted",
+        "56": "axes_dims_rope (16, 56, 56) (config)",
+        "66": "the latent frames of 261 video frames, (261 - 1) / 4 + 1 (HunyuanVideo's VAE)",
+        "100": "DINOv3's rope_theta (config); RoPE-Mixed's axial base (the authors' code); the studies' base",
+        "128": "FLUX.1's and a video model's head width (config, an input)",
+        "256": "HunyuanVideo's rope_theta (config)",
+        "261": "the extended video of the authors' README (129 frames doubled), quoted",
+        "10000": "the base fixed in FLUX.1's, Wan's, CogVideoX's, V-JEPA 2's and Pixtral's code",
     },
     "inside-attention.md": {
         "0.1": "the examples' forget gate on a full stop",
