@@ -25,7 +25,8 @@ CHAPTERS = ["extrapolation.md", "extension-designs-measured.md", "context-extens
             "tiny-transformer.md", "architectures.md", "inside-attention.md", "rope.md", "rope-today.md",
             "alibi.md", "learned.md", "adding-to-embeddings.md",
             "relative.md", "start.md", "index.md",
-            "pitfalls.md", "images-video.md"]
+            "pitfalls.md", "images-video.md",
+            "engines.md"]
 
 # Constants every chapter may type: positions and counts of the first examples, and names
 # ("1-D", "2-D", "Llama 3"). A measured result is never one of these.
@@ -359,6 +360,40 @@ ALLOWED: dict[str, dict[str, str]] = {
         "256": "HunyuanVideo's rope_theta (config)",
         "261": "the extended video of the authors' README (129 frames doubled), quoted",
         "10000": "the base fixed in FLUX.1's, Wan's, CogVideoX's, V-JEPA 2's and Pixtral's code",
+    },
+    "engines.md": {
+        "0.0": "ggml-python 0.0.45, the version read",
+        "0.3": "llama-cpp-python 0.3.36 and llama-models 0.3.0, the versions read",
+        "0.6": "torchtune 0.6.1, the version read",
+        "5.23": "the pinned transformers version",
+        "5": "transformers 5 (a version); pair indices 2, 5, ..., 59 of modeling_qwen3_vl.py lines 406-415",
+        "3.1": "Llama 3.1 (a name)",
+        "3.2": "Llama 3.2 (a name)",
+        "4": "Llama 4 (a name); Llama 3's high_freq_factor 4 in Meta's code; the Keras example's factor "
+             "(an input); pair indices 1, 4, ..., 58 (code)",
+        "8": "Llama 3's factor 8 fixed in Meta's apply_scaling (llama_models/llama3/model.py line 47); "
+             "the float32 budget's k = 8 (the tests' setting)",
+        "20": "Qwen3-VL's mrope_section (24, 20, 20) (config)",
+        "24": "Qwen3-VL's mrope_section (24, 20, 20) (config)",
+        "32": "Llama 3.2 1B and 3B's published factor (config)",
+        "58": "the last height pair, 3 x 20 - 2 (modeling_qwen3_vl.py lines 406-415)",
+        "59": "the last width pair, 3 x 20 - 1 (the same lines)",
+        "60": "the pairs past the interleaved part, 60 to 63 (3 x 20; sections of the config)",
+        "61": "pair 61 (as pair 60)",
+        "62": "pair 62 (as pair 60)",
+        "63": "pair 63, the last of 64 (as pair 60)",
+        "64": "64 pairs of a 128-wide head; a 64-wide head (an input); ggml's budget k = 64 (the tests' setting)",
+        "128": "Qwen3-VL's head width (config)",
+        "1,000": "the prompt of 1,000 tokens (an input)",
+        "4,096": "Phi-3.5-mini's original_max_position_embeddings (config); the tests' trained length",
+        "8,192": "Llama 3's original length in Meta's code (model.py line 50)",
+        "10,000": "torchtune's Phi-3 component builder's default rope_base (its source)",
+        "32,768": "Qwen3's native context, from its model card",
+        "80,000": "the length quoted from llama-models issue 241",
+        "250,000": "Phi-4's rope_theta (config)",
+        "262,144": "Qwen3-VL's original_max_position_embeddings (config, the example's input)",
+        "500,000": "the tests' largest position (an input)",
+        "1,000,000": "Qwen3's rope_theta (config)",
     },
     "inside-attention.md": {
         "0.1": "the examples' forget gate on a full stop",
