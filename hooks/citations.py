@@ -28,7 +28,7 @@ REFERENCES_LINE = re.compile(r"^\[\[references\]\]\s*$", re.MULTILINE)
 
 
 def load_references(path: Path = REFERENCES) -> dict[str, dict[str, Any]]:
-    """The bibliography: ``{key: {authors, year, title, venue?, arxiv?, doi?, url?, code?}}``."""
+    """The bibliography: ``{key: {authors, year, title, venue?, arxiv?, doi?, url?, url_label?, code?}}``."""
     if not path.is_file():
         return {}
     import yaml  # type: ignore[import-untyped]
@@ -74,14 +74,17 @@ def reference_html(key: str, entry: dict[str, Any]) -> str:
     >>> print(reference_html("su2021", {"authors": "Jianlin Su, Yu Lu", "year": 2021,
     ...     "title": "RoFormer", "arxiv": "2104.09864"}))
     <li id="ref-su2021">Jianlin Su, Yu Lu (2021). <em>RoFormer</em>. <a href="https://arxiv.org/abs/2104.09864">arXiv:2104.09864</a></li>
+    >>> print(reference_html("b", {"authors": "b", "year": 2023, "title": "A post", "url": "u", "url_label": "post"}))
+    <li id="ref-b">b (2023). <em>A post</em>. <a href="u">post</a></li>
     """
     links = []
     if "arxiv" in entry:
         links.append(f'<a href="https://arxiv.org/abs/{entry["arxiv"]}">arXiv:{entry["arxiv"]}</a>')
     if "doi" in entry:
         links.append(f'<a href="https://doi.org/{entry["doi"]}">doi:{entry["doi"]}</a>')
-    if "url" in entry:
-        links.append(f'<a href="{entry["url"]}">paper</a>')
+    if "url" in entry:  # a paper's PDF unless the entry says what it is (software: code; a forum post)
+        label = entry.get("url_label", "code" if entry.get("venue") == "software" else "paper")
+        links.append(f'<a href="{entry["url"]}">{label}</a>')
     if "code" in entry:
         links.append(f'<a href="{entry["code"]}">official code</a>')
     venue = f' {entry["venue"]}.' if entry.get("venue") else ""

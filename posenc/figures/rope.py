@@ -222,7 +222,7 @@ def _base_wavelengths(ax: Axes, x_label: float) -> None:
     pairs = np.arange(64)
     for colour, base in zip(colours.cycle, (1e4, 5e5, 1e6), strict=False):
         theta = rope_inverse_frequencies(128, base=base)
-        ax.plot(pairs, (2 * math.pi / theta).numpy(), color=colour, label=f"base {base:.0e}")
+        ax.plot(pairs, (2 * math.pi / theta).numpy(), color=colour, label=f"base {base:,.0f}")
     _length_lines(ax, x_label)
     ax.set_ylabel("wavelength 2π/θᵢ (positions)")
     ax.set_title("A larger base stretches the slow pairs")
