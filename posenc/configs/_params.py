@@ -63,6 +63,16 @@ TEXT_CONFIG_KEYS = ("text_config", "decoder", "generator", "decoder_config")
 WRAPPER_SETS: dict[tuple[str | None, str], dict[str, Any]] = {("t5gemma", "decoder"): {"is_decoder": True}}
 
 
+#: The keys read_config reads from a text model's config (_layer, _params, _plan, _windows,
+#: _rotated_part): the table generator builds each wrapper class with each at its top level
+#: (tools/rope_model_types/wrappers.py) and records those its class reads (``top_level_read``).
+TOP_LEVEL_KEYS = ("rope_theta", "rope_parameters", "rope_scaling", "partial_rotary_factor", "hidden_size",
+                  "num_attention_heads", "head_dim", "max_position_embeddings", "num_hidden_layers", "layer_types",
+                  "sliding_window", "use_sliding_window", "max_window_layers", "attention_chunk_size",
+                  "no_rope_layers", "rope_interleave", "qk_rope_head_dim", "use_bidirectional_attention",
+                  "attn_temperature_tuning", "floor_scale", "attn_scale", "use_mem_rope", "layer_rope_theta")
+
+
 def wrapper_merges() -> dict[str, dict[str, Any]]:
     """Wrappers whose config class merges defaults of its own under a text_config the config gives
     (``{**init_kwargs, **text_config}``, configuration_voxtral.py:121-122, configuration_glmasr.py:112-113,
@@ -95,6 +105,19 @@ def _is_wrapper(model_type: object) -> bool:
     return isinstance(model_type, str) and bool(table.model_types().get(model_type, {}).get("text_model_type"))
 
 
+def _refuse_ignored(model_type: str, config: Mapping[str, Any]) -> None:
+    """Refuse a text model's key that a wrapper's class ignores at the top of a config without its
+    text part (one of `TOP_LEVEL_KEYS` not in the table's ``top_level_read``: LlavaConfig(rope_theta=5.0)
+    builds Llama's 1e4)."""
+    read = table.model_types()[model_type].get("top_level_read", [])
+    for key in TOP_LEVEL_KEYS:
+        if key not in read and config.get(key) is not None:
+            raise ValueError(f"model type {model_type!r}: config[{key!r}] = {config[key]!r} is not read (without a "
+                             f"text_config the config class builds its text model from its own defaults and ignores "
+                             f"it): give it in the language model's part, config['text_config'] (or the 'decoder', "
+                             f"'generator' or 'decoder_config' its class keeps)")
+
+
 def _text_key(config: Mapping[str, Any]) -> str | None:
     """The key of a wrapper's language-model config in ``config`` (a dict there), or None."""
     if not _is_wrapper(config.get("model_type")):
@@ -114,6 +137,8 @@ def _text_part(config: Mapping[str, Any]) -> tuple[str | None, Mapping[str, Any]
         if given is not None and _is_wrapper(model_type):
             raise TypeError(f"config[{given!r}] must be a dict (the language model's config), "
                             f"got {type(config[given]).__name__}")
+        if _is_wrapper(model_type):
+            _refuse_ignored(str(model_type), config)
         return model_type, config
     part = _with_merged(model_type, config[key]) if key == "text_config" else config[key]
     text = {**part, **WRAPPER_SETS.get((model_type, key), {})}

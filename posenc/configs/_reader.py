@@ -275,14 +275,14 @@ def read_config(config: Mapping[str, Any], *, layout: str | None = None) -> Conf
     """
     config = _as_mapping(config)
     given = None if layout is None else check_choice("layout", layout, LAYOUTS)
+    if config.get("model_type") in ENCODER_MODEL_TYPES:  # rotates over patches: posenc.configs.vision reads it
+        # first: SAM 3's own type, not its CLIP text model's (whose keys its class ignores at the top)
+        raise ValueError(f"model type {config['model_type']!r}: a vision or video encoder that rotates over patches "
+                         f"in 2-D or 3-D; posenc.configs.vision.read_vision_config reads it (axes, sections, "
+                         f"coordinates, base, layout); read_config and from_config read 1-D RoPE")
     model_type, text = _text_part(config)
     found = table.entry(model_type) if model_type is not None else None
     found = found or {}
-    if config.get("model_type") in ENCODER_MODEL_TYPES:  # rotates over patches: posenc.configs.vision reads it
-        model_type = config["model_type"]  # SAM 3's own type, not its CLIP text model's
-        raise ValueError(f"model type {model_type!r}: a vision or video encoder that rotates over patches in 2-D or "
-                         f"3-D; posenc.configs.vision.read_vision_config reads it (axes, sections, coordinates, base, "
-                         f"layout); read_config and from_config read 1-D RoPE")
     if model_type == "deepseek_v4":  # rope parameters keyed by rope kind (main, compress), not by layer type
         from posenc.configs.sites import read_deepseek_v4  # sites imports this module
         return read_deepseek_v4(text, layout=given)

@@ -188,6 +188,10 @@ class ModelTypeEntry(TypedDict, total=False):
         text_config_merges: for a wrapper whose class merges defaults of its own under a given
             ``text_config`` (Voxtral: ``{**init_kwargs, **text_config}``), those defaults, found by
             building the class from a bare ``text_config``; read under a config's text_config.
+        top_level_read: for a wrapper, the keys of ``_params.TOP_LEVEL_KEYS`` its class may read into
+            the text model from the top level of a config without ``text_config`` (Qwen2-VL's, for
+            older configs), found by building it with each; absent where it reads none (LlavaConfig
+            (rope_theta=5.0) keeps 10000): posenc refuses the others there.
         layout: the pair layout of the modeling file's rotation, found by running its rotary module
             and ``apply_rotary_pos_emb`` (or the function its attention class calls) on probe q
             and k and comparing the scores with posenc's rotation in each layout; a `LayoutFlag`
@@ -314,6 +318,7 @@ class ModelTypeEntry(TypedDict, total=False):
     text_model_type_aliases: dict[str, str]
     text_field_defaults: dict[str, int]
     text_config_merges: dict[str, ParamValue | dict[str, ParamValue]]
+    top_level_read: list[str]
     layout: Layout | LayoutFlag | None
     turns_backward: Layout
     mrope_sections: MropeSections

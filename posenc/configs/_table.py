@@ -57,7 +57,8 @@ def entry(model_type: str) -> ModelTypeEntry | None:
     return found
 
 
-_WRAPPER_KEYS = {"text_model_type", "text_model_type_aliases", "text_field_defaults", "text_config_merges"}
+_WRAPPER_KEYS = {"text_model_type", "text_model_type_aliases", "text_field_defaults", "text_config_merges",
+                 "top_level_read"}
 
 
 def text_model_type(model_type: str, given: str | None = None) -> str:

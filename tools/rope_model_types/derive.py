@@ -67,7 +67,7 @@ from typing import Any
 import torch
 
 from posenc.configs._table import TABLE_PATH
-from tools.rope_model_types import classes, dependence, partial, probes, rotation, windows
+from tools.rope_model_types import classes, dependence, partial, probes, rotation, windows, wrappers
 from tools.rope_model_types.legacy import head_slice, legacy_entry
 from tools.rope_model_types.classes import (  # noqa: F401 - _built, _landing, _read_keys: the probes reach them here
     _built,
@@ -182,6 +182,8 @@ def derive(model_type: str, config_name: str) -> dict[str, Any] | None:
             wrapper["text_field_defaults"] = defaults
         if merges := classes.text_merges(config_name, text):  # Voxtral's under a given text_config
             wrapper["text_config_merges"] = merges
+        if (read := wrappers.top_level_read(config_name)) is not None:  # Qwen2-VL's; LlavaConfig reads none
+            wrapper["top_level_read"] = read
         return wrapper
     params = getattr(text, "rope_parameters", None)
     source = inspect.getsource(module)

@@ -151,6 +151,12 @@
   function readConfig(config, layout = null) {
     config = R.asMapping(config);
     const given = P.isNone(layout) ? null : P.checkChoice("layout", layout, LAYOUTS);
+    const own = get(config, "model_type"); // first: the config's own type (SAM 3's table entry names its CLIP text model)
+    if (typeof own === "string" && (global.posencRopeData.vision_encoders || []).includes(own)) {
+      throw valueError(`model type ${repr(own)}: a vision or video encoder that rotates over patches in 2-D or 3-D; ` +
+        "posenc.configs.vision.read_vision_config reads it (axes, sections, coordinates, base, layout); read_config and " +
+        "from_config read 1-D RoPE");
+    }
     const [modelType, given0] = R.textPart(config);
     const legacy = global.posencRopePlan.legacyLayerKey(given0, modelType); // Granite 4's layers_block_type
     const [rewritten, entry] = R.classLayerTypes(legacy, (modelType !== null ? R.entry(modelType) : null) || {}, modelType);
@@ -159,12 +165,6 @@
     // HunYuan-VL's attention_head_dim for head_dim (class_names)
     text = global.posencRopePlan.classRope(text, modelType); // HunYuan-VL's xdrope_section and rope type 'xdrope'
     global.posencRopePlan.classRopeTypes(text, modelType); // Phi-3's, Cosmos3 Edge's and PhiMoE's refused rope types
-    const own = get(config, "model_type"); // the config's own type (SAM 3's table entry names its CLIP text model)
-    if (typeof own === "string" && (global.posencRopeData.vision_encoders || []).includes(own)) {
-      throw valueError(`model type ${repr(own)}: a vision or video encoder that rotates over patches in 2-D or 3-D; ` +
-        "posenc.configs.vision.read_vision_config reads it (axes, sections, coordinates, base, layout); read_config and " +
-        "from_config read 1-D RoPE");
-    }
     if (modelType === "deepseek_v4") return readDeepseekV4(text, given); // rope parameters keyed by rope kind
     if (get(found, "rope") === false && P.truthy(get(found, "rotates_elsewhere"))) { // GLM-5-Next's text model
       // a multimodal parent's vision tower may still rotate: it is not said to use no RoPE

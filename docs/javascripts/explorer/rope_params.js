@@ -85,6 +85,28 @@
     return { ...merged, ...text };
   }
 
+  /** _params.TOP_LEVEL_KEYS: the keys read_config reads from a text model's config. */
+  const TOP_LEVEL_KEYS = ["rope_theta", "rope_parameters", "rope_scaling", "partial_rotary_factor", "hidden_size",
+    "num_attention_heads", "head_dim", "max_position_embeddings", "num_hidden_layers", "layer_types",
+    "sliding_window", "use_sliding_window", "max_window_layers", "attention_chunk_size",
+    "no_rope_layers", "rope_interleave", "qk_rope_head_dim", "use_bidirectional_attention",
+    "attn_temperature_tuning", "floor_scale", "attn_scale", "use_mem_rope", "layer_rope_theta"];
+
+  /** _refuse_ignored: a text model's key (TOP_LEVEL_KEYS) a wrapper's class ignores at the top of a config
+   * without its text part (not in the table's top_level_read). */
+  function refuseIgnored(modelType, config) {
+    const read = get(get(modelTypes(), modelType), "top_level_read") || [];
+    for (const key of TOP_LEVEL_KEYS) {
+      const value = get(config, key);
+      if (!read.includes(key) && value !== null) {
+        throw valueError(`model type ${repr(modelType)}: config[${repr(key)}] = ${repr(value)} is not read (without a ` +
+          "text_config the config class builds its text model from its own defaults and ignores it): give it in " +
+          "the language model's part, config['text_config'] (or the 'decoder', 'generator' or 'decoder_config' its " +
+          "class keeps)");
+      }
+    }
+  }
+
   /** _text_part(config): [model type, the language model's keys] (a wrapper's text_config, decoder, ...). */
   function textPart(config) {
     const modelType = get(config, "model_type");
@@ -97,6 +119,7 @@
       if (given !== undefined && isWrapper(modelType)) {
         throw typeError(`config[${repr(given)}] must be a dict (the language model's config), got ${P.typeName(get(config, given))}`);
       }
+      if (isWrapper(modelType)) refuseIgnored(modelType, config);
       return [modelType, config];
     }
     const sets = modelType === "t5gemma" && key === "decoder" ? { is_decoder: true } : {}; // _params.WRAPPER_SETS
@@ -369,6 +392,6 @@
 
   global.posencRopeParams = Object.freeze({
     ...T, ...L, ...global.posencRopeSites, MAX_NESTING, rotatedPart, asMapping, tooDeep, textKey, textPart, parameters,
-    wrapperMerges,
+    wrapperMerges, TOP_LEVEL_KEYS,
   });
 })(typeof window !== "undefined" ? window : globalThis);

@@ -47,7 +47,8 @@
     }
     return found;
   }
-  const WRAPPER_KEYS = ["text_model_type", "text_model_type_aliases", "text_field_defaults", "text_config_merges"];
+  const WRAPPER_KEYS = ["text_model_type", "text_model_type_aliases", "text_field_defaults", "text_config_merges",
+    "top_level_read"];
 
   /** The model type a wrapper's text model is read as: `given` (its text_config's own model_type)
    * under the name the wrapper's config class gives it, else the class default. */
