@@ -9,6 +9,7 @@ Checked live against the class, and in the browser's port."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import warnings
 from pathlib import Path
@@ -67,15 +68,32 @@ def test_the_class_refuses_some_and_builds_others() -> None:
     assert built == [False, True, True, True, False, True]
 
 
+PARTIAL = {"model_type": "qwen4_exp_text", **SHAPE, "indexer_head_dim": 256}
+PARTIAL_WORDS = ("config needs 'indexer_n_heads', 'indexer_kv_heads', 'indexer_budget', 'indexer_compress_ratio' "
+                 "beside the indexer's other keys: transformers' config class for model type 'qwen4_exp_text' "
+                 "refuses part of them (QSA config is missing required fields): give all of 'indexer_n_heads', "
+                 "'indexer_kv_heads', 'indexer_head_dim', 'indexer_budget', 'indexer_compress_ratio', or none")
+
+
+def test_part_of_the_indexer_keys_is_refused_as_the_class_refuses_it() -> None:
+    with warnings.catch_warnings(), pytest.raises((ValueError, StrictDataclassClassValidationError),
+                                                  match="QSA config is missing required fields"):
+        warnings.simplefilter("ignore")
+        transformers.Qwen4ExpTextConfig(**{k: v for k, v in PARTIAL.items() if k != "model_type"})
+    with pytest.raises(ValueError, match=re.escape(PARTIAL_WORDS)):
+        read_config(PARTIAL)
+
+
 @pytest.mark.skipif(shutil.which("node") is None, reason="needs node to run the site's JavaScript")
 def test_the_browser_port_reads_alike(tmp_path: Path) -> None:
     from tests.site.check_inspector import API_READING, posenc_reading
     from tests.test_explorer_ports import port_against_posenc, run_js
     cases = [(json.dumps(_config(*case)), None, None) for case in CASES]
     cases.append((json.dumps({"model_type": "qwen4_exp", "text_config": _config(16, None, True)}), None, None))
+    cases.append((json.dumps(PARTIAL), None, None))
     problems, outcomes = port_against_posenc(tmp_path, cases)
     assert not problems, "\n".join(problems[:10])
-    assert outcomes == [False, True, True, True, False, True, False]
+    assert outcomes == [False, True, True, True, False, True, False, False]
     refused = [case for case, ok in zip(cases, outcomes) if not ok]
     theirs = run_js(tmp_path, API_READING.replace("([cases])", "(cases)"), refused)
     assert isinstance(theirs, list)

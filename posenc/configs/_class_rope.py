@@ -146,6 +146,11 @@ def indexer_fit(config: Mapping[str, Any], model_type: str | None, widths: list[
     rule = INDEXER_FITS.get(table.text_model_type(model_type)) if model_type is not None else None
     if rule is None or all(config.get(key) is None for key in rule["keys"]):
         return
+    missing = [key for key in rule["keys"] if config.get(key) is None]
+    if missing:  # the class's own check (configuration_qwen4_exp.py:214-217)
+        raise ValueError(f"config needs {', '.join(map(repr, missing))} beside the indexer's other keys: transformers' "
+                         f"config class for model type {model_type!r} refuses part of them (QSA config is missing "
+                         f"required fields): give all of {', '.join(map(repr, rule['keys']))}, or none")
     size = config.get(rule["key"])
     if not isinstance(size, int) or isinstance(size, bool):
         return  # the class's other checks refuse it (a missing or non-integer key): not the rotation's

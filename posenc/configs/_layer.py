@@ -268,6 +268,8 @@ def _scaling(config: Mapping[str, Any], found: ModelTypeEntry, params: Mapping[s
                          f"base); transformers' code for this model type ignores it with rope type {kind!r}: leave "
                          f"it out")
     ignored = set(found.get("ignore_keys", ()))
+    if found.get("query_temperature") == "llama_4_scaling_beta":  # the attention's query scale reads it (`_temperature`)
+        ignored.add("original_max_position_embeddings")
     if found.get("ntk_alpha"):  # HunYuan: its key (null: not given, plain "dynamic"), and with it those not read
         ignored |= {"alpha", *ALPHA_UNREAD} if alpha else {"alpha"}
     for key in params:
@@ -309,6 +311,8 @@ def _temperature(config: Mapping[str, Any], found: ModelTypeEntry, params: Mappi
                  rotates: bool) -> dict[str, Any] | None:
     """A factor on the queries after the rotation, by position (see `read_config`)."""
     rule = found.get("query_temperature")
+    if rule == "llama_4_scaling_beta" and rotates:
+        _scale_keys_given(params)
     if rule == "llama_4_scaling_beta" and params is not None and params.get("llama_4_scaling_beta") is not None:
         beta = _real("rope_parameters['llama_4_scaling_beta']", params["llama_4_scaling_beta"], minimum=0.0,
                      maximum=1e6)
@@ -321,6 +325,21 @@ def _temperature(config: Mapping[str, Any], found: ModelTypeEntry, params: Mappi
         scale = _real("config['attn_scale']", table.field(found, config, "attn_scale"), minimum=0.0, maximum=1e6)
         return {"rule": "llama4_nope_tuning", "floor_scale": floor, "attn_scale": scale}
     return None
+
+def _scale_keys_given(params: Mapping[str, Any] | None) -> None:
+    """Ministral 3's and Mistral 4's attention scales its queries with two rope parameters whatever
+    the rope type (get_llama_4_attn_scale, modeling_ministral3.py:145-149, modeling_mistral4.py:476-480),
+    and the model fails (a TypeError on None) without either."""
+    missing = [key for key in _SCALE_KEYS if params is None or params.get(key) is None]
+    if missing:
+        raise ValueError(f"config['rope_parameters'] needs {' and '.join(map(repr, missing))}, whatever its rope_type: "
+                         f"this model type's attention multiplies its queries by 1 + llama_4_scaling_beta * ln(1 + "
+                         f"floor(position / original_max_position_embeddings)), and transformers' model fails "
+                         f"without them")
+
+
+_SCALE_KEYS = ("llama_4_scaling_beta", "original_max_position_embeddings")
+
 
 def _softmax_scale(found: ModelTypeEntry, params: Mapping[str, Any] | None) -> float:
     # DeepSeek-V2/V3 (transformers' yarn_apply_mscale): the logits' 1/sqrt(d) times m(s, mscale_all_dim)^2.

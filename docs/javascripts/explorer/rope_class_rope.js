@@ -49,6 +49,12 @@
     const name = modelType === null ? null : R.textModelType(modelType);
     const rule = name !== null && P.has(INDEXER_FITS, name) ? INDEXER_FITS[name] : null;
     if (rule === null || rule.keys.every((key) => get(config, key) === null)) return;
+    const missing = rule.keys.filter((key) => get(config, key) === null);
+    if (missing.length) { // the class's own check (configuration_qwen4_exp.py:214-217)
+      throw valueError(`config needs ${missing.map(repr).join(", ")} beside the indexer's other keys: transformers' ` +
+        `config class for model type ${repr(modelType)} refuses part of them (QSA config is missing required ` +
+        `fields): give all of ${rule.keys.map(repr).join(", ")}, or none`);
+    }
     const size = get(config, rule.key);
     if (!P.isInt(size)) return; // the class's other checks refuse it (a missing or non-integer key): not the rotation's
     for (const width of widths) {

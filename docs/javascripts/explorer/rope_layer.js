@@ -274,6 +274,8 @@
         `base); transformers' code for this model type ignores it with rope type ${repr(kind)}: leave it out`);
     }
     const ignored = [...(get(found, "ignore_keys") || [])];
+    // the attention's query scale reads it (temperatureOf)
+    if (get(found, "query_temperature") === "llama_4_scaling_beta") ignored.push("original_max_position_embeddings");
     if (P.truthy(get(found, "ntk_alpha"))) { // HunYuan: its key (null: not given, plain "dynamic"), and with it those not read
       ignored.push(...(alpha ? ["alpha", ...ALPHA_UNREAD] : ["alpha"]));
     }
@@ -316,9 +318,21 @@
     return scaling;
   }
 
+  /** _scale_keys_given: Ministral 3's and Mistral 4's query scale needs both keys whatever the rope type. */
+  function scaleKeysGiven(params) {
+    const missing = ["llama_4_scaling_beta", "original_max_position_embeddings"].filter(
+      (key) => params === null || get(params, key) === null);
+    if (missing.length) {
+      throw valueError(`config['rope_parameters'] needs ${missing.map(repr).join(" and ")}, whatever its rope_type: ` +
+        "this model type's attention multiplies its queries by 1 + llama_4_scaling_beta * ln(1 + " +
+        "floor(position / original_max_position_embeddings)), and transformers' model fails without them");
+    }
+  }
+
   /** A factor on the queries after the rotation, by position (see read_config). */
   function temperatureOf(config, found, params, rotates) {
     const rule = get(found, "query_temperature");
+    if (rule === "llama_4_scaling_beta" && rotates) scaleKeysGiven(params);
     if (rule === "llama_4_scaling_beta" && params !== null && get(params, "llama_4_scaling_beta") !== null) {
       const beta = P.checkFloat("rope_parameters['llama_4_scaling_beta']", params.llama_4_scaling_beta,
         { minimum: 0.0, maximum: 1e6 });
