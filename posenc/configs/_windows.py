@@ -296,5 +296,10 @@ def _span_notes(config: Mapping[str, Any], found: Mapping[str, Any], model_type:
     window = sliding_window(config, found) if found.get("window_all_layers") else None
     if window is None:
         return []
+    context = config.get("max_position_embeddings")
+    if type(context) is int and window >= context:  # Phi-3.5 mini: 262144 against 131072, nothing masked
+        return [f"config['sliding_window'] ({window}) would limit every attention layer (transformers' code for this "
+                f"model type builds one sliding-window mask for the whole model), but it reaches across the whole "
+                f"declared context (config['max_position_embeddings'] = {context}): no effect within it"]
     return [f"config['sliding_window'] ({window}) limits every attention layer: transformers' code for this model "
             f"type builds one sliding-window mask for the whole model"]

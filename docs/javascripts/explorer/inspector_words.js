@@ -31,6 +31,8 @@
       "every layer's window reaches after the query too, and the windows shown here are already halved.", link("architectures", "modernbert")],
     [/also sees the tokens after the query/, "This config makes the model read its input both ways, as an encoder: " +
       "every layer's window reaches after the query too, as far as the numbers shown here.", link("architectures", "modernbert")],
+    [/would limit every attention layer/, "The model-wide window is at least as long as the declared context, so " +
+      "within that context it masks no key: every layer sees the whole past.", link("inference", "windows-and-sinks")],
     [/limits every attention layer: transformers' code/, "transformers names these layers full_attention but masks " +
       "every one with the model-wide window; the Window row above is that window.", link("inference", "windows-and-sinks")],
     [/limits every attention layer on both sides/, "This model reads its input both ways, as an encoder, and every " +

@@ -311,6 +311,12 @@
     }
     const window = P.truthy(get(found, "window_all_layers")) ? slidingWindow(config, found) : null;
     if (window === null) return [];
+    const context = get(config, "max_position_embeddings"); // Phi-3.5 mini: 262144 against 131072
+    if (P.isInt(context) && window >= context) {
+      return [`config['sliding_window'] (${repr(window)}) would limit every attention layer (transformers' code for ` +
+        "this model type builds one sliding-window mask for the whole model), but it reaches across the whole " +
+        `declared context (config['max_position_embeddings'] = ${repr(context)}): no effect within it`];
+    }
     return [`config['sliding_window'] (${repr(window)}) limits every attention layer: transformers' code for this model ` +
       "type builds one sliding-window mask for the whole model"];
   }
