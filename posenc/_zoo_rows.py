@@ -96,10 +96,21 @@ def _layers_cell(rope: ConfigRope) -> str:
         kind = "sliding" if kind == "full" and cuts else kind
         what = ("" if layer.rotates
                 else " attention" if kind == "linear" else " NoPE")
+        what += _span(layer) if kind in ("sliding", "chunked") else ""
         # a file without num_hidden_layers (Qwen3-VL's) gives no count
         parts.append(f"{len(layer.layers)} {kind}{what}" if layer.layers
                      else f"{kind}{what} (no layer count in the file)")
     return ", ".join(parts)
+
+
+def _span(layer: LayerRope) -> str:
+    """A window's width, as the Layers cell gives it: ' (4k)', ' (64 each
+    side)' for an encoder's window on both sides of the query."""
+    if not layer.window:
+        return ""
+    sides = {"both": " each side", "centred": " centred"}.get(
+        layer.window_sides, "")
+    return f" ({_short_length(layer.window)}{sides})"
 
 
 def _head_width(layer: Any,

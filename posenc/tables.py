@@ -266,8 +266,8 @@ def zoo_table() -> Table:
         >>> header, rows = zoo_table()
         >>> header[:4]
         ['model', 'layers', 'layout', 'base']
-        >>> next(row[1:5] for row in rows if "gemma-3-27b" in row[0])
-        ['52 sliding, 10 full', 'half', '10k (sliding), 1M (full)', '128/128']
+        >>> next(row[1:4] for row in rows if "gemma-3-27b" in row[0])
+        ['52 sliding (1k), 10 full', 'half', '10k (sliding), 1M (full)']
     """
     rows = [zoo_row(entry) for entry in zoo_entries()
             if entry.get("_table_row")]

@@ -31,7 +31,9 @@ def test_a_model_wide_window_is_sliding_only_where_it_cuts(name: str) -> None:
     assert "layer_types" not in entry
     window, context = entry["sliding_window"], entry["max_position_embeddings"]
     kind = "sliding" if window < context else "full"
-    assert zoo_row(entry)[1] == f"{entry['num_hidden_layers']} {kind}"
+    assert window % 1024 == 0  # the cell gives the width in k of 1,024 tokens: 4096 is "4k"
+    width = f" ({window // 1024}k)" if kind == "sliding" else ""
+    assert zoo_row(entry)[1] == f"{entry['num_hidden_layers']} {kind}{width}"
 
 
 def test_the_phi_windows_are_longer_than_the_context() -> None:
