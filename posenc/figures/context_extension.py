@@ -92,27 +92,38 @@ AT_A_GLANCE = (("linear", "position interpolation", "--"), ("ntk", "NTK-aware", 
                ("llama3", "Llama 3.1 (base 500000, L 8192)", (0, (5, 1, 1, 1))))
 
 
+def _slowed(kind: str) -> np.ndarray:
+    """How much the rule `kind` of AT_A_GLANCE divides each pair's frequency (dynamic NTK at 4x)."""
+    base = LLAMA3_BASE if kind == "llama3" else BASE
+    seq_len = int(FACTOR * TRAINED) if kind == "dynamic" else None
+    after = rope_inverse_frequencies(DIM, base=base, scaling=SCALINGS[kind], seq_len=seq_len)
+    return (rope_inverse_frequencies(DIM, base=base) / after).numpy()
+
+
 @figure(
     "context-rules-at-a-glance",
     alt=("Line plot, on a log scale, of how much each rule divides the frequency of each of the 64 "
          "rotation pairs of a 128-wide head (base 10000, trained on 4096 positions, factor 4): position "
          "interpolation divides every pair by 4; NTK-aware scaling rises from 1 at the fastest pair to 4 "
-         "at the slowest; dynamic NTK at 16384 positions rises to 13; YaRN keeps the fast pairs at 1, "
+         "at the slowest; dynamic NTK at 16384 positions rises to {dynamic_top}; YaRN keeps the fast pairs at 1, "
          "divides the slow ones by 4 and ramps between; Llama 3.1 with its own settings keeps the fast "
-         "pairs, divides the slow ones by 8 and blends a few between."),
+         "pairs, divides the slow ones by 8 and blends a few between.").format(
+        dynamic_top=round(float(_slowed("dynamic").max()))),
 )
 def rules_at_a_glance() -> Figure:
     colours = palette()
     fig, ax = new_figure(1, 1, height=3.5, narrow_height=4.6)
     pairs = np.arange(DIM // 2)
+    top = 1.0
     for j, (kind, label, style) in enumerate(AT_A_GLANCE):
-        base = LLAMA3_BASE if kind == "llama3" else BASE
-        seq_len = int(FACTOR * TRAINED) if kind == "dynamic" else None
-        after = rope_inverse_frequencies(DIM, base=base, scaling=SCALINGS[kind], seq_len=seq_len)
-        slower = (rope_inverse_frequencies(DIM, base=base) / after).numpy()
+        slower = _slowed(kind)
+        top = max(top, float(slower.max()))
         ax.plot(pairs, slower, color=colours.cycle[1 + j], ls=style, lw=1.6, label=label)
     ax.set_yscale("log", base=2)
-    ticks = [1, 2, 4, 8, 13]
+    # powers of two up to the largest divisor, and the largest itself (dynamic NTK's, not a power)
+    ticks = [2 ** k for k in range(int(math.log2(top)) + 1)]
+    if round(top) not in ticks:
+        ticks.append(round(top))
     ax.set_yticks(ticks, [f"{t}" for t in ticks])
     ax.minorticks_off()
     ax.set_xlabel("rotation pair i (fast → slow)")
