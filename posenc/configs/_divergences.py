@@ -6,7 +6,8 @@ config key, what the model card or the authors' code does, what transformers doe
 evidence (a URL and section, a file and line). `read_config` adds a note naming both sides to a
 config that sets the key (and, for an entry with a value condition, holds the values it names:
 Qwen2's ``max_window_layers`` matters only once ``use_sliding_window`` is true);
-``tests/test_rope_divergences.py`` shows transformers' side live, and pins
+``tests/test_rope_divergences.py`` (and ``tests/test_rope_divergences_dca.py`` for Qwen2.5-1M's Dual Chunk
+Attention) shows transformers' side live, and pins
 the leads checked and found equal (DeepSeek-V3, V2-Lite and Kimi K2's YaRN and softmax scale, Llama 4,
 gpt-oss, Gemma 2 and 3, Phi-3's LongRoPE, GPT-J, GPT-NeoX) against the authors' code.
 """
@@ -18,6 +19,16 @@ from collections.abc import Mapping
 from typing import Any
 
 __all__ = ["DIVERGENCES", "Condition", "Divergence", "divergence_notes"]
+
+# Qwen2.5-7B- and 14B-Instruct-1M's published dual_chunk_attention_config (evidence in the register's entry);
+# the lengths its note states are computed from these, as the authors' vLLM computes them
+_QWEN25_1M = {"chunk_size": 262144, "local_size": 8192, "original_max_position_embeddings": 262144}
+_DCA_CHUNK, _DCA_LOCAL, _DCA_TRAINED = (_QWEN25_1M[k] for k in ("chunk_size", "local_size",
+                                                                  "original_max_position_embeddings"))
+_DCA_CHUNK_LEN = _DCA_CHUNK - _DCA_LOCAL  # vLLM's chunk_len: key positions restart every chunk_len tokens
+# the longest sequence DCA leaves as plain RoPE: its distances are plain while the query is at most chunk_size
+# (chunk_size + 1 tokens), its logits while the length is at most original_max_position_embeddings
+_DCA_PLAIN = min(_DCA_CHUNK + 1, _DCA_TRAINED)
 
 # A value condition: a config key and the exact value it must hold (true, false, a string, or None for
 # absent or null). Kept to these JSON values so that the browser's port compares them the same way.
@@ -135,6 +146,53 @@ DIVERGENCES: tuple[Divergence, ...] = (
              "i < max_window_layers)"),
         ),
         when=(("use_sliding_window", True), ("layer_types", None)),
+    ),
+    # Qwen2.5-1M: the lengths below are computed from the published values (_QWEN25_1M), not typed.
+    Divergence(
+        model_type="qwen2",
+        key="dual_chunk_attention_config",
+        published=(f"Qwen2.5-7B- and 14B-Instruct-1M run in their authors' vLLM with Dual Chunk Attention; with the "
+                   f"published chunk_size {_DCA_CHUNK}, local_size {_DCA_LOCAL} and original_max_position_embeddings "
+                   f"{_DCA_TRAINED}, a sequence of up to {_DCA_PLAIN:,} tokens gets plain RoPE's query-key distances "
+                   f"and logits; a longer one is cut into chunks of {_DCA_CHUNK_LEN:,} tokens (chunk_size - local_size), "
+                   f"a query sees a key of an earlier chunk at a distance of at most {_DCA_CHUNK:,} (chunk_size), "
+                   f"however far back it lies, and the attention logits are multiplied by "
+                   f"0.1 ln(length / {_DCA_TRAINED}) + 1 (the model card: other frameworks may lose accuracy beyond "
+                   f"{_DCA_TRAINED:,} tokens)"),
+        transformers=("Qwen2Config has no dual_chunk_attention_config: the key is kept as an unused attribute, so "
+                      "every position turns by plain RoPE up to max_position_embeddings and the attention scale stays "
+                      "head_dim ** -0.5 at every length."),
+        evidence=(
+            ("https://huggingface.co/Qwen/Qwen2.5-14B-Instruct-1M/blob/d5c878c4e4970d754350de81bb78658bb2748dc4/"
+             "config.json (dual_chunk_attention_config chunk_size 262144, local_size 8192, "
+             "original_max_position_embeddings 262144; max_position_embeddings 1010000, rope_theta 1e7; read through "
+             "the search tool's copy); Qwen2.5-7B-Instruct-1M's config.json carries the same three values (read in "
+             "copies whose _name_or_path is Qwen/Qwen2.5-7B-Instruct-1M, e.g. huggingface.co/AIFunOver/"
+             "Qwen2.5-7B-Instruct-1M-openvino-fp16 commit 5d94b178; the Qwen repository's own file was not opened)"),
+            ("https://huggingface.co/Qwen/Qwen2.5-14B-Instruct-1M/blob/main/README.md @620fad3 (model card, "
+             "'Context Length: Full 1,010,000 tokens': 'We recommend deploying with our custom vLLM, which introduces "
+             "sparse attention and length extrapolation methods', and 'accuracy degradation may occur for sequences "
+             "exceeding 262,144 tokens' in the previous frameworks); the 7B card @5947669 says the same"),
+            ("the authors' blog: github.com/QwenLM/qwenlm.github.io @027a71a content/blog/qwen2.5-1m/index.md:116-120 "
+             "(trained to 256K tokens, extended to 1M by Dual Chunk Attention, 'remapping relative positions to "
+             "smaller values') and :175-179 (install vLLM from QwenLM/vllm, branch dev/dual-chunk-attn)"),
+            ("the method's authors' vLLM (Chenxin An and Fei Huang of the Qwen team): github.com/HKUNLP/ChunkLlama "
+             "@2add4d7 vllm/vllm/model_executor/models/qwen2.py:136-158, 175-176 and 195-197 (config."
+             "dual_chunk_attention_config builds the dual-chunk rotary module and attention), "
+             "vllm/vllm/model_executor/layers/rotary_embedding.py:783-806 (chunk_len = chunk_size - local_size; keys "
+             "at position mod chunk_len, queries at position mod chunk_len, at that plus chunk_len capped at "
+             "chunk_size for the previous chunk, and at chunk_size for earlier ones) and :908-936, "
+             "vllm/vllm/attention/backends/dual_chunk_flash_attn.py:400-403, 444-471 (keys times "
+             "max(0.1 ln(length / original_max_position_embeddings) + 1, 1)) and :690-757 (the chunks)"),
+            ("the same in vLLM itself: vllm-project/vllm @07b13497 vllm/model_executor/layers/rotary_embedding/"
+             "dual_chunk_rope.py (DualChunkRotaryEmbedding._compute_cos_sin_cache) and @006e0acb "
+             "vllm/attention/backends/dual_chunk_flash_attn.py (DualChunkFlashAttentionMetadata.prefill_metadata "
+             "and decode_metadata: scaling_factor; its sparse attention, read from sparse_attention_config.json, "
+             "was not followed here)"),
+            ("transformers 5.23.0: no file of the package names dual_chunk; configuration_utils.py:499-504 keeps "
+             "an unknown key as an attribute; models/qwen2/modeling_qwen2.py:50-94 (Qwen2RotaryEmbedding: "
+             "position times inv_freq at every position) and :178 (scaling head_dim ** -0.5)"),
+        ),
     ),
 )
 
