@@ -195,4 +195,6 @@ def vit_images_figure() -> Figure:
         styles[method] = {"color": lines[methods.index("rope-dinov3")] if jitter else lines[i],
                           "ls": "-." if jitter else "--" if method in ("rope-rescaled", "rope-ntk", "rope-riflex") else "-",
                           "marker": VIT_MARKERS[method], "label": VIT_LABELS[method]}
-    return grid_accuracy_figure(results, styles, height=4.4, spread=0.05, ncols=2, legend_size=10)
+    # on a phone the nine legend rows stack under the plot: a taller figure keeps the plot readable
+    return grid_accuracy_figure(results, styles, height=4.4, spread=0.05, ncols=2, legend_size=10,
+                                narrow_height=6.4)

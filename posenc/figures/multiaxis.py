@@ -185,13 +185,16 @@ def vit_resolution() -> Figure:
 
 
 def grid_accuracy_figure(results: dict[str, Any], styles: dict[str, dict[str, Any]], *, height: float,
-                         spread: float, ncols: int, legend_size: float) -> Figure:
+                         spread: float, ncols: int, legend_size: float,
+                         narrow_height: float | None = None) -> Figure:
     """Test accuracy (mean, min-max over seeds) of each method per test grid of a ViT study's
     results (`posenc.experiments.vit_resolution` and `vit_images` share the format), the methods
-    shifted ``spread`` apart on the x axis so that their error bars do not hide each other."""
+    shifted ``spread`` apart on the x axis so that their error bars do not hide each other.
+    ``narrow_height``: the phone layout's height (`new_figure`), where the legend stacks in one
+    column under the plot and needs room of its own."""
     grids = results["grids"]
     colours = palette()
-    fig, ax = new_figure(1, 1, height=height)
+    fig, ax = new_figure(1, 1, height=height, narrow_height=narrow_height)
     centre = (len(results["methods"]) - 1) / 2
     for i, (method, entry) in enumerate(results["methods"].items()):
         means = 100 * np.asarray(entry["mean"])
