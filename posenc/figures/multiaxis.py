@@ -63,7 +63,7 @@ def sincos_2d_table() -> Figure:
     "axial-rope-scores",
     alt=("Three 9 by 9 grids of attention scores under axial 2-D RoPE, for one query vector and one "
          "key vector: the query placed at the centre, the query placed near the top left corner, "
-         "and the second map shifted back by the same offset. The first and third grids are "
+         "and the second map moved by the offset between the two queries, (3, 2). The first and third grids are "
          "identical on the cells they share: the score depends only on the offset between query and key."),
 )
 def axial_rope_scores() -> Figure:
@@ -83,6 +83,8 @@ def axial_rope_scores() -> Figure:
     shifted[3:, 2:] = corner[:size - 3, :size - 2]  # move the corner map by the offset (3, 2)
     colours = palette()
     fig, axes = new_figure(1, 3, height=3.0)
+    if narrow():  # stacked on a phone: room between a panel's column label and the next title
+        fig.set_layout_engine("constrained", hspace=0.06)
     limit = float(np.nanmax(np.abs(centre)))
     titles = ("query at (4, 4)", "query at (1, 2)", "(1, 2) map moved by (3, 2)")
     for ax, data, title, mark in zip(axes, (centre, corner, shifted), titles, ((4, 4), (1, 2), (4, 4))):
