@@ -223,7 +223,7 @@ def _glance(rows: Sequence[tuple[str, str, str]], *, separator: float | None = N
                     capsize=3, color=colours.foreground, label="at 8L")
         ax.set_yticks(y, labels, fontsize=FONT["small"])
         if separator is not None:
-            ax.axhline(separator, color=colours.grid, lw=1)
+            ax.axhline(separator, color=colours.muted, lw=1)  # darker than the grid: a rule
     if recall_at_length:
         at_length = [evaluate(f"{row[2]}@L").mean for row in rows]
         axes[1].plot(at_length, y, ls="none", marker="o", markersize=7, markerfacecolor="none",
