@@ -177,6 +177,9 @@ def test_gpt_oss_yarn_and_window_are_openais() -> None:
     config = {k: v for k, v in config.items() if not k.startswith("_")}
     text = rope_live.transformers_config(config)
     scaling, d, base = config["rope_scaling"], config["head_dim"], float(config["rope_theta"])
+    # OpenAI's YaRN reads initial_context_length (model.py:100-105, 210), which transformers never reads; it takes
+    # rope_scaling's original_max_position_embeddings, and the published config gives both alike
+    assert config["initial_context_length"] == scaling["original_max_position_embeddings"] == 4096
     ends = [d / 2 * math.log(scaling["original_max_position_embeddings"] / (beta * 2 * math.pi)) / math.log(base)
             for beta in (scaling["beta_fast"], scaling["beta_slow"])]
     ramp = ((torch.arange(d // 2, dtype=torch.float64) - ends[0]) / (ends[1] - ends[0])).clamp(0, 1)

@@ -6,10 +6,11 @@ config key, what the model card or the authors' code does, what transformers doe
 evidence (a URL and section, a file and line). `read_config` adds a note naming both sides to a
 config that sets the key (and, for an entry with a value condition, holds the values it names:
 Qwen2's ``max_window_layers`` matters only once ``use_sliding_window`` is true);
-``tests/test_rope_divergences.py`` (and ``tests/test_rope_divergences_dca.py`` for Qwen2.5-1M's Dual Chunk
-Attention) shows transformers' side live, and pins
+``tests/test_rope_divergences.py`` (with ``test_rope_divergences_dca.py`` for Qwen2.5-1M's Dual Chunk
+Attention and ``test_rope_divergences_windows.py`` for Phi-3's window) shows transformers' side live, and pins
 the leads checked and found equal (DeepSeek-V3, V2-Lite and Kimi K2's YaRN and softmax scale, Llama 4,
-gpt-oss, Gemma 2 and 3, Phi-3's LongRoPE, GPT-J, GPT-NeoX) against the authors' code.
+gpt-oss, its initial_context_length included, Gemma 2 and 3, Phi-3's LongRoPE, GPT-J, GPT-NeoX, and
+Mistral 7B's window of sliding_window keys) against the authors' code.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ _DCA_CHUNK_LEN = _DCA_CHUNK - _DCA_LOCAL  # vLLM's chunk_len: key positions rest
 # the longest sequence DCA leaves as plain RoPE: its distances are plain while the query is at most chunk_size
 # (chunk_size + 1 tokens), its logits while the length is at most original_max_position_embeddings
 _DCA_PLAIN = min(_DCA_CHUNK + 1, _DCA_TRAINED)
+# Phi-3-mini-4k-instruct's published sliding_window (evidence in the register's phi3 entry)
+_PHI3_WINDOW = 2047
 
 # A value condition: a config key and the exact value it must hold (true, false, a string, or None for
 # absent or null). Kept to these JSON values so that the browser's port compares them the same way.
@@ -193,6 +196,43 @@ DIVERGENCES: tuple[Divergence, ...] = (
              "an unknown key as an attribute; models/qwen2/modeling_qwen2.py:50-94 (Qwen2RotaryEmbedding: "
              "position times inv_freq at every position) and :178 (scaling head_dim ** -0.5)"),
         ),
+    ),
+    # Phi-3's window as Microsoft added it: one key more than transformers keeps now. The condition keeps the note
+    # to configs without rope_scaling (Phi-3-mini-4k's kind): the long-context Phi-3/3.5/4-mini configs give LongRoPE
+    # and a window of 262144, longer than their context, where the one key never shows.
+    Divergence(
+        model_type="phi3",
+        key="sliding_window",
+        published=(f"Phi-3 as Microsoft added it to transformers (April 2024) lets each query attend to itself and the "
+                   f"sliding_window keys before it, sliding_window + 1 keys in all ({_PHI3_WINDOW + 1:,} for "
+                   f"Phi-3-mini-4k-instruct's {_PHI3_WINDOW}), in its flash-attention path (window_size "
+                   f"(sliding_window, sliding_window)) and in its eager and SDPA mask alike"),
+        transformers=("Phi3's mask keeps a key only while the query is fewer than sliding_window positions after it, "
+                      "sliding_window keys in all, the query's own included (its flash-attention path passes "
+                      "sliding_window - 1): the key exactly sliding_window positions back is dropped, in every sequence "
+                      "longer than sliding_window tokens."),
+        evidence=(
+            ("https://huggingface.co/Alignment-Lab-AI/idfkphi4kiguess/blob/main/config.json ('Duplicate from "
+             "microsoft/Phi-3-mini-4k-instruct': sliding_window 2047, max_position_embeddings 4096, rope_scaling null, "
+             "auto_map to the authors' configuration_phi3 and modeling_phi3; read through the search tool's copy, as "
+             "are other copies naming microsoft/Phi-3-mini-4k-instruct with the same values; Microsoft's own file "
+             "and its remote modeling_phi3.py were not opened)"),
+            ("the authors' code as added to transformers: huggingface/transformers@c9693db2f ('Phi-3 (#30423)', "
+             "Gustavo de Rosa of Microsoft, 2024-04-24; read in F4biian/transformers-v4.47.1-and-internal-states): "
+             "src/transformers/models/phi3/modeling_phi3.py:491-494 (the window once the keys outnumber "
+             "sliding_window), :654 and :676 (flash_attn window_size=(sliding_window, sliding_window): keys from "
+             "i - sliding_window to i inclusive), :1123-1129 (eager and SDPA: _prepare_4d_causal_attention_mask "
+             "with sliding_window), whose src/transformers/modeling_attn_mask_utils.py:166-170 at that commit masks "
+             "keys at or before i - sliding_window - 1 (inclusive since huggingface/transformers@608fa5496, 'Make "
+             "sliding window size inclusive in eager attention', March 2024)"),
+            ("transformers 5.23.0 models/phi3/configuration_phi3.py:81, models/phi3/modeling_phi3.py:384 "
+             "(create_sliding_window_causal_mask) and :246, masking_utils.py:88-97 (sliding_window_overlay: "
+             "kv_idx > q_idx - sliding_window) and :130-134, modeling_flash_attention_utils.py:687-692 (window_size "
+             "(sliding_window - 1, sliding_window - 1)); the flash path turned after "
+             "https://github.com/huggingface/transformers/issues/39408 ('Off-by-one error when using flash_attention "
+             "with a sliding window', July 2025)"),
+        ),
+        when=(("rope_scaling", None),),
     ),
 )
 
