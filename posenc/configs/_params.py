@@ -10,7 +10,7 @@ between model types comes from `posenc.configs._table`.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from posenc.configs import _table as table
@@ -105,17 +105,47 @@ def _is_wrapper(model_type: object) -> bool:
     return isinstance(model_type, str) and bool(table.model_types().get(model_type, {}).get("text_model_type"))
 
 
-def _refuse_ignored(model_type: str, config: Mapping[str, Any]) -> None:
-    """Refuse a text model's key that a wrapper's class ignores at the top of a config without its
-    text part (one of `TOP_LEVEL_KEYS` not in the table's ``top_level_read``: LlavaConfig(rope_theta=5.0)
-    builds Llama's 1e4)."""
-    read = table.model_types()[model_type].get("top_level_read", [])
-    for key in TOP_LEVEL_KEYS:
-        if key not in read and config.get(key) is not None:
-            raise ValueError(f"model type {model_type!r}: config[{key!r}] = {config[key]!r} is not read (without a "
-                             f"text_config the config class builds its text model from its own defaults and ignores "
-                             f"it): give it in the language model's part, config['text_config'] (or the 'decoder', "
-                             f"'generator' or 'decoder_config' its class keeps)")
+def _ignored(config: Mapping[str, Any]) -> list[str]:
+    """The keys a wrapper's config class does not pass to its text model when the config has no text part:
+    one of `TOP_LEVEL_KEYS` not in the table's ``top_level_read`` (LlavaConfig(rope_theta=5.0) builds
+    Llama's 1e4), and where the class reads none of them, any other key (Gemma3Config(rope_local_base_freq
+    =5.0) keeps 1e4 too); a class that reads some passes its text class's other keys on (Qwen2-VL's,
+    HunYuan-VL's: configuration_qwen2_vl.py:171-185, configuration_hunyuan_vl.py:276-289)."""
+    model_type = config.get("model_type")
+    if not _is_wrapper(model_type) or _text_key(config) is not None:
+        return []
+    read = table.model_types()[str(model_type)].get("top_level_read")
+    passed = set(read or ()) | ({key for key in config if key not in TOP_LEVEL_KEYS} if read is not None else set())
+    return [key for key, value in config.items() if value is not None and key not in passed
+            and key != "model_type" and key not in TEXT_CONFIG_KEYS]
+
+
+def refuse_ignored(config: Mapping[str, Any], read: Callable[[Mapping[str, Any]], object]) -> None:
+    """Refuse, by name, a key at the top of a wrapper's config that its class does not pass to its
+    text model (`_ignored`) where it changes ``read``'s answer (the reading, or its error): read_config
+    would read what transformers drops. The text model the class builds is the config without them."""
+    ignored = _ignored(config)
+    if not ignored:
+        return
+    kept = {key: value for key, value in config.items() if key not in ignored}
+    full, base = _outcome(read, config), _outcome(read, kept)
+    if full == base:
+        return
+    alone = [key for key in ignored if _outcome(read, {**kept, key: config[key]}) != base]
+    # keys that act only together (a window and its switch): each one whose removal changes the answer
+    together = [key for key in ignored if _outcome(read, {k: v for k, v in config.items() if k != key}) != full]
+    key = (alone or together or ignored)[0]
+    raise ValueError(f"model type {config['model_type']!r}: config[{key!r}] = {config[key]!r} is not read (without a "
+                     f"text_config the config class builds its text model from its own defaults and ignores "
+                     f"it): give it in the language model's part, config['text_config'] (or the 'decoder', "
+                     f"'generator' or 'decoder_config' its class keeps)")
+
+
+def _outcome(read: Callable[[Mapping[str, Any]], object], config: Mapping[str, Any]) -> object:
+    try:
+        return read(config)
+    except (ValueError, TypeError) as error:
+        return type(error), str(error)
 
 
 def _text_key(config: Mapping[str, Any]) -> str | None:
@@ -137,8 +167,6 @@ def _text_part(config: Mapping[str, Any]) -> tuple[str | None, Mapping[str, Any]
         if given is not None and _is_wrapper(model_type):
             raise TypeError(f"config[{given!r}] must be a dict (the language model's config), "
                             f"got {type(config[given]).__name__}")
-        if _is_wrapper(model_type):
-            _refuse_ignored(str(model_type), config)
         return model_type, config
     part = _with_merged(model_type, config[key]) if key == "text_config" else config[key]
     text = {**part, **WRAPPER_SETS.get((model_type, key), {})}

@@ -39,7 +39,7 @@ from posenc.configs._layer import (
     _softmax_scale,
     _temperature,
 )
-from posenc.configs._params import _as_mapping, _parameters, _text_key, _text_part
+from posenc.configs._params import _as_mapping, _parameters, _text_key, _text_part, refuse_ignored
 from posenc.configs._plan import (class_layer_types, class_length, class_names, layer_plan, legacy_layer_key,
                                   nope_note)
 from posenc.configs._refusals import class_switches, refuse, switched_off, theta_only
@@ -280,6 +280,11 @@ def read_config(config: Mapping[str, Any], *, layout: str | None = None) -> Conf
         raise ValueError(f"model type {config['model_type']!r}: a vision or video encoder that rotates over patches "
                          f"in 2-D or 3-D; posenc.configs.vision.read_vision_config reads it (axes, sections, "
                          f"coordinates, base, layout); read_config and from_config read 1-D RoPE")
+    refuse_ignored(config, lambda kept: _read(kept, given))  # a wrapper without its text part: what its class drops
+    return _read(config, given)
+
+
+def _read(config: Mapping[str, Any], given: str | None) -> ConfigRope:
     model_type, text = _text_part(config)
     found = table.entry(model_type) if model_type is not None else None
     found = found or {}

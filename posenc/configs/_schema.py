@@ -190,8 +190,9 @@ class ModelTypeEntry(TypedDict, total=False):
             building the class from a bare ``text_config``; read under a config's text_config.
         top_level_read: for a wrapper, the keys of ``_params.TOP_LEVEL_KEYS`` its class may read into
             the text model from the top level of a config without ``text_config`` (Qwen2-VL's, for
-            older configs), found by building it with each; absent where it reads none (LlavaConfig
-            (rope_theta=5.0) keeps 10000): posenc refuses the others there.
+            older configs, with its text class's other keys), found by building it with each; absent
+            where it reads none (LlavaConfig(rope_theta=5.0) keeps 10000, and drops any other key):
+            posenc refuses the keys the class drops where reading them would change the answer.
         layout: the pair layout of the modeling file's rotation, found by running its rotary module
             and ``apply_rotary_pos_emb`` (or the function its attention class calls) on probe q
             and k and comparing the scores with posenc's rotation in each layout; a `LayoutFlag`

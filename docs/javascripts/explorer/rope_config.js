@@ -157,6 +157,13 @@
         "posenc.configs.vision.read_vision_config reads it (axes, sections, coordinates, base, layout); read_config and " +
         "from_config read 1-D RoPE");
     }
+    R.refuseIgnored(config, (kept) => readPart(kept, given)); // a wrapper without its text part: what its class drops
+    return readPart(config, given);
+  }
+
+  /** _read(config, given): readConfig after the checks on the whole config. */
+  function readPart(config, given) {
+    const own = get(config, "model_type");
     const [modelType, given0] = R.textPart(config);
     const legacy = global.posencRopePlan.legacyLayerKey(given0, modelType); // Granite 4's layers_block_type
     const [rewritten, entry] = R.classLayerTypes(legacy, (modelType !== null ? R.entry(modelType) : null) || {}, modelType);
