@@ -152,7 +152,9 @@ DIVERGENCES: tuple[Divergence, ...] = (
         ),
         when=(("use_sliding_window", True), ("layer_types", None)),
     ),
-    # Qwen2.5-1M: the lengths below are computed from the published values (_QWEN25_1M), not typed.
+    # Qwen2.5-1M: the lengths below are computed from the published values (_QWEN25_1M), not typed. Not registered:
+    # Qwen3-2507's config_1m.json (qwen3_moe; its model card swaps it in for 1M tokens, 'length extrapolation and
+    # sparse attention'), which vLLM's Qwen3 code reads alike; no copy of that file was found to read its values.
     Divergence(
         model_type="qwen2",
         key="dual_chunk_attention_config",
@@ -201,7 +203,10 @@ DIVERGENCES: tuple[Divergence, ...] = (
     ),
     # Phi-3's window as Microsoft added it: one key more than transformers keeps now. The condition keeps the note
     # to configs without rope_scaling (Phi-3-mini-4k's kind): the long-context Phi-3/3.5/4-mini configs give LongRoPE
-    # and a window of 262144, longer than their context, where the one key never shows.
+    # and a window of 262144, longer than their context, where the one key never shows. Not registered: StarCoder2,
+    # whose authors' port (huggingface/transformers@63caa370e, ServiceNow, February 2024) kept sliding_window + 1 keys
+    # in flash attention (modeling_starcoder2.py:532, 554) but sliding_window in its eager mask of that day (before
+    # 608fa5496): their code disagreed with itself, and the training code was not read.
     Divergence(
         model_type="phi3",
         key="sliding_window",
