@@ -154,7 +154,7 @@ DIVERGENCES: tuple[Divergence, ...] = (
     ),
     # Qwen2.5-1M: the lengths below are computed from the published values (_QWEN25_1M), not typed. Not registered:
     # Qwen3-2507's config_1m.json (qwen3_moe; its model card swaps it in for 1M tokens, 'length extrapolation and
-    # sparse attention'), which vLLM's Qwen3 code reads alike; no copy of that file was found to read its values.
+    # sparse attention'); no copy of that file was found to read its values.
     Divergence(
         model_type="qwen2",
         key="dual_chunk_attention_config",
