@@ -156,3 +156,26 @@ def test_the_browser_port_gives_the_same_note(tmp_path: Path) -> None:
     assert notes[0] == list(read_config(json.loads(cases[0][0])).notes)
     assert [n for n in notes[0] if "departs" in n] == [n for n in read_config(QWEN25_14B_1M).notes if "departs" in n]
     assert not any("departs" in n for n in notes[1])
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs node to run the site's JavaScript")
+def test_the_inspector_explains_the_new_notes_as_departures(tmp_path: Path) -> None:
+    """The browser inspector's 'What this means' (inspector_words.js MEANINGS) for Qwen2.5-1M's and Phi-3's
+    notes: the register's departure meaning, not the last, generic row ('does something posenc does not
+    read'), since posenc reads the model as transformers runs it."""
+    from tests.test_explorer_ports import MODULES, run_js
+    from tests.test_rope_divergences_windows import PHI3_MINI_4K
+
+    chart = tmp_path / "chart.js"  # inspector_chart.js draws with d3; its number format is all the words use
+    chart.write_text('window.posencInspectorChart = {num: (v) => Number(v).toLocaleString("en-US")};')
+    notes = [n for c in (QWEN25_14B_1M, PHI3_MINI_4K) for n in read_config(c).notes if "departs" in n]
+    assert len(notes) == 2
+    meanings = run_js(tmp_path, """(notes) => notes.map((note) => {
+      const M = window.posencInspectorWords.MEANINGS;
+      const i = M.findIndex(([pattern]) => pattern.test(note));
+      return [i, M.length - 1, M[i][1]];
+    })""", notes, modules=[*MODULES, str(chart), "inspector_words.js"])
+    assert isinstance(meanings, list)
+    for note, (found, generic, meaning) in zip(notes, meanings):
+        assert found < generic, note[:60]
+        assert meaning.startswith("The reading above is the model as transformers builds it"), note[:60]
