@@ -5,7 +5,7 @@ rotary module defines ``compute_ntk_alpha_rope_parameters`` (derived below from 
 run such a set as their own type "ntk_alpha": the base ``rope_theta * alpha ** (d / (d - 2))`` with
 ``d = config.head_dim``, attention factor 1, and no growth with the sequence
 (modeling_hunyuan_v1_dense.py:296-356; modeling_rope_utils.py:121-128 regrows only types named
-"dynamic"). read_config reads it as posenc's "ntk" rule with factor alpha (posenc/configs/_layer.py).
+"dynamic"). read_config reads it as posenc's "ntk" rule with factor alpha (posenc/configs/_ntk_alpha.py).
 
 The model-type table marks those types with ``ntk_alpha`` (derived by its generator,
 tools/rope_model_types/); `test_the_table_marks_exactly_those_types` ties the two.
@@ -35,7 +35,7 @@ import torch
 import transformers
 
 from posenc.configs import _table, from_config, read_config
-from posenc.configs._layer import ALPHA_NOTE
+from posenc.configs._ntk_alpha import ALPHA_NOTE
 from posenc.rope import RotaryEmbedding, rope_inverse_frequencies
 
 logging.getLogger("transformers").setLevel(logging.ERROR)  # the classes warn on the keys they do not read

@@ -3,7 +3,8 @@
 The helpers of `posenc.configs._reader` after `posenc.configs._params` has completed the rope
 parameters of each layer type: the head and rotated widths, the context length, the scaling dict
 and its checks, and what acts outside the rotation (a query temperature, DeepSeek's softmax
-scale), and the layout. What differs between model types comes from `posenc.configs._table`.
+scale), and the layout (HunYuan's fixed NTK alpha is read in `posenc.configs._ntk_alpha`). What
+differs between model types comes from `posenc.configs._table`.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from typing import Any
 from posenc._checks import MAX_SIZE, check_int, is_integer
 from posenc._scaling_rules import _yarn_mscale
 from posenc.configs import _table as table
+from posenc.configs._ntk_alpha import ALPHA, ALPHA_UNREAD, _alpha_scaling, _reads_alpha
 from posenc.configs._rotated_part import rotated_part
 from posenc.configs._schema import HeadDimFrom, ModelTypeEntry
-from posenc.rope_scaling import _LARGEST, MAX_ROPE_DIM, _real, parse_scaling
+from posenc.rope_scaling import MAX_ROPE_DIM, _real, parse_scaling
 
 # The two pair layouts, as posenc.rope takes them (posenc._rotary.LAYOUTS, which imports torch; a
 # test ties the two): the reader names the layout without loading torch.
@@ -208,50 +210,6 @@ def _length(config: Mapping[str, Any], found: ModelTypeEntry, key: str = "max_po
     value = table.field(found, config, key)
     return None if value is None else check_int(f"config[{key!r}]", value, minimum=1, maximum=MAX_LENGTH)
 
-# ---------------------------------------------------------------- HunYuan's fixed NTK alpha
-# HunYuan's rotary module runs rope type "dynamic" with a truthy `alpha` as its own type "ntk_alpha"
-# (modeling_hunyuan_v1_dense.py:296-303, 341-356; hunyuan_v1_moe :380-440; hunyuan_vl :92-156): the
-# base rope_theta * alpha ** (d / (d - 2)) with d = config.head_dim (the whole head, whatever
-# partial_rotary_factor says), attention factor 1, and no growth with the sequence
-# (dynamic_rope_update regrows only types named "dynamic", modeling_rope_utils.py:121-128): posenc's
-# "ntk" rule with factor alpha. The keys beside alpha that HunYuan's checkpoints carry are not read
-# (HunYuan-VL's class tells the validation to ignore them, configuration_hunyuan_vl.py:146-153);
-# "factor" must be there, as the config class's validation of "dynamic" requires the key
-# (modeling_rope_utils.py:947-955), though its value is unused.
-ALPHA_UNREAD = ("factor", "beta_fast", "beta_slow", "mscale", "mscale_all_dim")
-ALPHA = "rope_parameters['alpha']"
-ALPHA_NOTE = ("rope type 'dynamic' with 'alpha' (HunYuan): transformers' rotary module for this model type runs it "
-              "as a fixed NTK base, rope_theta * alpha ** (d / (d - 2)) with d = head_dim, that does not grow with "
-              "the sequence; read as posenc's 'ntk' scaling with factor alpha ('factor', 'beta_fast', 'beta_slow', "
-              "'mscale' and 'mscale_all_dim' are not read)")
-
-
-def _reads_alpha(found: ModelTypeEntry, params: Mapping[str, Any]) -> bool:
-    """Whether ``params`` carry an ``alpha`` that the model type's rotary module reads (HunYuan)."""
-    return bool(found.get("ntk_alpha")) and params.get("alpha") is not None
-
-
-def _alpha_scaling(config: Mapping[str, Any], found: ModelTypeEntry, params: Mapping[str, Any]) -> dict[str, Any]:
-    """HunYuan's ``alpha`` as the scaling posenc runs (its "ntk" rule), checked as transformers runs it."""
-    name, alpha = ALPHA, params["alpha"]
-    # falsy alphas (0) run as plain dynamic NTK in transformers, negative ones give complex frequencies;
-    # posenc's NTK rule takes a factor >= 1 (the class's own check, never called, asks > 1)
-    value = _real(name, alpha, minimum=1.0, maximum=_LARGEST)
-    if "factor" not in params:
-        raise ValueError(f"rope parameters of type 'dynamic' need 'factor' beside {name} = {alpha!r}: transformers' "
-                         f"config class requires the key (its value is unused with alpha)")
-    if table.field(found, config, "head_dim") is None:
-        raise ValueError(f"config needs 'head_dim' with {name}: transformers' code for this model type computes the "
-                         f"base from config.head_dim and fails without it")
-    fraction = params.get("partial_rotary_factor")
-    if fraction is not None and fraction != 1.0:
-        raise ValueError(f"partial_rotary_factor is {fraction!r}, but with {name} transformers' code for this model "
-                         f"type rotates the whole head (config.head_dim): leave it out")
-    scaling = {"type": "ntk", "factor": value}
-    parse_scaling(scaling)
-    return scaling
-
-
 # ---------------------------------------------------------------- one kind of layer
 def _scaling(config: Mapping[str, Any], found: ModelTypeEntry, params: Mapping[str, Any],
              head_dim: int) -> dict[str, Any] | None:
@@ -326,6 +284,10 @@ def _temperature(config: Mapping[str, Any], found: ModelTypeEntry, params: Mappi
         return {"rule": "llama4_nope_tuning", "floor_scale": floor, "attn_scale": scale}
     return None
 
+#: The two rope parameters Ministral 3's and Mistral 4's attention scales its queries with (`_scale_keys_given`).
+_SCALE_KEYS = ("llama_4_scaling_beta", "original_max_position_embeddings")
+
+
 def _scale_keys_given(params: Mapping[str, Any] | None) -> None:
     """Ministral 3's and Mistral 4's attention scales its queries with two rope parameters whatever
     the rope type (get_llama_4_attn_scale, modeling_ministral3.py:145-149, modeling_mistral4.py:476-480),
@@ -336,9 +298,6 @@ def _scale_keys_given(params: Mapping[str, Any] | None) -> None:
                          f"this model type's attention multiplies its queries by 1 + llama_4_scaling_beta * ln(1 + "
                          f"floor(position / original_max_position_embeddings)), and transformers' model fails "
                          f"without them")
-
-
-_SCALE_KEYS = ("llama_4_scaling_beta", "original_max_position_embeddings")
 
 
 def _softmax_scale(found: ModelTypeEntry, params: Mapping[str, Any] | None) -> float:

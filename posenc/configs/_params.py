@@ -14,7 +14,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from posenc.configs import _table as table
-from posenc.configs._layer import ALPHA_NOTE, _one, _reads_alpha
+from posenc.configs._layer import _one
+from posenc.configs._ntk_alpha import ALPHA_NOTE, _reads_alpha
 from posenc.configs._schema import ModelTypeEntry
 
 MAX_NESTING = 100  # levels of dicts and lists a config may nest (a config.json nests a few)

@@ -208,7 +208,7 @@
     return value === null ? null : P.checkInt(`config[${repr(key)}]`, value, { minimum: 1, maximum: MAX_LENGTH });
   }
 
-  // ---- HunYuan's fixed NTK alpha (posenc/configs/_layer.py: a "dynamic" set with alpha is a fixed base) ----
+  // ---- HunYuan's fixed NTK alpha (posenc/configs/_ntk_alpha.py: a "dynamic" set with alpha is a fixed base) ----
   const ALPHA_UNREAD = ["factor", "beta_fast", "beta_slow", "mscale", "mscale_all_dim"];
   const ALPHA = "rope_parameters['alpha']";
   const ALPHA_NOTE = "rope type 'dynamic' with 'alpha' (HunYuan): transformers' rotary module for this model type " +
