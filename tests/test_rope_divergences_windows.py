@@ -2,8 +2,8 @@
 
 A window of W, as the pinned transformers builds it, keeps a key while the query is fewer than W positions
 after it: W keys, the query's own included. Phi-3 as Microsoft added it (huggingface/transformers@c9693db2f)
-kept W + 1 (the register's phi3 entry); Mistral's own inference code keeps W, as transformers does (a lead
-checked and found equal). Each side's rule is written again here from its code and compared with the mask
+kept W + 1 (the register's phi3 entry); Mistral's own inference code and AI2's OLMo-core keep W, as
+transformers does (leads checked and found equal). Each side's rule is written again here from its code and compared with the mask
 transformers builds in a forward pass.
 """
 
@@ -18,7 +18,7 @@ import pytest
 pytest.importorskip("transformers", reason="transformers is a test dependency (requirements.lock)")
 
 import torch
-from transformers import MistralConfig, MistralModel, Phi3Config, Phi3Model
+from transformers import MistralConfig, MistralModel, Olmo3Config, Olmo3Model, Phi3Config, Phi3Model
 from transformers.masking_utils import sliding_window_causal_mask_function
 
 from posenc.configs import read_config
@@ -99,3 +99,22 @@ def test_mistral_window_is_mistrals_own() -> None:
     for query in (0, 4095, 4096, 9000):
         assert transformers_keys(query, 4096) == xformers_keys(query, 4096), query
     assert not [n for n in read_config({"model_type": "mistral", **TINY}).notes if "departs" in n]
+
+
+def olmo_core_keys(query: int, window: int) -> list[int]:
+    """The keys AI2's OLMo-core lets ``query`` see for a config's sliding_window: its converter writes the flash
+    left window plus one as sliding_window (allenai/OLMo-core@fa6c5014c src/olmo_core/nn/hf/config.py:162-170),
+    and the attention keeps keys from query - (window - 1) to query (src/olmo_core/nn/attention/__init__.py:458-459;
+    its torch mask, backend.py:423-428, triu with diagonal -(window - 1))."""
+    left = window - 1
+    return [k for k in range(query + 1) if k >= query - left]
+
+
+def test_olmo3_window_is_olmo_cores() -> None:
+    """A lead checked and found equal: OLMo 3's window keeps sliding_window keys in AI2's code and in transformers
+    (OLMo-core's converter says so, citing huggingface/transformers#40163)."""
+    torch.manual_seed(0)
+    model = Olmo3Model(Olmo3Config(**{**TINY, "num_hidden_layers": 4}, pad_token_id=0)).eval()
+    assert _sliding_layers(model) == [0, 1, 2]  # three windowed layers and a full one, each windowed mask 3 wide
+    for query in (0, 4095, 4096, 9000):
+        assert transformers_keys(query, 4096) == olmo_core_keys(query, 4096), query

@@ -10,7 +10,7 @@ Qwen2's ``max_window_layers`` matters only once ``use_sliding_window`` is true);
 Attention and ``test_rope_divergences_windows.py`` for Phi-3's window) shows transformers' side live, and pins
 the leads checked and found equal (DeepSeek-V3, V2-Lite and Kimi K2's YaRN and softmax scale, Llama 4,
 gpt-oss, its initial_context_length included, Gemma 2 and 3, Phi-3's LongRoPE, GPT-J, GPT-NeoX,
-Mistral 7B's window of sliding_window keys, and Llama 3.1 and 3.2's frequency scaling, where transformers
+Mistral 7B's and OLMo 3's windows of sliding_window keys, and Llama 3.1 and 3.2's frequency scaling, where transformers
 follows the published configs' factor 32 for 3.2 1B and 3B and Meta's reference code hard-codes 8:
 ``test_rope_divergences_llama3.py``) against the authors' code.
 """
