@@ -354,8 +354,9 @@ def test_the_window_layers_rule_is_derived_from_transformers() -> None:
     assert registered == ["qwen2", "qwen2_moe"]
     assert readers == sorted([*registered, *UNCHECKED])
     for model_type in readers:
-        built = CONFIG_MAPPING[model_type](num_hidden_layers=6, max_window_layers=4, use_sliding_window=True,
-                                          sliding_window=3)
+        window_on: dict[str, Any] = {"num_hidden_layers": 6, "max_window_layers": 4, "use_sliding_window": True,
+                                     "sliding_window": 3}
+        built = CONFIG_MAPPING[model_type](**window_on)
         windowed = [i for i, kind in enumerate(built.layer_types) if kind == "sliding_attention"]
         assert windowed in ([4, 5], [0, 2]), (model_type, windowed)  # the top, or Qwen2-MoE's even bottom
 
@@ -388,8 +389,9 @@ def test_the_condition_matches_type_and_value() -> None:
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="needs node to run the site's JavaScript")
 def test_the_browser_port_fires_the_note_alike(tmp_path: Path) -> None:
+    from tests.rope_port_cases import _case
     from tests.site.check_inspector import API_READING, compare, kinds, posenc_reading
-    from tests.test_explorer_ports import _case, run_js
+    from tests.test_explorer_ports import run_js
 
     configs = [QWEN2, QWEN2_MOE, {**QWEN2, "use_sliding_window": False}, {**QWEN2, "layer_types": [
         "full_attention"] * 6}, {k: v for k, v in QWEN2.items() if k != "use_sliding_window"},
