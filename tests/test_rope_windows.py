@@ -91,3 +91,27 @@ def test_what_transformers_accepts_is_read() -> None:
     assert dots.pattern == ("full_attention",) * 6 and dots.layers["full_attention"].window is None
     with pytest.raises(TypeError, match="config\\['use_sliding_window'\\] must be true or false"):
         read_config({**SMALL, "model_type": "qwen2", "num_hidden_layers": 4, "use_sliding_window": "yes"})
+
+
+# The two notes on a model-wide window, word for word (they share one clause: _windows._ONE_MASK)
+MODEL_WIDE = {
+    "mistral-7b-v0.1": "config['sliding_window'] (4096) limits every attention layer: transformers' code for this "
+                       "model type builds one sliding-window mask for the whole model",
+    "phi-3.5-mini-instruct": "config['sliding_window'] (262144) would limit every attention layer (transformers' code "
+                             "for this model type builds one sliding-window mask for the whole model), but it reaches "
+                             "across the whole declared context (config['max_position_embeddings'] = 131072): no "
+                             "effect within it"}
+
+
+def test_a_model_wide_window_is_said_in_the_same_words_in_python_and_the_browser(tmp_path: Path) -> None:
+    import shutil
+
+    from tests.test_explorer_ports import run_js
+    zoo = Path(__file__).resolve().parents[1] / "posenc" / "zoo"
+    configs = [json.loads((zoo / f"{name}.json").read_text()) for name in MODEL_WIDE]
+    for config, words in zip(configs, MODEL_WIDE.values()):
+        assert [note for note in read_config(config).notes if "every attention layer" in note] == [words]
+    if shutil.which("node") is None:
+        pytest.skip("needs node to run the site's JavaScript")
+    theirs = run_js(tmp_path, "(cases) => cases.map((c) => window.posencRopeConfig.readConfig(c).notes)", configs)
+    assert theirs == [list(read_config(config).notes) for config in configs]

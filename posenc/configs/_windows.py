@@ -265,6 +265,10 @@ def window_notes(config: Mapping[str, Any], found: Mapping[str, Any], model_type
     return _span_notes(config, found, model_type, plan) + is_causal_notes(config, model_type, plan)
 
 
+# Why a model-wide window limits every layer (Mistral's, Phi-3's): said by both of _span_notes' notes on it.
+_ONE_MASK = "transformers' code for this model type builds one sliding-window mask for the whole model"
+
+
 def _span_notes(config: Mapping[str, Any], found: Mapping[str, Any], model_type: str | None,
                 plan: Sequence[str]) -> list[str]:
     if REFERENCE_SLIDING in plan:
@@ -298,8 +302,6 @@ def _span_notes(config: Mapping[str, Any], found: Mapping[str, Any], model_type:
         return []
     context = config.get("max_position_embeddings")
     if type(context) is int and window >= context:  # Phi-3.5 mini: 262144 against 131072, nothing masked
-        return [f"config['sliding_window'] ({window}) would limit every attention layer (transformers' code for this "
-                f"model type builds one sliding-window mask for the whole model), but it reaches across the whole "
-                f"declared context (config['max_position_embeddings'] = {context}): no effect within it"]
-    return [f"config['sliding_window'] ({window}) limits every attention layer: transformers' code for this model "
-            f"type builds one sliding-window mask for the whole model"]
+        return [f"config['sliding_window'] ({window}) would limit every attention layer ({_ONE_MASK}), but it reaches "
+                f"across the whole declared context (config['max_position_embeddings'] = {context}): no effect within it"]
+    return [f"config['sliding_window'] ({window}) limits every attention layer: {_ONE_MASK}"]

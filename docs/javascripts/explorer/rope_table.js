@@ -276,6 +276,9 @@
     return flags.map((rotates) => (window && !rotates ? "sliding_attention" : "full_attention"));
   }
 
+  // _windows._ONE_MASK: why a model-wide window limits every layer, said by both of spanNotes' notes on it.
+  const ONE_MASK = "transformers' code for this model type builds one sliding-window mask for the whole model";
+
   /** posenc/configs/_windows.py window_notes: where the window applies, and which way the masks open. */
   function windowNotes(config, found, modelType, layerTypes = []) {
     return spanNotes(config, found, modelType, layerTypes).concat(W.isCausalNotes(config, modelType, layerTypes));
@@ -313,12 +316,11 @@
     if (window === null) return [];
     const context = get(config, "max_position_embeddings"); // Phi-3.5 mini: 262144 against 131072
     if (P.isInt(context) && window >= context) {
-      return [`config['sliding_window'] (${repr(window)}) would limit every attention layer (transformers' code for ` +
-        "this model type builds one sliding-window mask for the whole model), but it reaches across the whole " +
-        `declared context (config['max_position_embeddings'] = ${repr(context)}): no effect within it`];
+      return [`config['sliding_window'] (${repr(window)}) would limit every attention layer (${ONE_MASK}), but it ` +
+        `reaches across the whole declared context (config['max_position_embeddings'] = ${repr(context)}): no effect ` +
+        "within it"];
     }
-    return [`config['sliding_window'] (${repr(window)}) limits every attention layer: transformers' code for this model ` +
-      "type builds one sliding-window mask for the whole model"];
+    return [`config['sliding_window'] (${repr(window)}) limits every attention layer: ${ONE_MASK}`];
   }
 
   // posenc/configs/_plan.py LEGACY_LAYER_TYPES: Dots3's class renames and derives a legacy config's layer
