@@ -28,8 +28,9 @@ from tests.site.check_inspector import API_READING, BAD_INPUTS, ZOO, compare, er
 from tests.test_rope_config_fuzz import CONFIGS, KEYS, NUMBERS, SMALL, WORDS  # noqa: E402
 from tests.rope_port_cases import FOUND, _case  # noqa: E402,F401 (_case: tests/test_rope_divergences.py)
 
-MODULES = ["pyvalues.js", "json_values.js", "rope_scaling.js", "rope_two_way.js", "rope_table.js", "rope_layer.js", "rope_sites.js",
-           "rope_text_part.js", "rope_params.js", "rope_class_rope.js", "rope_plan.js", "rope_config.js", "rope_engines.js", "formulas.js"]
+MODULES = ["pyvalues.js", "json_values.js", "rope_scaling.js", "rope_two_way.js", "rope_table.js", "rope_ntk_alpha.js",
+           "rope_layer.js", "rope_sites.js", "rope_text_part.js", "rope_params.js", "rope_class_rope.js", "rope_plan.js",
+           "rope_config.js", "rope_engines.js", "formulas.js"]
 RUNNER = """
 const fs = require("fs");
 globalThis.window = globalThis;

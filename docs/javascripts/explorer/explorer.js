@@ -8,9 +8,8 @@
 //     upgrades the placeholders) and the widget families widgets_sinusoidal.js, widgets_rope.js and
 //     widgets_bias.js;
 //   config, for the config inspector only (its placeholder near): json_values.js (JSON read into Python's values),
-//     rope_two_way.js, rope_table.js, rope_layer.js, rope_sites.js, rope_text_part.js, rope_params.js,
-//     rope_class_rope.js, rope_plan.js
-//     and rope_config.js
+//     rope_two_way.js, rope_table.js, rope_ntk_alpha.js, rope_layer.js, rope_sites.js, rope_text_part.js,
+//     rope_params.js, rope_class_rope.js, rope_plan.js and rope_config.js
 //     (posenc's read_config and inspect's warnings), rope_engines.js (the engines' names and warnings), the model-type
 //     table and the zoo (assets/posenc/rope-data.js, written by hooks/rope_data.py), rope_vision_towers.js and
 //     rope_vision.js (read_vision_config), inspector_chart.js, inspector_words.js, inspector_vision.js,
@@ -23,7 +22,8 @@
   const GROUPS = {
     core: ["pyvalues.js", "rope_scaling.js", "formulas.js", "../../assets/d3/d3.min.js", "widgets.js",
       "widgets_sinusoidal.js", "widgets_rope.js", "widgets_bias.js"],
-    config: ["json_values.js", "rope_two_way.js", "rope_table.js", "rope_layer.js", "rope_sites.js", "rope_text_part.js",
+    config: ["json_values.js", "rope_two_way.js", "rope_table.js", "rope_ntk_alpha.js",
+      "rope_layer.js", "rope_sites.js", "rope_text_part.js",
       "rope_params.js", "rope_class_rope.js", "rope_plan.js",
       "rope_config.js", "rope_engines.js",
       "rope_vision_towers.js", "rope_vision.js", "../../assets/posenc/rope-data.js", "inspector_chart.js", "inspector_words.js", "inspector_vision.js",

@@ -1,6 +1,7 @@
-// One kind of layer of a config, as posenc/configs/_params.py reads it (its sections "widths" and
+// One kind of layer of a config, as posenc/configs/_layer.py reads it (its sections "widths" and
 // "one kind of layer"): head and rotated widths, context length, the scaling rule and its checks,
-// the query temperature, DeepSeek's softmax scale and the layout. Part of the port in rope_params.js.
+// the query temperature, DeepSeek's softmax scale and the layout (HunYuan's fixed NTK alpha:
+// rope_ntk_alpha.js). Part of the port in rope_params.js.
 (function (global) {
   "use strict";
   const P = global.posencPython;
@@ -8,6 +9,7 @@
   const T = global.posencRopeTable;
   const { valueError, typeError, repr, get, has } = P;
   const { tableGet, field, lookup, layoutOf } = T;
+  const { ALPHA_UNREAD, ALPHA, ALPHA_NOTE, readsAlpha, alphaScaling } = global.posencRopeNtkAlpha; // HunYuan's alpha
 
   const MAX_LENGTH = 2 ** 53;
   const MAX_SIZE = 2 ** 24; // posenc._checks.MAX_SIZE: the largest size of one axis
@@ -206,41 +208,6 @@
   function contextLength(config, found, key = "max_position_embeddings") {
     const value = field(found, config, key);
     return value === null ? null : P.checkInt(`config[${repr(key)}]`, value, { minimum: 1, maximum: MAX_LENGTH });
-  }
-
-  // ---- HunYuan's fixed NTK alpha (posenc/configs/_ntk_alpha.py: a "dynamic" set with alpha is a fixed base) ----
-  const ALPHA_UNREAD = ["factor", "beta_fast", "beta_slow", "mscale", "mscale_all_dim"];
-  const ALPHA = "rope_parameters['alpha']";
-  const ALPHA_NOTE = "rope type 'dynamic' with 'alpha' (HunYuan): transformers' rotary module for this model type " +
-    "runs it as a fixed NTK base, rope_theta * alpha ** (d / (d - 2)) with d = head_dim, that does not grow with " +
-    "the sequence; read as posenc's 'ntk' scaling with factor alpha ('factor', 'beta_fast', 'beta_slow', " +
-    "'mscale' and 'mscale_all_dim' are not read)";
-
-  /** _reads_alpha: whether params carry an alpha the model type's rotary module reads (HunYuan). */
-  function readsAlpha(found, params) {
-    return P.truthy(get(found, "ntk_alpha")) && get(params, "alpha") !== null;
-  }
-
-  /** _alpha_scaling: HunYuan's alpha as posenc's "ntk" rule, checked as transformers runs it. */
-  function alphaScaling(config, found, params) {
-    const alpha = params.alpha;
-    const value = P.checkFloat(ALPHA, alpha, { minimum: 1.0, maximum: S.LARGEST });
-    if (!has(params, "factor")) {
-      throw valueError(`rope parameters of type 'dynamic' need 'factor' beside ${ALPHA} = ${repr(alpha)}: ` +
-        "transformers' config class requires the key (its value is unused with alpha)");
-    }
-    if (field(found, config, "head_dim") === null) {
-      throw valueError(`config needs 'head_dim' with ${ALPHA}: transformers' code for this model type computes the ` +
-        "base from config.head_dim and fails without it");
-    }
-    const fraction = get(params, "partial_rotary_factor");
-    if (fraction !== null && !P.equal(fraction, 1.0)) {
-      throw valueError(`partial_rotary_factor is ${repr(fraction)}, but with ${ALPHA} transformers' code for this ` +
-        "model type rotates the whole head (config.head_dim): leave it out");
-    }
-    const scaling = { type: "ntk", factor: value };
-    S.parseScaling(scaling);
-    return scaling;
   }
 
   /** _mrope_paired: refuse sections Ernie 4.5 VL's rotary module fails on (three, h == w, t > 0). */
