@@ -92,6 +92,9 @@ BAD_INPUTS: list[tuple[str, str, str]] = [
      "config['rope_parameters']['full_attention'] is None"),
     ("one set where each layer type needs its own", '{"model_type": "gemma4_text", "hidden_size": 64, '
      '"num_attention_heads": 4, "rope_scaling": {"rope_type": "linear", "factor": 2.0}}', "must map each layer type"),
+    # Gemma3Config builds its text model from its defaults and drops a text key at its top level
+    ("a key the wrapper's class drops", '{"model_type": "gemma3", "rope_local_base_freq": 5.0}',
+     "config['rope_local_base_freq'] = 5.0 is not read"),
 ]
 
 
