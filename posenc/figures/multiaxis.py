@@ -12,7 +12,7 @@ from matplotlib.figure import Figure
 from posenc.experiments.vit_resolution import load_results
 from posenc.figures import figure
 from posenc.figures._layout import narrow
-from posenc.figures._style import method_colour, new_figure, palette
+from posenc.figures._style import contrast, method_colour, new_figure, palette
 from posenc.rope_nd import (
     apply_rope_nd,
     grid_positions,
@@ -151,8 +151,10 @@ def mrope_positions_figure() -> Figure:
     fig, ax = new_figure(1, 1, height=2.3)
     cmap = ListedColormap([colours.grid, colours.cycle[4]])
     ax.imshow(np.broadcast_to(kinds, ids.shape), cmap=cmap, vmin=0, vmax=1, aspect="auto", interpolation="nearest")
+    # on the image cells, the ink that stands out more (white on the light palette's ochre)
+    image_ink = max(("#1f2328", "#ffffff"), key=lambda ink: contrast(ink, colours.cycle[4]))
     for (row, col), value in np.ndenumerate(ids):
-        ink = "#1f2328" if kinds[col] else colours.foreground  # dark on the yellow image cells
+        ink = image_ink if kinds[col] else colours.foreground
         ax.text(col, row, str(value), ha="center", va="center", fontsize=12, color=ink)
     ax.set_yticks(range(3), AXES)
     ax.set_xticks(range(ids.shape[1]), ["text"] * 3 + ["image"] * 6 + ["text"] * 2, rotation=90 if narrow() else 0,
