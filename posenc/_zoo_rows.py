@@ -3,7 +3,8 @@ table: one function per cell, each reading what `posenc.configs.read_config`
 returns for the file's config.
 
 Private: the public face is `posenc.tables` (``zoo_table``,
-``zoo_provenance_counts``). Split from it because this part reads the zoo's
+``zoo_provenance_counts``); the page shows `zoo_departures_table`, the list
+under the table, from here. Split from it because this part reads the zoo's
 configs with the torch-free config reader, while the rest of that module
 reads the studies' results and builds their models.
 """
@@ -15,12 +16,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from posenc.configs import ConfigRope, LayerRope, read_config
+from posenc.configs import DIVERGENCES, ConfigRope, LayerRope, read_config
 from posenc.configs.sites import RotarySite, rotary_sites
 
 # --8<-- [start:rows]
 COLUMNS = ["model", "layers", "layout", "base", "rotated", "scaling",
            "context", "outside RoPE"]
+# after a model's name: transformers departs from the published model on a
+# key of this config (the keys: `departed_keys`)
+DEPARTS = "†"
 
 
 def zoo_entries() -> list[dict[str, Any]]:
@@ -30,19 +34,40 @@ def zoo_entries() -> list[dict[str, Any]]:
             for path in sorted(folder.glob("*.json"))]
 
 
-def zoo_row(entry: dict[str, Any]) -> list[str]:
-    """The cells of one zoo file under `COLUMNS`."""
+def zoo_config(entry: dict[str, Any]) -> dict[str, Any]:
+    """A zoo file's config, as the table reads it."""
     config = {k: v for k, v in entry.items() if not k.startswith("_")}
-    name = f"[{entry['_family']}: {entry['_name']}]({entry['_source']})"
     # a model type transformers lacks, run with the code its card names
     if "_read_as" in entry:
         config["model_type"] = entry["_read_as"]
+    return config
+
+
+def departed_keys(rope: ConfigRope) -> list[str]:
+    """The config keys on which transformers departs from the published
+    model, in the register's order: those of read_config's notes that say
+    so (`posenc.configs.DIVERGENCES`)."""
+    keys = dict.fromkeys(entry.key for entry in DIVERGENCES)
+    return [key for key in keys if any(
+        note.startswith(f"config[{key!r}] = ")
+        and "departs from the published model" in note
+        for note in rope.notes)]
+
+
+def zoo_row(entry: dict[str, Any]) -> list[str]:
+    """The cells of one zoo file under `COLUMNS`."""
+    config = zoo_config(entry)
+    name = f"{entry['_family']}: {entry['_name']}"
     try:
         rope = read_config(config)
     except ValueError:
         # the layout of a model type transformers lacks: posenc does
         # not guess it
-        return [name, "-", "not in transformers", "-", "-", "-", "-", "-"]
+        return [f"[{name}]({entry['_source']})", "-",
+                "not in transformers", "-", "-", "-", "-", "-"]
+    if departed_keys(rope):
+        name += f" {DEPARTS}"
+    name = f"[{name}]({entry['_source']})"
     sites = rotary_sites(config)
     return [
         name, _layers_cell(rope),
@@ -169,4 +194,30 @@ def _outside_cell(rope: ConfigRope) -> str:
     if rope.sinks:
         found.append("sink logit per head")
     return "; ".join(dict.fromkeys(found)) or "-"
+
+
+def zoo_departures_table() -> tuple[list[str], list[list[str]]]:
+    """The rows of `posenc.tables.zoo_table` marked † (transformers departs
+    from the published model), one row per key: the key and the value the
+    config gives it, as `posenc.configs.read_config`'s notes name them.
+
+    Examples:
+        >>> header, rows = zoo_departures_table()
+        >>> header
+        ['model', 'key', 'value in the config']
+        >>> next(row[1] for row in rows if "14b-instruct-1m" in row[0])
+        'dual_chunk_attention_config'
+    """
+    rows = []
+    for entry in zoo_entries():
+        if not entry.get("_table_row"):
+            continue
+        config = zoo_config(entry)
+        try:
+            keys = departed_keys(read_config(config))
+        except ValueError:  # not in transformers: the table reads nothing
+            continue
+        name = f"[{entry['_family']}: {entry['_name']}]({entry['_source']})"
+        rows += [[name, key, json.dumps(config[key])] for key in keys]
+    return ["model", "key", "value in the config"], rows
 # --8<-- [end:rows]

@@ -260,7 +260,9 @@ def zoo_table() -> Table:
     ``qk_nope_head_dim + qk_rope_head_dim``, from
     `posenc.configs.sites.rotary_sites`), the scaling rule, the context
     (trained -> the longest the config declares or its rule reaches), and
-    what acts outside the rotation.
+    what acts outside the rotation. A model's name is marked † where
+    transformers departs from the published model on a key of its config
+    (``posenc._zoo_rows.zoo_departures_table`` names the keys).
 
     Examples:
         >>> header, rows = zoo_table()
