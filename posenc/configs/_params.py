@@ -64,9 +64,10 @@ TEXT_CONFIG_KEYS = ("text_config", "decoder", "generator", "decoder_config")
 WRAPPER_SETS: dict[tuple[str | None, str], dict[str, Any]] = {("t5gemma", "decoder"): {"is_decoder": True}}
 
 
-#: The keys read_config reads from a text model's config (_layer, _params, _plan, _windows,
-#: _rotated_part): the table generator builds each wrapper class with each at its top level
-#: (tools/rope_model_types/wrappers.py) and records those its class reads (``top_level_read``).
+#: The canonical keys read_config reads from a text model's config (_layer, _params, _plan, _windows,
+#: _rotated_part; a model type's own names besides, Gemma 3's rope_local_base_freq): the table generator
+#: builds each wrapper class with each at its top level (tools/rope_model_types/wrappers.py) and records
+#: those its class reads (``top_level_read``); `_ignored` says what a class does with the other names.
 TOP_LEVEL_KEYS = ("rope_theta", "rope_parameters", "rope_scaling", "partial_rotary_factor", "hidden_size",
                   "num_attention_heads", "head_dim", "max_position_embeddings", "num_hidden_layers", "layer_types",
                   "sliding_window", "use_sliding_window", "max_window_layers", "attention_chunk_size",
