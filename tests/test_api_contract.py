@@ -55,6 +55,7 @@ RECORDS = {
     "posenc.engines.Trigger",
     "posenc.configs.ConfigRope",
     "posenc.configs.LayerRope",
+    "posenc.configs.Divergence",
     "posenc.configs.sites.RotarySite",
     "posenc.configs.vision.VisionRope",
     "posenc.inference.StepPlan",
