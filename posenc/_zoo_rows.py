@@ -198,13 +198,13 @@ def _outside_cell(rope: ConfigRope) -> str:
 
 def zoo_departures_table() -> tuple[list[str], list[list[str]]]:
     """The rows of `posenc.tables.zoo_table` marked † (transformers departs
-    from the published model), one row per key: the key and the value the
-    config gives it, as `posenc.configs.read_config`'s notes name them.
+    from the published model), one row per key of the config on which it
+    does, as `posenc.configs.read_config`'s notes name them.
 
     Examples:
         >>> header, rows = zoo_departures_table()
         >>> header
-        ['model', 'key', 'value in the config']
+        ['model', 'key']
         >>> next(row[1] for row in rows if "14b-instruct-1m" in row[0])
         'dual_chunk_attention_config'
     """
@@ -218,6 +218,6 @@ def zoo_departures_table() -> tuple[list[str], list[list[str]]]:
         except ValueError:  # not in transformers: the table reads nothing
             continue
         name = f"[{entry['_family']}: {entry['_name']}]({entry['_source']})"
-        rows += [[name, key, json.dumps(config[key])] for key in keys]
-    return ["model", "key", "value in the config"], rows
+        rows += [[name, key] for key in keys]
+    return ["model", "key"], rows
 # --8<-- [end:rows]
