@@ -49,7 +49,8 @@ ENGINES: dict[str, Engine] = {
     "mlx-lm": Engine(
         "MLX (mlx-lm)", "run", "traditional=False", "traditional=True",
         "the model's config.json, read by mlx_lm.models.rope_utils.initialize_rope "
-        "(rope_scaling / rope_parameters); edit the file to change them",
+        "(rope_scaling / rope_parameters); to change them, edit the file or pass "
+        "mlx_lm.load(path, model_config={...}), which updates the config's top-level keys",
         "mlx_lm/models/rope_utils.py initialize_rope; mx.fast.rope(traditional=...): "
         "ml-explore/mlx@846d1762 mlx/backend/metal/kernels/rope.metal:30-36 (traditional pairs 2i, 2i + 1; "
         "else i, i + d/2)"),
@@ -73,7 +74,7 @@ ENGINES: dict[str, Engine] = {
     "keras-hub": Engine(
         "Keras Hub", "run", "RotaryEmbedding (its only layout)", "—",
         "RotaryEmbedding(max_wavelength, scaling_factor, rope_type, beta_fast, beta_slow, "
-        "original_max_position_embeddings, truncate)",
+        "original_max_position_embeddings, truncate, sequence_axis, feature_axis, denominator_dim)",
         "keras_hub/src/layers/modeling/rotary_embedding.py RotaryEmbedding.__init__"),
     "llama-models": Engine(
         "Meta llama-models", "run", "—", "apply_rotary_emb (view_as_complex)",
