@@ -60,18 +60,18 @@ def _text_class(model_type: str) -> Any:
 
 
 def _probes(default: Any) -> list[Any]:
-    """Values other than the class default, of its type (any type where it has none)."""
+    """Values other than the class default, of its type (any type where it has none), and null."""
     if isinstance(default, bool):
-        return [not default]
+        return [not default, None]
     if isinstance(default, int):
-        return [2 * default + 2]
+        return [2 * default + 2, None]
     if isinstance(default, float):
-        return [2 * default + 0.5]
+        return [2 * default + 0.5, None]
     if isinstance(default, str):
-        return ["posenc_probe"]
+        return ["posenc_probe", None]
     if isinstance(default, list) and default:
-        return [list(reversed(default)) if list(reversed(default)) != default else default + default[:1]]
-    return [64, 5000.0, True, [1, 0, 1], {"05": {"head_dim": 64}}] if default is None else []
+        return [list(reversed(default)) if list(reversed(default)) != default else default + default[:1], None]
+    return [64, 5000.0, True, [1, 0, 1], {"05": {"head_dim": 64}}] if default is None else [None]
 
 
 def _names(model_type: str) -> dict[str, Any]:
@@ -148,7 +148,8 @@ PORT_REFUSED = [{"model_type": "gemma3", "rope_local_base_freq": 64.0}, {"model_
                 {"model_type": "qwen4_exp", "indexer_n_heads": 64},
                 {"model_type": "gemma4", "global_head_dim": 128},
                 {"model_type": "step3p7", "partial_rotary_factors": [0.5]},
-                {"model_type": "llava", "rope_theta": 5e5, "image_token_index": 3}]
+                {"model_type": "llava", "rope_theta": 5e5, "image_token_index": 3},
+                {"model_type": "gemma3", "sliding_window": None}, {"model_type": "llava", "hidden_size": None}]
 PORT_READ = [{"model_type": "llava", "rope_theta": 10000.0}, {"model_type": "llava", "image_token_index": 3},
              {"model_type": "dots3_note", "swa_rope_theta": 64.0},
              {"model_type": "hunyuan_vl", "attention_head_dim": 64, "rope_parameters": {

@@ -118,8 +118,8 @@ def _ignored(config: Mapping[str, Any]) -> list[str]:
         return []
     read = table.model_types()[str(model_type)].get("top_level_read")
     passed = set(read or ()) | ({key for key in config if key not in TOP_LEVEL_KEYS} if read is not None else set())
-    return [key for key, value in config.items() if value is not None and key not in passed
-            and key != "model_type" and key not in TEXT_CONFIG_KEYS]
+    # a null too: Gemma3Config(sliding_window=None) keeps its text model's 4096
+    return [key for key in config if key not in passed and key != "model_type" and key not in TEXT_CONFIG_KEYS]
 
 
 def refuse_ignored(config: Mapping[str, Any], read: Callable[[Mapping[str, Any]], object]) -> None:

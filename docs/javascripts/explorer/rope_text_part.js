@@ -90,8 +90,8 @@
     if (!isWrapper(modelType) || textKey(config) !== null) return [];
     const read = get(get(modelTypes(), modelType), "top_level_read");
     const passed = (key) => (read || []).includes(key) || (read !== null && !TOP_LEVEL_KEYS.includes(key));
-    return P.keys(config).filter((key) => get(config, key) !== null && !passed(key) && key !== "model_type" &&
-      !TEXT_CONFIG_KEYS.includes(key));
+    // a null too: Gemma3Config(sliding_window=None) keeps its text model's 4096
+    return P.keys(config).filter((key) => !passed(key) && key !== "model_type" && !TEXT_CONFIG_KEYS.includes(key));
   }
 
   /** refuse_ignored(config, read): refuse a key of ignoredKeys that changes read's answer (the reading, or its error). */
