@@ -7,7 +7,7 @@ per layer type); `from_config` gives one layer type's settings as the keyword ar
 `posenc.rope.RotaryEmbedding`; `query_temperature` evaluates a layer's query temperature; `reach`
 gives how far a layer's queries see before and after them from its window. Two tables the reader
 reads are public too: `DIVERGENCES`, the register of places where transformers departs from a
-published model (one record each, with its evidence), and `TWO_SIDED`, the model types whose windows reach both
+published model (one `Divergence` each, with its evidence), and `TWO_SIDED`, the model types whose windows reach both
 ways, with the line of the modeling file that builds each mask.
 
 Inside: ``_reader.py`` (the public functions and records), ``_params.py`` (the rope parameters
@@ -27,10 +27,10 @@ Examples:
     (4095, 0)
 """
 
-from posenc.configs._divergences import DIVERGENCES
+from posenc.configs._divergences import DIVERGENCES, Divergence
 from posenc.configs._reader import ROPE_TYPES, ConfigRope, LayerRope, from_config, query_temperature, read_config
 from posenc.configs._two_way import TWO_SIDED
 from posenc.configs._windows import reach
 
-__all__ = ["DIVERGENCES", "ROPE_TYPES", "TWO_SIDED", "ConfigRope", "LayerRope", "from_config", "query_temperature",
-           "reach", "read_config"]
+__all__ = ["DIVERGENCES", "ROPE_TYPES", "TWO_SIDED", "ConfigRope", "Divergence", "LayerRope", "from_config",
+           "query_temperature", "reach", "read_config"]
