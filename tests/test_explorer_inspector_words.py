@@ -299,3 +299,16 @@ def test_this_sessions_readings_get_warnings_of_their_own(tmp_path: Path) -> Non
     results = run_js(tmp_path, NOTES_MEANING, [json.dumps(c) for c in configs],
                      modules=[*MODULES, str(chart), "inspector_words.js"])
     assert results == [[]] * len(configs)
+
+
+def test_qwen25_1m_s_departure_says_what_dual_chunk_attention_changes(tmp_path: Path) -> None:
+    """Qwen2.5-14B-Instruct-1M's published config (posenc/zoo): its register note (qwen2's
+    dual_chunk_attention_config) gets its own meaning, with the chapter on Dual Chunk Attention, not the
+    register's generic one; the other departures keep theirs."""
+    config = zoo("qwen2.5-14b-instruct-1m")
+    assert any(n.startswith("config['dual_chunk_attention_config']") for n in read_config(config).notes)
+    [page] = shown(tmp_path, [(config, None)])
+    [finding] = [f for f in page["findings"] if "departs from the published model" in f]
+    assert "Dual Chunk Attention, the same up to the length the note gives" in finding
+    assert "../extension-designs-measured/#training-free" in page["links"]
+    assert "meet other windows or rotations" not in finding

@@ -55,6 +55,11 @@
     [/^config\['rotary_dim'\].*transformers departs from the published model/, "The reading above is the model as " +
       "transformers builds it, rotating the whole head; MiniMax-01 as released rotates only rotary_dim features, so " +
       "when transformers runs its weights, the features trained without rotation turn too.", link("architectures", "hybrids")],
+    [/^config\['dual_chunk_attention_config'\].*transformers departs from the published model/, "The reading above " +
+      "is the model as transformers builds it: plain RoPE at every length. Qwen2.5-1M's authors run it with Dual " +
+      "Chunk Attention, the same up to the length the note gives; past it, their chunks keep every query-key distance " +
+      "within that length, so a longer input meets, in transformers, distances the authors' attention never gives " +
+      "the model (its card warns of lost accuracy there).", link("extension-designs-measured", "training-free")],
     [/transformers departs from the published model/, "The reading above is the model as transformers builds it; " +
       "the model's authors run it otherwise, so weights trained their way meet other windows or rotations when " +
       "transformers runs them.", link("explore", "config-inspector")],
