@@ -285,6 +285,7 @@ def read_config(config: Mapping[str, Any], *, layout: str | None = None) -> Conf
 
 
 def _read(config: Mapping[str, Any], given: str | None) -> ConfigRope:
+    """`read_config` after its checks of the whole config (``given``: the layout passed, checked)."""
     model_type, text = _text_part(config)
     found = table.entry(model_type) if model_type is not None else None
     found = found or {}
