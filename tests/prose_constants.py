@@ -165,6 +165,7 @@ ALLOWED: dict[str, dict[str, str]] = {
         "63": "the last of 64 positions (exercise 3)",
         "64": "head width 64; 64 positions (exercise 3)",
         "512": "xPos's scale base B; a sequence of 512 tokens",
+        "1000": "the distance at which the xPos figure's caption reads each pair's factor (an input)",
         "3000": "the distance the xPos example looks at",
         "4096": "an illustrative length past training",
         "6000": "Ruoss et al.'s 6000 models, quoted",
