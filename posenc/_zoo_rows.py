@@ -16,14 +16,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from posenc.configs import DIVERGENCES, ConfigRope, LayerRope, read_config
+from posenc.configs import ConfigRope, LayerRope, read_config
+from posenc.configs._divergences import departed_keys
 from posenc.configs.sites import RotarySite, rotary_sites
 
 # --8<-- [start:rows]
 COLUMNS = ["model", "layers", "layout", "base", "rotated", "scaling",
            "context", "outside RoPE"]
 # after a model's name: transformers departs from the published model on a
-# key of this config (the keys: `departed_keys`)
+# key of this config (the keys: `zoo_departures_table`)
 DEPARTS = "†"
 
 
@@ -43,31 +44,22 @@ def zoo_config(entry: dict[str, Any]) -> dict[str, Any]:
     return config
 
 
-def departed_keys(rope: ConfigRope) -> list[str]:
-    """The config keys on which transformers departs from the published
-    model, in the register's order: those of read_config's notes that say
-    so (`posenc.configs.DIVERGENCES`)."""
-    keys = dict.fromkeys(entry.key for entry in DIVERGENCES)
-    return [key for key in keys if any(
-        note.startswith(f"config[{key!r}] = ")
-        and "departs from the published model" in note
-        for note in rope.notes)]
+def _name(entry: dict[str, Any], mark: str = "") -> str:
+    """The model cell: family and name, linked to the file's source."""
+    return f"[{entry['_family']}: {entry['_name']}{mark}]({entry['_source']})"
 
 
 def zoo_row(entry: dict[str, Any]) -> list[str]:
     """The cells of one zoo file under `COLUMNS`."""
     config = zoo_config(entry)
-    name = f"{entry['_family']}: {entry['_name']}"
     try:
         rope = read_config(config)
     except ValueError:
         # the layout of a model type transformers lacks: posenc does
         # not guess it
-        return [f"[{name}]({entry['_source']})", "-",
-                "not in transformers", "-", "-", "-", "-", "-"]
-    if departed_keys(rope):
-        name += f" {DEPARTS}"
-    name = f"[{name}]({entry['_source']})"
+        return [_name(entry), "-", "not in transformers", "-", "-", "-",
+                "-", "-"]
+    name = _name(entry, f" {DEPARTS}" if departed_keys(rope.notes) else "")
     sites = rotary_sites(config)
     return [
         name, _layers_cell(rope),
@@ -214,10 +206,9 @@ def zoo_departures_table() -> tuple[list[str], list[list[str]]]:
             continue
         config = zoo_config(entry)
         try:
-            keys = departed_keys(read_config(config))
+            keys = departed_keys(read_config(config).notes)
         except ValueError:  # not in transformers: the table reads nothing
             continue
-        name = f"[{entry['_family']}: {entry['_name']}]({entry['_source']})"
-        rows += [[name, key] for key in keys]
+        rows += [[_name(entry), key] for key in keys]
     return ["model", "key"], rows
 # --8<-- [end:rows]

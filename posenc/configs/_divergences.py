@@ -18,10 +18,10 @@ follows the published configs' factor 32 for 3.2 1B and 3B and Meta's reference 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["DIVERGENCES", "Condition", "Divergence", "divergence_notes"]
+__all__ = ["DIVERGENCES", "Condition", "Divergence", "departed_keys", "divergence_notes"]
 
 # Qwen2.5-7B- and 14B-Instruct-1M's published dual_chunk_attention_config (evidence in the register's entry);
 # the lengths its note states are computed from these, as the authors' vLLM computes them
@@ -251,10 +251,20 @@ def _holds(config: Mapping[str, Any], condition: Condition) -> bool:
     return type(given) is type(value) and given == value
 
 
+_DEPARTS = "transformers departs from the published model here"
+
+
 def divergence_notes(model_type: str | None, config: Mapping[str, Any]) -> list[str]:
     """The notes `read_config` adds for a config that sets a key of a registered divergence (and holds
     the values of its condition)."""
-    return [f"config[{entry.key!r}] = {config[entry.key]!r}: transformers departs from the published model "
-            f"here. Published: {entry.published}. transformers (what posenc reads): {entry.transformers}"
+    return [f"config[{entry.key!r}] = {config[entry.key]!r}: {_DEPARTS}. Published: {entry.published}. "
+            f"transformers (what posenc reads): {entry.transformers}"
             for entry in DIVERGENCES if entry.model_type == model_type and config.get(entry.key) is not None
             and all(_holds(config, condition) for condition in entry.when)]
+
+
+def departed_keys(notes: Sequence[str]) -> list[str]:
+    """The keys of the register's entries that ``notes`` (a `ConfigRope`'s) say transformers departs on,
+    in the register's order: read back from the notes `divergence_notes` writes."""
+    return [key for key in dict.fromkeys(entry.key for entry in DIVERGENCES)
+            if any(note.startswith(f"config[{key!r}] = ") and _DEPARTS in note for note in notes)]

@@ -133,10 +133,14 @@ def refuse_ignored(config: Mapping[str, Any], read: Callable[[Mapping[str, Any]]
     full, base = _outcome(read, config), _outcome(read, kept)
     if full == base:
         return
-    alone = [key for key in ignored if _outcome(read, {**kept, key: config[key]}) != base]
-    # keys that act only together (a window and its switch): each one whose removal changes the answer
-    together = [key for key in ignored if _outcome(read, {k: v for k, v in config.items() if k != key}) != full]
-    key = (alone or together or ignored)[0]
+    # the first key that changes the answer alone; else, for keys that act only together (a window and
+    # its switch), the first whose removal changes it (each search reads the config once a key, so it
+    # stops at the first found)
+    alone = (key for key in ignored if _outcome(read, {**kept, key: config[key]}) != base)
+    together = (key for key in ignored if _outcome(read, {k: v for k, v in config.items() if k != key}) != full)
+    key = next(alone, None)
+    key = next(together, None) if key is None else key
+    key = ignored[0] if key is None else key
     raise ValueError(f"model type {config['model_type']!r}: config[{key!r}] = {config[key]!r} is not read (without a "
                      f"text_config the config class builds its text model from its own defaults and ignores "
                      f"it): give it in the language model's part, config['text_config'] (or the 'decoder', "

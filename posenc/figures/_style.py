@@ -335,7 +335,8 @@ def show_matrix(ax: Any, data: Any, *, title: str, xlabel: str, ylabel: str | No
     return image
 
 
-def cell_text_colour(rgba: Sequence[float]) -> str:
-    """Black or white, whichever reads better on a heatmap cell of colour ``rgba``."""
-    cell = to_hex(tuple(float(c) for c in rgba[:3]))  # type: ignore[arg-type]
-    return "#000000" if contrast(cell, "#000000") >= contrast(cell, "#ffffff") else "#ffffff"
+def cell_text_colour(rgba: str | Sequence[float], dark: str = "#000000") -> str:
+    """``dark`` or white, whichever reads better on a cell of colour ``rgba`` (a heatmap's cell, or
+    a colour of the palette given by name)."""
+    cell = rgba if isinstance(rgba, str) else to_hex(tuple(float(c) for c in rgba[:3]))  # type: ignore[arg-type]
+    return dark if contrast(cell, dark) >= contrast(cell, "#ffffff") else "#ffffff"

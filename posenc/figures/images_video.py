@@ -14,7 +14,7 @@ from matplotlib.patches import Rectangle
 
 from posenc.figures import figure
 from posenc.figures._layout import narrow
-from posenc.figures._style import contrast, new_figure, palette
+from posenc.figures._style import cell_text_colour, new_figure, palette
 from posenc.rope_images import augment_patch_coordinates, patch_center_coordinates
 from posenc.rope_nd import grid_positions
 from posenc.rope_video import (
@@ -35,7 +35,7 @@ def _id_strip(ax: Axes, ids: np.ndarray, kinds: np.ndarray, labels: list[str], t
     ax.imshow(np.broadcast_to(kinds, ids.shape), cmap=cmap, vmin=0, vmax=1, aspect="auto", interpolation="nearest")
     # on the grid cells, whichever of dark and white ink stands out more (white on the light
     # palette's ochre: dark ink there was 3.3:1, under the 4.5:1 small text needs)
-    grid_ink = max(("#1f2328", "#ffffff"), key=lambda ink: contrast(ink, colours.cycle[4]))
+    grid_ink = cell_text_colour(colours.cycle[4], dark="#1f2328")
     for (row, col), value in np.ndenumerate(ids):
         ink = grid_ink if kinds[col] else colours.foreground
         ax.text(col, row, str(value), ha="center", va="center", fontsize=11, color=ink)

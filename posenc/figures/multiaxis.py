@@ -12,7 +12,7 @@ from matplotlib.figure import Figure
 from posenc.experiments.vit_resolution import load_results
 from posenc.figures import figure
 from posenc.figures._layout import narrow
-from posenc.figures._style import contrast, method_colour, new_figure, palette
+from posenc.figures._style import cell_text_colour, method_colour, new_figure, palette
 from posenc.rope_nd import (
     apply_rope_nd,
     grid_positions,
@@ -152,7 +152,7 @@ def mrope_positions_figure() -> Figure:
     cmap = ListedColormap([colours.grid, colours.cycle[4]])
     ax.imshow(np.broadcast_to(kinds, ids.shape), cmap=cmap, vmin=0, vmax=1, aspect="auto", interpolation="nearest")
     # on the image cells, the ink that stands out more (white on the light palette's ochre)
-    image_ink = max(("#1f2328", "#ffffff"), key=lambda ink: contrast(ink, colours.cycle[4]))
+    image_ink = cell_text_colour(colours.cycle[4], dark="#1f2328")
     for (row, col), value in np.ndenumerate(ids):
         ink = image_ink if kinds[col] else colours.foreground
         ax.text(col, row, str(value), ha="center", va="center", fontsize=12, color=ink)

@@ -102,10 +102,10 @@
     const kept = without((key) => ignored.includes(key));
     const [full, base] = [outcome(read, config), outcome(read, kept)];
     if (P.equal(full, base)) return;
-    const alone = ignored.filter((key) => !P.equal(outcome(read, { ...kept, [key]: get(config, key) }), base));
-    // keys that act only together (a window and its switch): each one whose removal changes the answer
-    const together = ignored.filter((key) => !P.equal(outcome(read, without((k) => k === key)), full));
-    const key = (alone.length ? alone : together.length ? together : ignored)[0];
+    // the first key that changes the answer alone; else, for keys that act only together (a window and its
+    // switch), the first whose removal changes it (find stops at the first found)
+    const key = ignored.find((key) => !P.equal(outcome(read, { ...kept, [key]: get(config, key) }), base)) ??
+      ignored.find((key) => !P.equal(outcome(read, without((k) => k === key)), full)) ?? ignored[0];
     throw valueError(`model type ${repr(get(config, "model_type"))}: config[${repr(key)}] = ${repr(get(config, key))} is ` +
       "not read (without a text_config the config class builds its text model from its own defaults and ignores it): " +
       "give it in the language model's part, config['text_config'] (or the 'decoder', 'generator' or 'decoder_config' " +
